@@ -1,0 +1,31 @@
+# Two commands for a fresh Debian machine with Python 3.11+: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: run test install system-deps bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	bash scripts/ensure-system-packages.sh redis-server
+	$(BIN)/python scripts/run_portal.py
+
+test: $(STAMP)
+	bash scripts/ensure-system-packages.sh redis-server chromium
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	bash scripts/ensure-system-packages.sh redis-server
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) instance/ .pytest_cache test-artifacts

@@ -1,0 +1,54 @@
+from urllib.parse import urlsplit
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_user, logout_user
+
+from portal.access import public, roles_required
+from portal.auth import bp, service
+from portal.auth.forms import LoginForm
+from portal.extensions import limiter, submitted_email_key
+from portal.services import get_db
+
+FAILED_LOGIN_LIMIT = "5 per 5 minutes"
+
+
+def _failed(response) -> bool:
+    # Only failed attempts count: a successful sign-in redirects.
+    return response.status_code != 302
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(FAILED_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed, scope="login-client")
+@limiter.limit(
+    FAILED_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed, key_func=submitted_email_key, scope="login-email"
+)
+@public
+def login():
+    if current_user.is_authenticated:
+        return redirect(url_for("main.home"))
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = service.authenticate(get_db(), form.email.data, form.password.data)
+        if user is not None:
+            login_user(user)
+            return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
+        form.form_errors.append("That email and password do not match an account.")
+    return render_template("auth/login.html", form=form), 200 if request.method == "GET" else 401
+
+
+@bp.post("/logout")
+@roles_required("admin", "manager", "employee")
+def logout():
+    logout_user()
+    flash("You are signed out.", "info")
+    return redirect(url_for("auth.login"))
+
+
+def _safe_next(target: str | None) -> str | None:
+    """Only same-site paths, so the login page cannot bounce people to another site."""
+    if not target:
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return None
+    return target

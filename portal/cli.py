@@ -1,0 +1,58 @@
+"""Commands registered on the app: `flask --app portal db|users|demo ...`."""
+from __future__ import annotations
+
+import click
+from flask import Flask
+from flask.cli import AppGroup
+
+from portal import migrations
+from portal.auth.service import AccountError, create_user
+from portal.seed import seed_demo
+from portal.services import get_db
+
+db_cli = AppGroup("db", help="Database schema.")
+users_cli = AppGroup("users", help="Sign-in accounts.")
+demo_cli = AppGroup("demo", help="Demo data.")
+
+
+@db_cli.command("upgrade")
+def db_upgrade():
+    """Apply pending migrations in order; running it twice changes nothing."""
+    try:
+        applied = migrations.upgrade(get_db())
+    except migrations.MigrationError as error:
+        raise click.ClickException(str(error)) from None
+    if applied:
+        for name in applied:
+            click.echo(f"applied {name}")
+    else:
+        click.echo("database is up to date")
+
+
+@users_cli.command("create")
+@click.option("--email", required=True)
+@click.option("--role", required=True, type=click.Choice(["admin", "manager"]))
+@click.option("--company", default=None, help="Company name (managers); created if needed.")
+@click.option("--password", required=True)
+@click.option("--name", default="")
+def users_create(email, role, company, password, name):
+    """Create a login (and its company, if new)."""
+    try:
+        user_id = create_user(get_db(), email=email, password=password, role=role, company=company, name=name)
+    except AccountError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"created {role} #{user_id}")
+
+
+@demo_cli.command("seed")
+def demo_seed():
+    """Demo company, admin, manager, employees and session attendance (idempotent)."""
+    logins = seed_demo(get_db())
+    click.echo("demo company ready; sign in with:")
+    for email, role, password in logins:
+        click.echo(f"  {role:8} {email}  password: {password}")
+
+
+def register_commands(app: Flask) -> None:
+    for group in (db_cli, users_cli, demo_cli):
+        app.cli.add_command(group)

@@ -1,0 +1,104 @@
+"""The one database helper: a libSQL engine and the two ways to open a transaction.
+
+`Database.write()` takes SQLite's write lock up front (BEGIN IMMEDIATE), so a busy lock is met
+before any statement runs and can be retried safely. Once statements have run, an error during
+COMMIT is ambiguous (over a network the commit may have landed), so it is raised as
+AmbiguousCommitError and never replayed as a fresh transaction.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+BUSY_TIMEOUT_MS = 5000
+LOCK_RETRIES = 4
+
+
+class DatabaseBusyError(RuntimeError):
+    """The write lock stayed busy through every retry; nothing was written."""
+
+
+class AmbiguousCommitError(RuntimeError):
+    """COMMIT failed after statements ran: the change may or may not have been saved."""
+
+
+def is_busy_error(error: BaseException) -> bool:
+    text = str(getattr(error, "orig", None) or error).lower()
+    return "database is locked" in text or "busy" in text
+
+
+class Database:
+    def __init__(self, url: str):
+        self.url = url
+        self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
+        # isolation_level=None hands transaction control to us, so BEGIN can be IMMEDIATE.
+        self.engine: Engine = sa.create_engine(
+            url, connect_args={"isolation_level": None}, pool_pre_ping=False
+        )
+        event.listen(self.engine, "connect", self._configure_connection)
+        event.listen(self.engine, "begin", self._begin)
+
+    def _configure_connection(self, dbapi_connection, _record) -> None:
+        cursor = dbapi_connection.cursor()
+        if self.is_local_file:
+            # The web server and the workers share one file: WAL lets readers run beside a writer.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+
+    @staticmethod
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN " + conn.info.pop("begin_mode", "DEFERRED"))
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def write(self, *, retries: int = LOCK_RETRIES) -> Iterator[Connection]:
+        """One write transaction. Busy locks are retried before any statement runs."""
+        with self.engine.connect() as conn:
+            transaction = self._begin_immediate(conn, retries)
+            try:
+                yield conn
+            except BaseException:
+                transaction.rollback()
+                raise
+            try:
+                transaction.commit()
+            except Exception as error:
+                raise AmbiguousCommitError(
+                    "could not confirm the transaction was committed"
+                ) from error
+
+    @staticmethod
+    def _begin_immediate(conn: Connection, retries: int):
+        pause = 0.05
+        for attempt in range(retries + 1):
+            conn.info["begin_mode"] = "IMMEDIATE"
+            try:
+                return conn.begin()
+            except Exception as error:
+                if not is_busy_error(error) or attempt == retries:
+                    if is_busy_error(error):
+                        raise DatabaseBusyError("the database stayed busy; nothing was written") from error
+                    raise
+                conn.rollback()
+                time.sleep(pause)
+                pause *= 2
+        raise AssertionError("unreachable")
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1").scalar()

@@ -1,0 +1,39 @@
+from flask import jsonify, redirect, url_for
+from flask_login import current_user
+
+from portal.access import public
+from portal.main import bp
+from portal.services import get_services
+
+LANDING = {"admin": "admin.dashboard", "manager": "company.overview", "employee": "company.my_hours"}
+
+
+@bp.get("/")
+@public
+def home():
+    if not current_user.is_authenticated:
+        return redirect(url_for("auth.login"))
+    return redirect(url_for(LANDING[current_user.role]))
+
+
+@bp.get("/healthz")
+@public
+def healthz():
+    services = get_services()
+    checks = {}
+    try:
+        services.db.ping()
+        checks["database"] = "ok"
+    except Exception:
+        checks["database"] = "unavailable"
+    try:
+        services.redis.ping()
+        checks["redis"] = "ok"
+    except Exception:
+        checks["redis"] = "unavailable"
+    healthy = all(state == "ok" for state in checks.values())
+    failing = [part for part, state in checks.items() if state != "ok"]
+    body = {"status": "ok" if healthy else "unavailable", "checks": checks}
+    if failing:
+        body["failing"] = failing
+    return jsonify(body), 200 if healthy else 503

@@ -1,0 +1,144 @@
+"""The portal's one settings object, read from the environment when an app or worker starts.
+
+Every variable of the contract lives here. A bad value stops start-up with one line that names
+the variable (ConfigError is a SystemExit, so an uncaught one prints just that line).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from urllib.parse import urlparse
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_INSTANCE = PROJECT_ROOT / "instance"
+DEV_WEBHOOK_SECRET = "whsec_ZGV2LXdlYmhvb2stc2VjcmV0LW5vdC1mb3ItcHJvZHVjdGlvbg=="
+ENVIRONMENTS = ("development", "staging", "production")
+
+
+class ConfigError(SystemExit):
+    """Bad configuration: the message names the variable and what is wrong with it."""
+
+    def __init__(self, variable: str, problem: str):
+        super().__init__(f"configuration error: {variable} {problem}")
+        self.variable = variable
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    redis_url: str
+    secret_key: str
+    portal_env: str = "development"
+    public_base_url: str = "http://127.0.0.1:5000"
+    email_from: str = "Partner Portal <portal@localhost>"
+    sales_inbox: str = "sales@teei.example"
+    resend_api_key: str | None = None
+    resend_api_url: str | None = None
+    resend_webhook_secret: str = DEV_WEBHOOK_SECRET
+    outbox_claim_seconds: int = 300
+    outbox_max_attempts: int = 8
+    outbox_retry_base_seconds: int = 30
+    outbox_retry_cap_seconds: int = 3600
+    relay_interval_seconds: int = 60
+    outbox_republish_after_seconds: int = 300
+    provider_idempotency_window_seconds: int = 86400
+    provider_timeout_seconds: float = 15.0
+    instance_path: Path = field(default=DEFAULT_INSTANCE)
+
+    @property
+    def is_production(self) -> bool:
+        return self.portal_env == "production"
+
+    def with_overrides(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, environ=None, instance_path: Path | None = None) -> "Settings":
+        env = dict(os.environ if environ is None else environ)
+        instance = Path(instance_path or env.get("PORTAL_INSTANCE_PATH") or DEFAULT_INSTANCE)
+
+        portal_env = env.get("PORTAL_ENV", "development")
+        if portal_env not in ENVIRONMENTS:
+            raise ConfigError("PORTAL_ENV", f"must be one of {', '.join(ENVIRONMENTS)}")
+        production = portal_env == "production"
+
+        database_url = env.get("DATABASE_URL") or f"sqlite+libsql:///{instance / 'portal.db'}"
+        if not database_url.startswith("sqlite+libsql://"):
+            raise ConfigError("DATABASE_URL", "must start with sqlite+libsql://")
+
+        redis_url = env.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+        if urlparse(redis_url).scheme not in ("redis", "rediss", "unix"):
+            raise ConfigError("REDIS_URL", "must be a redis:// or rediss:// URL")
+
+        secret_key = env.get("SECRET_KEY")
+        if not secret_key:
+            if production:
+                raise ConfigError("SECRET_KEY", "is required when PORTAL_ENV=production")
+            secret_key = _dev_secret_key(instance)
+
+        webhook_secret = env.get("RESEND_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET)
+        if not webhook_secret.startswith("whsec_"):
+            raise ConfigError("RESEND_WEBHOOK_SECRET", "must start with whsec_")
+        if production and webhook_secret == DEV_WEBHOOK_SECRET:
+            raise ConfigError("RESEND_WEBHOOK_SECRET", "must not be the development secret in production")
+
+        base_url = env.get("PUBLIC_BASE_URL", "http://127.0.0.1:5000").rstrip("/")
+        if urlparse(base_url).scheme not in ("http", "https") or not urlparse(base_url).netloc:
+            raise ConfigError("PUBLIC_BASE_URL", "must be an absolute http(s) URL")
+
+        api_key = env.get("RESEND_API_KEY") or None
+        if production and not api_key:
+            raise ConfigError("RESEND_API_KEY", "is required when PORTAL_ENV=production")
+
+        return cls(
+            database_url=database_url,
+            redis_url=redis_url,
+            secret_key=secret_key,
+            portal_env=portal_env,
+            public_base_url=base_url,
+            email_from=env.get("EMAIL_FROM", "Partner Portal <portal@localhost>"),
+            sales_inbox=env.get("SALES_INBOX", "sales@teei.example"),
+            resend_api_key=api_key,
+            resend_api_url=env.get("RESEND_API_URL") or None,
+            resend_webhook_secret=webhook_secret,
+            outbox_claim_seconds=_positive_int(env, "OUTBOX_CLAIM_SECONDS", 300),
+            outbox_max_attempts=_positive_int(env, "OUTBOX_MAX_ATTEMPTS", 8),
+            outbox_retry_base_seconds=_positive_int(env, "OUTBOX_RETRY_BASE_SECONDS", 30),
+            outbox_retry_cap_seconds=_positive_int(env, "OUTBOX_RETRY_CAP_SECONDS", 3600),
+            relay_interval_seconds=_positive_int(env, "RELAY_INTERVAL_SECONDS", 60),
+            outbox_republish_after_seconds=_positive_int(env, "OUTBOX_REPUBLISH_AFTER_SECONDS", 300),
+            provider_idempotency_window_seconds=_positive_int(
+                env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400
+            ),
+            instance_path=instance,
+        )
+
+    def as_public_dict(self) -> dict:
+        """Settings without secrets, for `flask config`-style diagnostics."""
+        hidden = {"secret_key", "resend_api_key", "resend_webhook_secret"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+
+
+def _positive_int(env: dict, name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be a whole number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(name, "must be greater than zero")
+    return value
+
+
+def _dev_secret_key(instance: Path) -> str:
+    """Generate a development key once and keep it, so sessions survive restarts."""
+    instance.mkdir(parents=True, exist_ok=True)
+    key_file = instance / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_hex(32))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()

@@ -1,0 +1,62 @@
+import sqlalchemy as sa
+import pytest
+
+from portal import migrations
+from portal.db import Database
+
+
+def test_upgrade_twice_changes_nothing(tmp_path):
+    db = Database(f"sqlite+libsql:///{tmp_path / 'fresh.db'}")
+    first = migrations.upgrade(db)
+    assert first == [m.filename for m in migrations.discover()]
+
+    def schema():
+        with db.read() as conn:
+            return conn.execute(sa.text("SELECT type, name, sql FROM sqlite_master ORDER BY name")).all()
+
+    before = schema()
+    assert migrations.upgrade(db) == []
+    assert schema() == before
+    db.dispose()
+
+
+def test_changed_migration_is_refused(tmp_path):
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    (directory / "0001_first.sql").write_text("CREATE TABLE things (id INTEGER PRIMARY KEY);\n")
+    db = Database(f"sqlite+libsql:///{tmp_path / 'db.db'}")
+    assert migrations.upgrade(db, directory) == ["0001_first.sql"]
+
+    (directory / "0001_first.sql").write_text("CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT);\n")
+    (directory / "0002_second.sql").write_text("CREATE TABLE others (id INTEGER PRIMARY KEY);\n")
+    with pytest.raises(migrations.MigrationError, match="0001_first.sql was changed"):
+        migrations.upgrade(db, directory)
+    with db.read() as conn:
+        tables = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type='table'"))}
+    assert "others" not in tables, "nothing after the refused file may be applied"
+    db.dispose()
+
+
+def test_failed_migration_leaves_no_trace(tmp_path):
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    (directory / "0001_broken.sql").write_text("CREATE TABLE a (id INTEGER PRIMARY KEY);\nCREATE TABLE nonsense (;\n")
+    db = Database(f"sqlite+libsql:///{tmp_path / 'db.db'}")
+    with pytest.raises(Exception):
+        migrations.upgrade(db, directory)
+    with db.read() as conn:
+        tables = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type='table'"))}
+        ledger = conn.execute(sa.text("SELECT COUNT(*) FROM schema_migrations")).scalar()
+    assert "a" not in tables and ledger == 0
+    db.dispose()
+
+
+def test_cli_upgrade_reports_up_to_date(runner):
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0
+    assert "up to date" in result.output
+
+
+def test_local_database_uses_wal(db):
+    with db.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"

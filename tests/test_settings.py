@@ -1,0 +1,53 @@
+import subprocess
+import sys
+
+import pytest
+
+from portal.settings import DEV_WEBHOOK_SECRET, ConfigError, Settings
+
+
+def test_defaults_in_development(tmp_path):
+    settings = Settings.from_env({}, instance_path=tmp_path)
+    assert settings.portal_env == "development"
+    assert settings.redis_url == "redis://127.0.0.1:6379/0"
+    assert settings.outbox_max_attempts == 8
+    # The development secret key is generated once and kept.
+    assert Settings.from_env({}, instance_path=tmp_path).secret_key == settings.secret_key
+
+
+@pytest.mark.parametrize(
+    "env, variable",
+    [
+        ({"PORTAL_ENV": "prod"}, "PORTAL_ENV"),
+        ({"PORTAL_ENV": "production", "RESEND_API_KEY": "re_x", "RESEND_WEBHOOK_SECRET": "whsec_abc"}, "SECRET_KEY"),
+        ({"PORTAL_ENV": "production", "SECRET_KEY": "k", "RESEND_API_KEY": "re_x"}, "RESEND_WEBHOOK_SECRET"),
+        ({"OUTBOX_CLAIM_SECONDS": "soon"}, "OUTBOX_CLAIM_SECONDS"),
+        ({"OUTBOX_MAX_ATTEMPTS": "0"}, "OUTBOX_MAX_ATTEMPTS"),
+        ({"DATABASE_URL": "postgresql://x"}, "DATABASE_URL"),
+        ({"REDIS_URL": "http://x"}, "REDIS_URL"),
+        ({"PUBLIC_BASE_URL": "portal.example"}, "PUBLIC_BASE_URL"),
+    ],
+)
+def test_bad_configuration_names_the_variable(tmp_path, env, variable):
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env(env, instance_path=tmp_path)
+    assert raised.value.variable == variable
+    assert variable in str(raised.value.code)
+
+
+def test_production_refuses_the_development_webhook_secret(tmp_path):
+    env = {"PORTAL_ENV": "production", "SECRET_KEY": "k", "RESEND_API_KEY": "re_x",
+           "RESEND_WEBHOOK_SECRET": DEV_WEBHOOK_SECRET}
+    with pytest.raises(ConfigError, match="RESEND_WEBHOOK_SECRET"):
+        Settings.from_env(env, instance_path=tmp_path)
+
+
+def test_start_up_with_bad_configuration_prints_one_line(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "portal", "db", "upgrade"],
+        env={"PORTAL_ENV": "production", "PATH": "/usr/bin:/bin", "PORTAL_INSTANCE_PATH": str(tmp_path)},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == ["configuration error: SECRET_KEY is required when PORTAL_ENV=production"]
