@@ -1,0 +1,378 @@
+"""A local model of the Resend email API, for development and tests.
+
+It answers the requests the `resend` SDK makes (POST /emails, GET /emails/<id>) under Resend's
+documented idempotency rules, and lets a test inject the failures the outbox has to survive:
+a 5xx, a 429, an answer lost after the email was accepted, a slow acceptance. A mail viewer
+shows what was "sent". Standard library only, and nothing imported from the rest of `portal`,
+so it runs before the application is installed or configured.
+
+This module holds the provider's state and decisions; `server.py` is its HTTP face.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import re
+import threading
+import time
+import uuid
+from collections import deque
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from .server import make_server
+
+__all__ = ["ProviderModel", "FAULT_MODES"]
+
+FAULT_MODES = ("http_500", "http_429", "drop_after_accept", "slow_accept")
+
+_MAX_RECIPIENTS = 50
+_MAX_KEY_LENGTH = 256
+_TAG_PART = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+# "a@b" or "Name <a@b>"; the domain needs no dot, so the dev sender portal@localhost passes.
+_ADDRESS = re.compile(r"^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$")
+_ADDRESS_FORMAT = "The email address needs to follow the `email@example.com` or `Name <email@example.com>` format."
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """What the provider answers; `drop` means the connection closes with no answer at all."""
+
+    status: int
+    body: Any
+    headers: dict = dataclasses.field(default_factory=dict)
+    drop: bool = False
+
+
+@dataclasses.dataclass
+class _KeyRecord:
+    fingerprint: str
+    first_used: datetime
+    answer: Answer | None = None  # None while the first request with the key is in flight
+
+
+def _error(status: int, name: str, message: str, headers: dict | None = None) -> Answer:
+    return Answer(status, {"statusCode": status, "name": name, "message": message}, headers or {})
+
+
+class ProviderModel:
+    """The provider: its sent mail, its idempotency keys, its clock and the faults to inject."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        idempotency_window_seconds: float = 86400,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
+    ):
+        if idempotency_window_seconds <= 0:
+            raise ValueError("idempotency_window_seconds must be positive")
+        self.host = host
+        self.port = port
+        self.idempotency_window = timedelta(seconds=idempotency_window_seconds)
+        # Receipts are a later feature: kept here so `_after_send` can use them.
+        self.webhook_url = webhook_url
+        self.webhook_secret = webhook_secret
+        self._lock = threading.Lock()
+        self._server = None
+        self._thread: threading.Thread | None = None
+        self._forget()
+
+    def _forget(self) -> None:
+        self._sent: list[dict] = []
+        self._log: list[dict] = []
+        self._keys: dict[str, _KeyRecord] = {}
+        self._faults: deque[dict] = deque()
+        self._clock_offset = 0.0
+
+    # --- running -----------------------------------------------------------------------------
+
+    def start(self) -> "ProviderModel":
+        if self._server is not None:
+            raise RuntimeError("the provider model is already running")
+        self._server = make_server(self, self.host, self.port)
+        self.port = self._server.server_address[1]
+        # A short poll interval so stop() returns quickly: tests start and stop one model each.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+            name=f"provider-model:{self.port}", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> "ProviderModel":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the provider model is not running; call start() first")
+        return f"http://{self.host}:{self.port}"
+
+    # --- controls and inspection (thread-safe) -------------------------------------------------
+
+    def fail_next(self, mode: str, count: int = 1, retry_after: float | None = None,
+                  delay: float | None = None) -> None:
+        """Make the next `count` POST /emails requests meet `mode` (see FAULT_MODES)."""
+        if mode not in FAULT_MODES:
+            raise ValueError(f"unknown fault mode {mode!r}; expected one of {', '.join(FAULT_MODES)}")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise ValueError("count must be a positive integer")
+        fault = {
+            "mode": mode,
+            "retry_after": 1 if retry_after is None else float(retry_after),
+            "delay": 1.0 if delay is None else float(delay),
+        }
+        if fault["retry_after"] < 0 or fault["delay"] < 0:
+            raise ValueError("retry_after and delay must not be negative")
+        with self._lock:
+            self._faults.extend(dict(fault) for _ in range(count))
+
+    def advance_clock(self, seconds: float) -> None:
+        seconds = float(seconds)
+        if seconds < 0:
+            raise ValueError("the model's clock only moves forward")
+        with self._lock:
+            self._clock_offset += seconds
+
+    def reset(self) -> None:
+        with self._lock:
+            self._forget()
+
+    def sent(self) -> list[dict]:
+        with self._lock:
+            return copy.deepcopy(self._sent)
+
+    def requests(self) -> list[dict]:
+        with self._lock:
+            return copy.deepcopy(self._log)
+
+    def _now(self) -> datetime:
+        return datetime.now(timezone.utc) + timedelta(seconds=self._clock_offset)
+
+    # --- the Resend API, called by the HTTP layer ----------------------------------------------
+
+    def handle_send(self, raw: bytes, authorization: str | None, idempotency_key: str | None) -> Answer:
+        """POST /emails: every request is logged, then faults, validation and idempotency apply."""
+        fingerprint = hashlib.sha256(raw).hexdigest()
+        with self._lock:
+            entry = {"at": self._now().isoformat(), "idempotency_key": idempotency_key,
+                     "fingerprint": fingerprint, "status": None, "outcome": "in_flight",
+                     "message_id": None}
+            self._log.append(entry)
+            refused = _check_auth(authorization)
+            # A request the provider refuses at the door never reaches the faulty machinery.
+            fault = self._faults.popleft() if self._faults and refused is None else None
+        if refused is not None:
+            return self._settle(entry, refused, "unauthorized")
+
+        mode = fault["mode"] if fault else None
+        if mode == "http_500":
+            return self._settle(entry, _error(500, "application_error", "Injected fault: internal server error."), "fault_500")
+        if mode == "http_429":
+            return self._settle(entry, _rate_limited(fault["retry_after"]), "fault_429")
+
+        answer, outcome = self._accept(raw, fingerprint, idempotency_key,
+                                       delay=fault["delay"] if mode == "slow_accept" else 0)
+        if mode == "drop_after_accept":
+            # Whatever the provider decided stands; only the answer is lost on the way back.
+            answer = dataclasses.replace(answer, drop=True)
+            if outcome == "sent":
+                outcome = "dropped_after_accept"
+        return self._settle(entry, answer, outcome)
+
+    def handle_get(self, authorization: str | None, message_id: str) -> Answer:
+        refused = _check_auth(authorization)
+        if refused is not None:
+            return refused
+        with self._lock:
+            email = next((e for e in self._sent if e["id"] == message_id), None)
+        if email is None:
+            return _error(404, "not_found", "Email not found")
+        return Answer(200, {
+            "object": "email", "id": email["id"], "from": email["from"], "to": email["to"],
+            "cc": email["cc"] or None, "bcc": email["bcc"] or None,
+            "reply_to": email["reply_to"] or None, "subject": email["subject"],
+            "html": email["html"], "text": email["text"], "created_at": email["created_at"],
+            "scheduled_at": None, "last_event": "sent",
+        })
+
+    def _accept(self, raw: bytes, fingerprint: str, key: str | None, delay: float) -> tuple[Answer, str]:
+        if key is not None and not 1 <= len(key) <= _MAX_KEY_LENGTH:
+            return _error(400, "invalid_idempotency_key",
+                          "The idempotency key has to be between 1-256 characters."), "invalid"
+        try:
+            payload = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, "validation_error", "The request body is not valid JSON."), "invalid"
+        problem = _validate(payload)
+        if problem is not None:
+            return problem, "invalid"
+
+        with self._lock:
+            record = self._live_key(key) if key is not None else None
+            if record is not None:
+                if record.answer is None:
+                    return _error(409, "concurrent_idempotent_requests",
+                                  "Same idempotency key used while original request is still in progress."), "conflict_concurrent"
+                if record.fingerprint != fingerprint:
+                    return _error(409, "invalid_idempotent_request",
+                                  "This idempotency key has already been used on a request that had a different payload. "
+                                  "Retrying this request is useless without changing the idempotency key or payload."), "conflict_payload"
+                return record.answer, "replayed"
+            if key is not None:
+                # Reserved before any delay, so a second request meanwhile sees it in flight.
+                record = self._keys[key] = _KeyRecord(fingerprint, self._now())
+
+        if delay:
+            time.sleep(delay)
+
+        with self._lock:
+            email = self._record(payload, key, fingerprint)
+            answer = Answer(200, {"id": email["id"]})
+            if record is not None:
+                record.answer = answer
+        self._after_send(copy.deepcopy(email))
+        return answer, "sent"
+
+    def _live_key(self, key: str) -> _KeyRecord | None:
+        """The key's record, unless the window since its first use has passed (then forget it)."""
+        record = self._keys.get(key)
+        if record is not None and self._now() - record.first_used >= self.idempotency_window:
+            del self._keys[key]
+            return None
+        return record
+
+    def _record(self, payload: dict, key: str | None, fingerprint: str) -> dict:
+        email = {
+            "id": str(uuid.uuid4()),
+            "from": payload["from"],
+            "to": _as_list(payload["to"]),
+            "cc": _as_list(payload.get("cc")),
+            "bcc": _as_list(payload.get("bcc")),
+            "reply_to": _as_list(payload.get("reply_to")),
+            "subject": payload["subject"],
+            "html": payload.get("html"),
+            "text": payload.get("text"),
+            "tags": payload.get("tags") or [],
+            "headers": payload.get("headers") or {},
+            "attachments": payload.get("attachments") or [],
+            "idempotency_key": key,
+            "created_at": self._now().isoformat(),
+            "fingerprint": fingerprint,
+        }
+        self._sent.append(email)
+        return email
+
+    def _settle(self, entry: dict, answer: Answer, outcome: str) -> Answer:
+        with self._lock:
+            entry["status"] = "dropped" if answer.drop else answer.status
+            entry["outcome"] = outcome
+            if answer.status == 200:
+                entry["message_id"] = answer.body["id"]
+        return answer
+
+    def _after_send(self, email: dict) -> None:
+        """Called once per email actually sent, outside the lock: the place for receipts
+        (webhook events to `self.webhook_url`, signed with `self.webhook_secret`)."""
+
+
+def _check_auth(authorization: str | None) -> Answer | None:
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return _error(401, "missing_api_key", "Missing API key in the authorization header.")
+    if token == "None":
+        # What the SDK sends when resend.api_key was never set; Resend rejects it too.
+        return _error(403, "invalid_api_key", "API key is invalid (resend.api_key is not set).")
+    return None
+
+
+def _rate_limited(retry_after: float) -> Answer:
+    seconds = str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)
+    return _error(429, "rate_limit_exceeded", "Too many requests. Please retry after the given delay.",
+                  {"retry-after": seconds, "ratelimit-limit": "2", "ratelimit-remaining": "0",
+                   "ratelimit-reset": seconds})
+
+
+def _as_list(value: Any) -> list:
+    if value is None or value == "":
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _validate(payload: Any) -> Answer | None:
+    """Resend's checks on POST /emails, in the order a caller would meet them."""
+    if not isinstance(payload, dict):
+        return _error(422, "validation_error", "The request body must be a JSON object.")
+    for name in ("from", "to", "subject"):
+        if payload.get(name) in (None, "", []):
+            return _error(422, "missing_required_field", f"Missing `{name}` field.")
+    if not isinstance(payload["from"], str) or not _ADDRESS.match(payload["from"].strip()):
+        return _error(422, "validation_error", f"Invalid `from` field. {_ADDRESS_FORMAT}")
+    for name in ("to", "cc", "bcc", "reply_to"):
+        problem = _check_addresses(name, payload.get(name))
+        if problem is not None:
+            return problem
+    if not isinstance(payload["subject"], str):
+        return _error(422, "validation_error", "The `subject` field must be a string.")
+    for name in ("html", "text"):
+        if payload.get(name) is not None and not isinstance(payload[name], str):
+            return _error(422, "validation_error", f"The `{name}` field must be a string.")
+    if not payload.get("html") and not payload.get("text"):
+        return _error(422, "validation_error", "Missing `html` or `text` field.")
+    return _check_tags(payload.get("tags")) or _check_extras(payload)
+
+
+def _check_addresses(name: str, value: Any) -> Answer | None:
+    if value is None:
+        return None
+    addresses = [value] if isinstance(value, str) else value
+    if not isinstance(addresses, list) or not all(isinstance(a, str) for a in addresses):
+        return _error(422, "validation_error", f"The `{name}` field must be a string or a list of strings.")
+    if len(addresses) > _MAX_RECIPIENTS:
+        return _error(422, "validation_error", f"Too many recipients in `{name}`: at most {_MAX_RECIPIENTS}.")
+    if not all(_ADDRESS.match(a.strip()) for a in addresses):
+        return _error(422, "validation_error", f"Invalid `{name}` field. {_ADDRESS_FORMAT}")
+    return None
+
+
+def _check_tags(tags: Any) -> Answer | None:
+    if tags is None:
+        return None
+    if not isinstance(tags, list):
+        return _error(422, "validation_error", "The `tags` field must be a list of {name, value} objects.")
+    for tag in tags:
+        if not isinstance(tag, dict) or not all(isinstance(tag.get(k), str) for k in ("name", "value")):
+            return _error(422, "validation_error", "Each tag needs a string `name` and `value`.")
+        if not (_TAG_PART.match(tag["name"]) and _TAG_PART.match(tag["value"])):
+            return _error(422, "validation_error",
+                          "Tags should only contain ASCII letters, numbers, underscores, or dashes (1-256 characters).")
+    return None
+
+
+def _check_extras(payload: dict) -> Answer | None:
+    headers = payload.get("headers")
+    if headers is not None and (not isinstance(headers, dict)
+                                or not all(isinstance(v, str) for v in headers.values())):
+        return _error(422, "validation_error", "The `headers` field must be an object of strings.")
+    attachments = payload.get("attachments")
+    if attachments is not None and (not isinstance(attachments, list)
+                                    or not all(isinstance(a, dict) for a in attachments)):
+        return _error(422, "validation_error", "The `attachments` field must be a list of objects.")
+    return None

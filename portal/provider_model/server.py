@@ -1,0 +1,213 @@
+"""The provider model's HTTP face: Resend's routes, the /_model controls and the mail viewer.
+
+Built on http.server rather than a framework so that a handler can close the socket without
+writing a byte, which is how a lost answer looks to the client. The model object is handed in,
+so this module imports nothing from the package (the package imports it).
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
+
+
+def make_server(model, host: str, port: int) -> ThreadingHTTPServer:
+    return _Server((host, port), model)
+
+
+class _Server(ThreadingHTTPServer):
+    # A slow_accept still sleeping must not hold up stop().
+    daemon_threads = True
+
+    def __init__(self, address, model):
+        self.model = model
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "provider-model/1"
+
+    def log_message(self, format, *args):
+        # Every POST /emails is in the model's own log; per-request lines would only be noise.
+        pass
+
+    def do_GET(self):
+        path = unquote(urlsplit(self.path).path)
+        model = self.server.model
+        if path == "/":
+            return self._html(200, render_index(model.sent()))
+        if path.startswith("/view/"):
+            email = _find(model.sent(), path[len("/view/"):])
+            if email is None:
+                return self._html(404, _page("Not found", "<p>No email with that ID was sent.</p>"))
+            return self._html(200, render_email(email))
+        if path.startswith("/emails/"):
+            return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/"):]))
+        if path == "/_model/requests":
+            return self._json(200, model.requests())
+        if path == "/_model/sent":
+            return self._json(200, model.sent())
+        self._not_found()
+
+    def do_POST(self):
+        path = urlsplit(self.path).path
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if path == "/emails":
+            answer = self.server.model.handle_send(
+                raw, self.headers.get("Authorization"), self.headers.get("Idempotency-Key"))
+            if answer.drop:
+                # No status line, no headers: the server closes the socket after this returns.
+                self.close_connection = True
+                return
+            return self._answer(answer)
+        if path in _CONTROLS:
+            return self._control(_CONTROLS[path], raw)
+        self._not_found()
+
+    def _control(self, action, raw: bytes):
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("expected a JSON object")
+            action(self.server.model, body)
+        except (ValueError, TypeError) as exc:
+            return self._json(400, {"ok": False, "error": str(exc)})
+        self._json(200, {"ok": True})
+
+    def _not_found(self):
+        self._json(404, {"statusCode": 404, "name": "not_found", "message": "The requested endpoint does not exist."})
+
+    def _answer(self, answer):
+        self._json(answer.status, answer.body, answer.headers)
+
+    def _json(self, status: int, body, headers: dict | None = None):
+        self._send(status, json.dumps(body).encode(), "application/json", headers)
+
+    def _html(self, status: int, page: str):
+        self._send(status, page.encode(), "text/html; charset=utf-8")
+
+    def _send(self, status: int, data: bytes, content_type: str, headers: dict | None = None):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        self.send_header("x-content-type-options", "nosniff")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+_CONTROLS = {
+    "/_model/faults": lambda model, body: model.fail_next(
+        body.get("mode"), count=body.get("count", 1),
+        retry_after=body.get("retry_after"), delay=body.get("delay")),
+    "/_model/clock": lambda model, body: model.advance_clock(body.get("advance_seconds")),
+    "/_model/reset": lambda model, body: model.reset(),
+}
+
+
+def _find(emails: list[dict], message_id: str) -> dict | None:
+    return next((e for e in emails if e["id"] == message_id), None)
+
+
+# --- the mail viewer ---------------------------------------------------------------------------
+
+_CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2733;
+       background: #f5f6f8; margin: 0; }
+header { background: #1d2733; color: #fff; padding: .8rem 1.5rem; }
+header a { color: #fff; text-decoration: none; font-weight: 600; }
+header span { color: #aab4c0; margin-left: .75rem; font-size: .9em; }
+main { max-width: 72rem; margin: 1.5rem auto; padding: 0 1.5rem; }
+table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid #dde1e6; }
+th, td { text-align: left; vertical-align: top; padding: .5rem .75rem; border-bottom: 1px solid #eceef1; }
+thead th { background: #eceef1; font-size: .85em; text-transform: uppercase; letter-spacing: .03em; }
+tbody th { width: 11rem; color: #566270; font-weight: 500; }
+code { font: .85em ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
+.tag { display: inline-block; background: #e6eefb; color: #24456e; border-radius: 3px;
+       padding: 0 .4em; margin: 0 .25em .15em 0; font-size: .85em; }
+.muted { color: #8a95a1; }
+h2 { font-size: 1.05rem; margin: 1.75rem 0 .5rem; }
+iframe { width: 100%; height: 32rem; border: 1px solid #dde1e6; background: #fff; }
+pre { background: #fff; border: 1px solid #dde1e6; padding: 1rem; white-space: pre-wrap; overflow-wrap: anywhere; }
+"""
+
+
+def _page(title: str, body: str, subtitle: str = "") -> str:
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{escape(title)} · provider model</title><style>{_CSS}</style></head><body>"
+        f"<header><a href=\"/\">Provider model · sent mail</a><span>{escape(subtitle)}</span></header>"
+        f"<main>{body}</main></body></html>"
+    )
+
+
+def _tags(tags: list[dict]) -> str:
+    return "".join(f'<span class="tag">{escape(str(t.get("name")))}={escape(str(t.get("value")))}</span>'
+                   for t in tags) or '<span class="muted">none</span>'
+
+
+def _when(iso: str) -> str:
+    # "2026-10-15T09:30:12.345+00:00" -> "2026-10-15 09:30:12"; the full value is in the title.
+    return iso[:19].replace("T", " ")
+
+
+def _key(key: str | None) -> str:
+    return f"<code>{escape(key)}</code>" if key else '<span class="muted">none</span>'
+
+
+def render_index(emails: list[dict]) -> str:
+    rows = "".join(
+        "<tr>"
+        f'<td title="{escape(e["created_at"])}">{escape(_when(e["created_at"]))}</td>'
+        f'<td>{escape(", ".join(e["to"]))}</td>'
+        f'<td><a href="/view/{escape(e["id"])}">{escape(e["subject"])}</a></td>'
+        f"<td>{_tags(e['tags'])}</td>"
+        f"<td>{_key(e['idempotency_key'])}</td>"
+        "</tr>"
+        for e in reversed(emails)
+    )
+    if not rows:
+        body = '<p class="muted">Nothing has been sent yet.</p>'
+    else:
+        body = ("<table><thead><tr><th>Sent</th><th>To</th><th>Subject</th><th>Tags</th>"
+                f"<th>Idempotency key</th></tr></thead><tbody>{rows}</tbody></table>")
+    return _page("Sent mail", body, f"{len(emails)} sent · newest first")
+
+
+def render_email(email: dict) -> str:
+    def addresses(values: list[str]) -> str:
+        return escape(", ".join(values)) if values else '<span class="muted">none</span>'
+
+    custom = "<br>".join(f"{escape(k)}: {escape(v)}" for k, v in email["headers"].items())
+    files = ", ".join(escape(str(a.get("filename", "(unnamed)"))) for a in email["attachments"])
+    fields = [
+        ("Message ID", f"<code>{escape(email['id'])}</code>"),
+        ("Sent", escape(email["created_at"])),
+        ("From", escape(email["from"])),
+        ("To", addresses(email["to"])),
+        ("Cc", addresses(email["cc"])),
+        ("Bcc", addresses(email["bcc"])),
+        ("Reply-To", addresses(email["reply_to"])),
+        ("Subject", escape(email["subject"])),
+        ("Tags", _tags(email["tags"])),
+        ("Idempotency key", _key(email["idempotency_key"])),
+        ("Body fingerprint", f"<code>{escape(email['fingerprint'])}</code>"),
+        ("Headers", custom or '<span class="muted">none</span>'),
+        ("Attachments", files or '<span class="muted">none</span>'),
+    ]
+    table = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in fields)
+    if email["html"]:
+        # No allow-scripts: the email's markup renders, its scripts never run. Links open
+        # outside the frame so a dev can follow e.g. an invitation link.
+        srcdoc = escape('<base target="_blank">' + email["html"], quote=True)
+        html_part = (f'<iframe title="HTML version" sandbox="allow-popups allow-popups-to-escape-sandbox" '
+                     f'srcdoc="{srcdoc}"></iframe>')
+    else:
+        html_part = '<p class="muted">No HTML version.</p>'
+    text_part = f"<pre>{escape(email['text'])}</pre>" if email["text"] else '<p class="muted">No text version.</p>'
+    body = (f"<table><tbody>{table}</tbody></table>"
+            f"<h2>HTML</h2>{html_part}<h2>Text</h2>{text_part}")
+    return _page(email["subject"], body, email["subject"])
