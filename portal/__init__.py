@@ -1,13 +1,21 @@
 """The partner portal: the application factory."""
 from __future__ import annotations
 
-from flask import Flask, render_template
+from typing import TYPE_CHECKING
 
 from portal.settings import PROJECT_ROOT, Settings
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+# Flask is imported inside the factory, not here: the worker imports portal.outbox, and the email
+# engine must load without the web framework.
 
 
 def create_app(config: dict | None = None, settings: Settings | None = None) -> Flask:
     """Build the web app. Settings come from the environment unless a test passes its own."""
+    from flask import Flask
+
     from portal.services import Services
 
     settings = settings or Settings.from_env()
@@ -71,7 +79,9 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(admin.bp, url_prefix="/admin")
 
 
+
 def _register_error_pages(app: Flask) -> None:
+    from flask import render_template
     from flask_wtf.csrf import CSRFError
 
     messages = {

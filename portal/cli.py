@@ -1,18 +1,23 @@
 """Commands registered on the app: `flask --app portal db|users|demo ...`."""
 from __future__ import annotations
 
+import json
+
 import click
 from flask import Flask
 from flask.cli import AppGroup
 
 from portal import migrations
 from portal.auth.service import AccountError, create_user
+from portal.outbox.relay import relay_pass
+from portal.outbox.rows import status_counts
 from portal.seed import seed_demo
-from portal.services import get_db
+from portal.services import get_db, get_services
 
 db_cli = AppGroup("db", help="Database schema.")
 users_cli = AppGroup("users", help="Sign-in accounts.")
 demo_cli = AppGroup("demo", help="Demo data.")
+outbox_cli = AppGroup("outbox", help="The email outbox.")
 
 
 @db_cli.command("upgrade")
@@ -53,6 +58,38 @@ def demo_seed():
         click.echo(f"  {role:8} {email}  password: {password}")
 
 
+@outbox_cli.command("relay")
+def outbox_relay():
+    """One relay pass: publish pending rows and re-publish rows whose message may be lost."""
+    services = get_services()
+    report = relay_pass(services.db, services.redis, services.settings)
+    if not report.published:
+        click.echo("nothing to publish")
+        return
+    state = "published" if report.queued else f"could not publish ({report.error}); left pending"
+    click.echo(f"{state}: {len(report.published)} rows")
+    for outbox_id in report.published:
+        click.echo(f"  {outbox_id}")
+    if not report.queued:
+        raise SystemExit(1)
+
+
+@outbox_cli.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def outbox_status(as_json):
+    """Counts of outbox rows by family and status."""
+    counts = status_counts(get_db())
+    if as_json:
+        click.echo(json.dumps(counts))
+        return
+    if not counts:
+        click.echo("the outbox is empty")
+        return
+    click.echo(f"{'family':24} {'status':12} {'count':>6}")
+    for row in counts:
+        click.echo(f"{row['family']:24} {row['status']:12} {row['count']:>6}")
+
+
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, demo_cli):
+    for group in (db_cli, users_cli, demo_cli, outbox_cli):
         app.cli.add_command(group)

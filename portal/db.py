@@ -38,7 +38,10 @@ class Database:
         self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
         # isolation_level=None hands transaction control to us, so BEGIN can be IMMEDIATE.
         self.engine: Engine = sa.create_engine(
-            url, connect_args={"isolation_level": None}, pool_pre_ping=False
+            url,
+            connect_args={"isolation_level": None},
+            # Errors must never carry bound values: they hold addresses and they reach logs and RQ.
+            hide_parameters=True,
         )
         event.listen(self.engine, "connect", self._configure_connection)
         event.listen(self.engine, "begin", self._begin)
@@ -75,6 +78,8 @@ class Database:
             try:
                 transaction.commit()
             except Exception as error:
+                # The connection's state is unknown too: never hand it back to the pool.
+                conn.invalidate()
                 raise AmbiguousCommitError(
                     "could not confirm the transaction was committed"
                 ) from error

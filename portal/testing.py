@@ -5,11 +5,13 @@ can import it without path tricks.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import redis
@@ -81,3 +83,28 @@ def stop_process(process: subprocess.Popen, timeout: float = 10.0) -> None:
 
 def copy_database(template: Path, target: Path) -> None:
     shutil.copyfile(template, target)
+
+
+def redis_dump(redis) -> str:
+    """Every key and value in Redis as text, to search for things that must not be there."""
+    parts = []
+    for key in redis.scan_iter("*"):
+        parts.append(key.decode(errors="replace"))
+        kind = redis.type(key).decode()
+        if kind == "string":
+            parts.append(redis.get(key).decode(errors="replace"))
+        elif kind == "hash":
+            for field, value in redis.hgetall(key).items():
+                if field == b"data":  # RQ stores job payloads zlib-compressed
+                    value = zlib.decompress(value)
+                parts.append(f"{field.decode()}={value.decode(errors='replace')}")
+        elif kind == "list":
+            parts.extend(v.decode(errors="replace") for v in redis.lrange(key, 0, -1))
+        elif kind == "set":
+            parts.extend(v.decode(errors="replace") for v in redis.smembers(key))
+        elif kind == "zset":
+            parts.extend(v.decode(errors="replace") for v, _ in redis.zrange(key, 0, -1, withscores=True))
+        elif kind == "stream":
+            parts.extend(json.dumps({k.decode(): v.decode() for k, v in fields.items()})
+                         for _, fields in redis.xrange(key))
+    return "\n".join(parts)

@@ -1,0 +1,24 @@
+"""Timestamps as fixed-width UTC ISO strings, so SQL compares them as text in time order."""
+from datetime import datetime, timedelta, timezone
+
+FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime(FORMAT)
+
+
+def now_iso() -> str:
+    return iso(utcnow())
+
+
+def iso_in(seconds: float, start: datetime | None = None) -> str:
+    return iso((start or utcnow()) + timedelta(seconds=seconds))
+
+
+def parse(value: str) -> datetime:
+    return datetime.strptime(value, FORMAT).replace(tzinfo=timezone.utc)

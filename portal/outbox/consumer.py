@@ -1,0 +1,88 @@
+"""The RQ jobs: one decision per queue message.
+
+Two questions, asked separately: is this message ours at all (a valid envelope), and which
+family does its ID belong to? An invalid envelope is acknowledged without touching the database.
+A valid one whose ID no family recognises fails its row *before* we acknowledge, so the row never
+looks alive after its message is gone; if that write fails, the message is retried.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from rq import get_current_job
+
+from portal.outbox.context import OutboxContext, retry_delay
+from portal.outbox.delivery import RETRYING, deliver_outbox_row
+from portal.outbox.families import family_for_outbox_id
+from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION, JOB_TIMEOUT_SECONDS
+from portal.outbox.queues import dead_letter_queue, email_queue, is_valid_envelope
+from portal.outbox.rows import mark_unclaimed_row_failed, settle_unsent
+from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED
+
+log = logging.getLogger(__name__)
+_context: OutboxContext | None = None
+
+
+def use_context(context: OutboxContext | None) -> None:
+    """The worker sets its context once at start; jobs read it here."""
+    global _context
+    _context = context
+
+
+def _current_context() -> OutboxContext:
+    if _context is None:
+        raise RuntimeError("the outbox worker context is not set; start workers with worker.py")
+    return _context
+
+
+def deliver_outbox_message(envelope) -> str:
+    """RQ job on the email queue."""
+    job = get_current_job()
+    attempt = int(job.meta.get("attempt", 1)) if job else 1
+    return handle_message(_current_context(), envelope, attempt=attempt, dead_letter=False)
+
+
+def deliver_dead_letter(envelope) -> str:
+    """RQ job on the dead-letter queue: the family's exhausted-delivery handling, then acknowledge."""
+    return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
+
+
+def handle_message(ctx: OutboxContext, body, *, attempt: int, dead_letter: bool) -> str:
+    """Returns what was decided; raising makes RQ keep the job as failed (the relay recovers the row)."""
+    if not is_valid_envelope(body):
+        log.warning("acknowledged an invalid envelope")
+        return "ack:invalid_envelope"
+    outbox_id = body["outboxId"]
+    try:
+        family = family_for_outbox_id(outbox_id)
+        if family is None:
+            mark_unclaimed_row_failed(ctx.db, outbox_id)
+            return "ack:outbox_id_unclaimed"
+        if dead_letter:
+            settle_unsent(ctx.db, outbox_id, DEAD_LETTER, DELIVERY_EXHAUSTED)
+            return "ack:dead_letter"
+        outcome = deliver_outbox_row(ctx, outbox_id, family)
+        if outcome.kind == RETRYING:
+            schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds)
+            return f"retry:{outcome.detail}"
+        return f"ack:{outcome.detail}"
+    except Exception as error:
+        # Only the class: messages of database and HTTP errors can carry addresses.
+        log.warning("outbox %s attempt %s failed with %s; retrying", outbox_id, attempt, type(error).__name__)
+        if dead_letter:
+            raise
+        schedule_retry(ctx, body, attempt, retry_delay(attempt, ctx.settings))
+        return f"retry:{type(error).__name__}"
+
+
+def schedule_retry(ctx: OutboxContext, body: dict, attempt: int, delay_seconds: float) -> None:
+    """Re-deliver after the delay, or hand the message to the dead-letter queue once attempts run out."""
+    if attempt >= ctx.settings.outbox_max_attempts:
+        dead_letter_queue(ctx.redis).enqueue(DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS,
+                                             failure_ttl=7 * 86400)
+        return
+    email_queue(ctx.redis).enqueue_in(
+        timedelta(seconds=delay_seconds), JOB_FUNCTION, body,
+        job_timeout=JOB_TIMEOUT_SECONDS, meta={"attempt": attempt + 1}, failure_ttl=7 * 86400,
+    )

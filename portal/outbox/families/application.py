@@ -1,0 +1,24 @@
+"""A company applied to become a partner: the confirmation, and the admin's decision."""
+from portal.outbox.families.base import Family
+
+DECISION_SUBJECTS = {
+    "approve": "Welcome to TEEI: your partner application is approved",
+    "decline": "About your TEEI partner application",
+    "request_info": "We need a little more information about your application",
+}
+
+RECEIVED = Family(
+    name="application_received",
+    id_prefix="apr",
+    template="application_received",
+    template_version=1,
+    subject=lambda data: "We received your partner application",
+)
+
+DECISION = Family(
+    name="application_decision",
+    id_prefix="apd",
+    template="application_decision",
+    template_version=1,
+    subject=lambda data: DECISION_SUBJECTS[data["decision"]],
+)

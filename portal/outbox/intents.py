@@ -1,0 +1,67 @@
+"""Adding email intents to the outbox inside the caller's own transaction.
+
+A domain function opens `db.write()`, writes its rows, and calls `add_outbox_rows` with the same
+connection, so the domain change and the email intent commit together or not at all. Replaying the
+same intent (same idempotency key) creates no second row. Publication happens after the commit.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from portal.outbox import clock
+from portal.outbox.families import get_family
+from portal.outbox.rendering import LAYOUT_VERSION
+from portal.outbox.statuses import PENDING
+from portal.settings import Settings
+
+
+@dataclass(frozen=True)
+class EmailIntent:
+    family: str
+    recipient: str
+    idempotency_key: str        # stable for the domain event: a replay must build the same key
+    data: dict = field(default_factory=dict)   # the template input; stored on the row as JSON
+    subject_ref: str | None = None
+
+
+def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: Settings) -> list[str]:
+    """Insert one row per intent (ON CONFLICT DO NOTHING); return the row IDs, existing or new."""
+    now = clock.now_iso()
+    ids = []
+    for intent in intents:
+        family = get_family(intent.family)
+        conn.execute(
+            sa.text(
+                """
+                INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
+                    template_version, layout_version, template_input, environment, subject_ref,
+                    created_at, updated_at)
+                VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
+                    :layout_version, :data, :environment, :subject_ref, :now, :now)
+                ON CONFLICT (idempotency_key) DO NOTHING
+                """
+            ),
+            {
+                "id": family.new_outbox_id(),
+                "family": family.name,
+                "recipient": intent.recipient.strip().lower(),
+                "key": intent.idempotency_key,
+                "status": PENDING,
+                "template": family.template,
+                "template_version": family.template_version,
+                "layout_version": LAYOUT_VERSION,
+                "data": json.dumps(intent.data, sort_keys=True),
+                "environment": settings.portal_env,
+                "subject_ref": intent.subject_ref,
+                "now": now,
+            },
+        )
+        ids.append(
+            conn.execute(
+                sa.text("SELECT id FROM email_outbox WHERE idempotency_key = :key"), {"key": intent.idempotency_key}
+            ).scalar_one()
+        )
+    return ids

@@ -1,0 +1,111 @@
+"""The one module that talks to the email provider, through the `resend` SDK.
+
+It adds the portal's tags, cleans every tag to Resend's allowed characters, sends with the row's
+idempotency key and a timeout, and classifies every answer into what the engine must do next.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import resend
+from resend.exceptions import ResendError
+from resend.http_client_requests import RequestsClient
+
+from portal.outbox.rendering import RenderedEmail
+from portal.settings import Settings
+
+LOCAL_MODEL_API_KEY = "re_local_provider_model"
+DEFAULT_API_URL = "https://api.resend.com"
+_TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+ACCEPTED = "accepted"
+RETRY = "retry"
+UNKNOWN_OUTCOME = "unknown_outcome"
+REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class ProviderAnswer:
+    kind: str
+    message_id: str | None = None
+    reason: str | None = None
+    retry_after: float | None = None
+    # True when the request may have reached the provider and been accepted without our knowing.
+    ambiguous: bool = False
+
+
+def clean_tag(text: str) -> str:
+    return _TAG_UNSAFE.sub("_", str(text))[:256] or "_"
+
+
+def build_tags(message: RenderedEmail, *, environment: str, family: str, outbox_id: str) -> list[dict]:
+    tags = dict(message.tags)
+    tags.update({"environment": environment, "family": family, "outbox_id": outbox_id})
+    return [{"name": clean_tag(name), "value": clean_tag(value)} for name, value in tags.items()]
+
+
+class ResendProvider:
+    def __init__(self, settings: Settings):
+        self.api_key = settings.resend_api_key or LOCAL_MODEL_API_KEY
+        self.api_url = (settings.resend_api_url or DEFAULT_API_URL).rstrip("/")
+        self.http_client = RequestsClient(timeout=int(settings.provider_timeout_seconds))
+        self.environment = settings.portal_env
+
+    def build_params(self, message: RenderedEmail, *, to: str, family: str, outbox_id: str) -> dict:
+        params = {
+            "from": message.from_address,
+            "to": [to],
+            "subject": message.subject,
+            "html": message.html,
+            "text": message.text,
+            "tags": build_tags(message, environment=self.environment, family=family, outbox_id=outbox_id),
+        }
+        if message.reply_to:
+            params["reply_to"] = message.reply_to
+        if message.attachments:
+            attachment = message.attachments[0]
+            params["attachments"] = [{"filename": attachment.filename, "content": attachment.content_b64,
+                                      "content_type": attachment.content_type}]
+        return params
+
+    def send(self, message: RenderedEmail, *, to: str, idempotency_key: str, family: str, outbox_id: str) -> ProviderAnswer:
+        # The SDK keeps its configuration in module globals; set ours on every call.
+        resend.api_key, resend.api_url, resend.default_http_client = self.api_key, self.api_url, self.http_client
+        params = self.build_params(message, to=to, family=family, outbox_id=outbox_id)
+        try:
+            response = resend.Emails.send(params, {"idempotency_key": idempotency_key})
+        except ResendError as error:
+            return classify_error(error)
+        message_id = response.get("id") if isinstance(response, dict) else None
+        if not message_id:
+            return ProviderAnswer(RETRY, reason="provider_answer_without_id", ambiguous=True)
+        return ProviderAnswer(ACCEPTED, message_id=message_id)
+
+
+def classify_error(error: ResendError) -> ProviderAnswer:
+    error_type = str(getattr(error, "error_type", "") or "")
+    try:
+        code = int(error.code)
+    except (TypeError, ValueError):
+        code = 0
+    # The SDK reports a transport failure as code 500 with this type: the request may have landed.
+    if error_type == "HttpClientError":
+        return ProviderAnswer(RETRY, reason="transport_failure", ambiguous=True)
+    if code == 409 and error_type == "invalid_idempotent_request":
+        return ProviderAnswer(UNKNOWN_OUTCOME, reason="invalid_idempotent_request")
+    if code == 409 and error_type == "concurrent_idempotent_requests":
+        return ProviderAnswer(RETRY, reason="concurrent_idempotent_requests", ambiguous=True)
+    if code == 429:
+        return ProviderAnswer(RETRY, reason=f"rate_limited: {error_type}", retry_after=_retry_after(error))
+    if code >= 500:
+        return ProviderAnswer(RETRY, reason=f"provider_error: {code} {error_type}", ambiguous=True)
+    return ProviderAnswer(REJECTED, reason=f"provider_rejected: {code} {error_type}")
+
+
+def _retry_after(error: ResendError) -> float | None:
+    headers = {k.lower(): v for k, v in (getattr(error, "headers", None) or {}).items()}
+    try:
+        return float(headers["retry-after"])
+    except (KeyError, ValueError):
+        return None

@@ -1,0 +1,104 @@
+"""Publishing committed outbox rows to the queue: only ever after the commit.
+
+All envelopes of one call go out in one Redis pipeline, with three tries and a short doubling
+pause. Rows move to `enqueued` only while they are still waiting and have no provider message ID,
+so a late update cannot overwrite a claim or a settled row. If publishing fails the rows stay
+`pending` with the reason and the relay publishes them later; the caller's request still succeeds.
+We may publish a row twice (a try whose answer was lost, then the relay): the claim makes that
+harmless.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from redis import Redis
+from rq import Queue
+
+from portal.db import Database
+from portal.outbox import clock
+from portal.outbox.queues import build_envelope, email_queue
+from portal.outbox.statuses import ENQUEUED, PENDING, WAITING, sql_list
+
+log = logging.getLogger(__name__)
+PUBLISH_TRIES = 3
+FIRST_PAUSE_SECONDS = 0.05
+JOB_FUNCTION = "portal.outbox.consumer.deliver_outbox_message"
+DEAD_LETTER_FUNCTION = "portal.outbox.consumer.deliver_dead_letter"
+JOB_TIMEOUT_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    queued: bool
+    outbox_ids: tuple[str, ...]
+    error: str | None = None
+
+
+def enqueue_envelopes(queue: Queue, outbox_ids: list[str], request_id: str | None = None) -> None:
+    """One pipeline for every envelope; raises if Redis does not take them."""
+    jobs = [
+        Queue.prepare_data(
+            JOB_FUNCTION,
+            args=(build_envelope(outbox_id, request_id),),
+            timeout=JOB_TIMEOUT_SECONDS,
+            meta={"attempt": 1},
+            result_ttl=600,
+            failure_ttl=7 * 86400,
+        )
+        for outbox_id in outbox_ids
+    ]
+    with queue.connection.pipeline() as pipe:
+        queue.enqueue_many(jobs, pipeline=pipe)
+        pipe.execute()
+
+
+def publish_outbox_rows(
+    db: Database, redis: Redis, outbox_ids: list[str], request_id: str | None = None
+) -> PublishResult:
+    if not outbox_ids:
+        return PublishResult(queued=True, outbox_ids=())
+    queue = email_queue(redis)
+    pause, error = FIRST_PAUSE_SECONDS, None
+    for attempt in range(1, PUBLISH_TRIES + 1):
+        try:
+            enqueue_envelopes(queue, outbox_ids, request_id)
+            error = None
+            break
+        except Exception as exc:  # any Redis failure: the rows are safe in the database
+            error = f"publish_failed: {type(exc).__name__}"
+            if attempt < PUBLISH_TRIES:
+                time.sleep(pause)
+                pause *= 2
+    if error is None:
+        _record_state(db, outbox_ids, ENQUEUED, None)
+        return PublishResult(queued=True, outbox_ids=tuple(outbox_ids))
+    log.warning("outbox rows remain pending after %d publish tries (%s): %s", PUBLISH_TRIES, error, outbox_ids)
+    # Only a failure to record this state reaches the caller.
+    _record_state(db, outbox_ids, PENDING, error)
+    return PublishResult(queued=False, outbox_ids=tuple(outbox_ids), error=error)
+
+
+def _record_state(db: Database, outbox_ids: list[str], status: str, error: str | None) -> None:
+    now = clock.now_iso()
+    params = {f"id{i}": outbox_id for i, outbox_id in enumerate(outbox_ids)}
+    placeholders = ", ".join(f":{name}" for name in params)
+    enqueued_at = ":now" if status == ENQUEUED else "enqueued_at"
+    with db.write() as conn:
+        conn.execute(
+            sa.text(
+                f"""
+                UPDATE email_outbox
+                SET status = :status,
+                    last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
+                                      THEN NULL ELSE COALESCE(:error, last_error) END,
+                    enqueued_at = {enqueued_at}, updated_at = :now
+                WHERE id IN ({placeholders})
+                  AND provider_message_id IS NULL
+                  AND status IN {sql_list(WAITING)}
+                """
+            ),
+            {**params, "status": status, "error": error, "now": now},
+        )

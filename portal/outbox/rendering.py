@@ -1,0 +1,56 @@
+"""Email bodies from templates/emails/, rendered without Flask so the worker can use them.
+
+Every email shares templates/emails/_layout.html; LAYOUT_VERSION is recorded on each outbox row
+so a person can tell which layout an email was first rendered with.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from portal.settings import PROJECT_ROOT
+
+LAYOUT_VERSION = 1
+EMAIL_TEMPLATES = PROJECT_ROOT / "templates" / "emails"
+
+
+@dataclass(frozen=True)
+class Attachment:
+    filename: str
+    content_b64: str
+    content_type: str
+
+
+@dataclass(frozen=True)
+class RenderedEmail:
+    """The message fields handed to the provider wrapper, and what gets frozen."""
+
+    from_address: str
+    subject: str
+    html: str
+    text: str
+    tags: tuple[tuple[str, str], ...] = ()
+    reply_to: str | None = None
+    attachments: tuple[Attachment, ...] = field(default=())
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(EMAIL_TEMPLATES)),
+        autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=False),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_bodies(template: str, context: dict) -> tuple[str, str]:
+    """(html, text) for templates/emails/<template>.html and .txt."""
+    env = _environment()
+    context = {**context, "layout_version": LAYOUT_VERSION}
+    html = env.get_template(f"{template}.html").render(context)
+    text = env.get_template(f"{template}.txt").render(context)
+    return html, text.strip() + "\n"

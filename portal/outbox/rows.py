@@ -1,0 +1,154 @@
+"""Every state change of an outbox row, each one guarded UPDATE.
+
+Eligibility and change are always tested in the same statement: a SELECT first could show two
+deliveries the same waiting row and reserve it for neither.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox import clock
+from portal.outbox.statuses import (
+    DEAD_LETTER, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RETRY, SENT, SUPPRESSED, UNSETTLED, WAITING, sql_list,
+)
+
+
+@dataclass(frozen=True)
+class ClaimedRow:
+    id: str
+    family: str
+    recipient: str
+    idempotency_key: str
+    attempt_count: int
+    template_input: str
+    environment: str
+    outcome_unknown: bool
+    first_attempt_at: str | None
+
+
+def claim_outbox_row(db: Database, outbox_id: str, claim_seconds: int) -> ClaimedRow | None:
+    """Admit one delivery: the row is ours until its claim expires, or None if it is not eligible.
+
+    A row that is reclaimed after an expired claim, past its first provider request, may have been
+    sent by the delivery that died: its outcome is unknown from then on.
+    """
+    now = clock.utcnow()
+    with db.write() as conn:
+        row = conn.execute(
+            sa.text(
+                f"""
+                UPDATE email_outbox
+                SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
+                                           THEN 1 ELSE outcome_unknown END,
+                    status = '{PROCESSING}',
+                    attempt_count = attempt_count + 1,
+                    claim_expires_at = :claim_expires_at,
+                    next_attempt_at = NULL,
+                    updated_at = :now
+                WHERE id = :id
+                  AND provider_message_id IS NULL
+                  AND (status IN {sql_list(WAITING)}
+                       OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
+                RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
+                          environment, outcome_unknown, first_attempt_at
+                """
+            ),
+            {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)},
+        ).mappings().first()
+    return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"])}) if row else None
+
+
+def record_first_attempt(conn: sa.Connection, outbox_id: str) -> None:
+    conn.execute(
+        sa.text("UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now) WHERE id = :id"),
+        {"id": outbox_id, "now": clock.now_iso()},
+    )
+
+
+def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
+    """Record acceptance, only while no message ID is recorded; the frozen payload goes with it."""
+    now = clock.now_iso()
+    with db.write() as conn:
+        changed = conn.execute(
+            sa.text(
+                f"""
+                UPDATE email_outbox
+                SET status = '{SENT}', provider_message_id = :message_id, sent_at = :now,
+                    claim_expires_at = NULL, next_attempt_at = NULL, last_error = NULL,
+                    outcome_unknown = 0, updated_at = :now
+                WHERE id = :id AND provider_message_id IS NULL
+                """
+            ),
+            {"id": outbox_id, "message_id": provider_message_id, "now": now},
+        ).rowcount
+        delete_frozen_payload(conn, outbox_id)
+    return changed == 1
+
+
+def mark_retry(db: Database, outbox_id: str, delay_seconds: float, reason: str, outcome_unknown: bool) -> bool:
+    """Our claim ends; the row waits for its next attempt. Only the claim holder's state moves."""
+    now = clock.utcnow()
+    with db.write() as conn:
+        return conn.execute(
+            sa.text(
+                f"""
+                UPDATE email_outbox
+                SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason,
+                    claim_expires_at = NULL,
+                    outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
+                WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}'
+                """
+            ),
+            {"id": outbox_id, "next_at": clock.iso_in(delay_seconds, now), "reason": reason,
+             "unknown": int(outcome_unknown), "now": clock.iso(now)},
+        ).rowcount == 1
+
+
+def settle_unsent(db: Database, outbox_id: str, status: str, reason: str | None) -> bool:
+    """A final state in which we hold no message ID (failed, suppressed, dead letter)."""
+    assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
+    now = clock.now_iso()
+    with db.write() as conn:
+        changed = conn.execute(
+            sa.text(
+                f"""
+                UPDATE email_outbox
+                SET status = :status, last_error = :reason, claim_expires_at = NULL,
+                    next_attempt_at = NULL, updated_at = :now
+                WHERE id = :id AND provider_message_id IS NULL AND status IN {sql_list(UNSETTLED)}
+                """
+            ),
+            {"id": outbox_id, "status": status, "reason": reason, "now": now},
+        ).rowcount
+        delete_frozen_payload(conn, outbox_id)
+    return changed == 1
+
+
+def mark_unclaimed_row_failed(db: Database, outbox_id: str) -> bool:
+    """An envelope whose ID no family recognises: fail an eligible row so it does not look alive."""
+    return settle_unsent(db, outbox_id, FAILED, OUTBOX_ID_UNCLAIMED)
+
+
+def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
+    conn.execute(sa.text("DELETE FROM email_frozen_payloads WHERE outbox_id = :id"), {"id": outbox_id})
+
+
+def is_suppressed(db: Database, email: str) -> bool:
+    with db.read() as conn:
+        return conn.execute(
+            sa.text("SELECT 1 FROM email_suppressions WHERE email = :e"), {"e": email.strip().lower()}
+        ).first() is not None
+
+
+def status_counts(db: Database) -> list[dict]:
+    with db.read() as conn:
+        return [
+            dict(row)
+            for row in conn.execute(
+                sa.text("SELECT family, status, COUNT(*) AS count FROM email_outbox GROUP BY family, status "
+                        "ORDER BY family, status")
+            ).mappings()
+        ]

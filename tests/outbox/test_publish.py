@@ -1,0 +1,114 @@
+"""Intents inside the caller's transaction; publication after commit, and what happens when it fails."""
+import pytest
+import sqlalchemy as sa
+
+from portal.db import AmbiguousCommitError
+from portal.outbox import EmailIntent, add_outbox_rows, publish_outbox_rows
+from portal.outbox.queues import email_queue
+from portal.outbox.statuses import ENQUEUED, PENDING, PROCESSING
+from portal.testing import free_port
+
+
+def intent(n=1, key=None):
+    return EmailIntent(family="notice", recipient=f"p{n}@example.org", idempotency_key=key or f"k{n}",
+                       data={"subject": "s", "body": "b"})
+
+
+def count_rows(ctx):
+    with ctx.db.read() as conn:
+        return conn.execute(sa.text("SELECT COUNT(*) FROM email_outbox")).scalar()
+
+
+def test_replaying_an_intent_creates_no_second_row(ctx):
+    with ctx.db.write() as conn:
+        first = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+    with ctx.db.write() as conn:
+        again = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+    assert first == again and count_rows(ctx) == 2
+
+
+def test_intent_and_domain_change_commit_together_or_not_at_all(ctx):
+    with pytest.raises(RuntimeError):
+        with ctx.db.write() as conn:
+            add_outbox_rows(conn, [intent(1)], ctx.settings)
+            raise RuntimeError("the domain write failed after the intent was added")
+    assert count_rows(ctx) == 0
+
+
+def test_an_ambiguous_commit_is_raised_not_replayed(ctx):
+    runs = []
+    with ctx.db.write() as conn:
+        conn.exec_driver_sql("CREATE TABLE parents (id INTEGER PRIMARY KEY)")
+        conn.exec_driver_sql("CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) "
+                             "DEFERRABLE INITIALLY DEFERRED)")
+    with pytest.raises(AmbiguousCommitError):
+        with ctx.db.write() as conn:
+            runs.append(1)
+            add_outbox_rows(conn, [intent(1)], ctx.settings)
+            conn.exec_driver_sql("INSERT INTO children VALUES (99)")  # fails only at COMMIT
+    assert runs == [1]
+    assert count_rows(ctx) == 0
+
+
+def test_a_busy_write_lock_is_waited_for_before_any_statement(ctx):
+    import threading
+    import time
+
+    holder_ready, release = threading.Event(), threading.Event()
+
+    def hold_the_lock():
+        with ctx.db.write() as conn:
+            conn.exec_driver_sql("CREATE TABLE held (x)")
+            holder_ready.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=hold_the_lock)
+    thread.start()
+    holder_ready.wait(5)
+    threading.Timer(0.3, release.set).start()
+    started = time.monotonic()
+    with ctx.db.write() as conn:
+        add_outbox_rows(conn, [intent(1)], ctx.settings)
+    thread.join()
+    assert count_rows(ctx) == 1
+    assert time.monotonic() - started >= 0.2
+
+
+def test_publish_moves_rows_to_enqueued(ctx, outbox_row):
+    with ctx.db.write() as conn:
+        ids = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+    result = publish_outbox_rows(ctx.db, ctx.redis, ids)
+    assert result.queued and result.outbox_ids == tuple(ids)
+    assert [outbox_row(i)["status"] for i in ids] == [ENQUEUED, ENQUEUED]
+    assert email_queue(ctx.redis).count == 2
+
+
+def test_publish_failure_leaves_rows_pending_with_the_reason(ctx, outbox_row):
+    import redis
+
+    with ctx.db.write() as conn:
+        ids = add_outbox_rows(conn, [intent(1)], ctx.settings)
+    unreachable = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=0.2)
+    result = publish_outbox_rows(ctx.db, unreachable, ids)
+    assert result.queued is False
+    row = outbox_row(ids[0])
+    assert row["status"] == PENDING and row["last_error"] == "publish_failed: ConnectionError"
+
+
+def test_a_late_publish_never_overwrites_a_claim(ctx, outbox_row):
+    with ctx.db.write() as conn:
+        ids = add_outbox_rows(conn, [intent(1)], ctx.settings)
+        conn.execute(sa.text("UPDATE email_outbox SET status = 'processing' WHERE id = :id"), {"id": ids[0]})
+    publish_outbox_rows(ctx.db, ctx.redis, ids)
+    assert outbox_row(ids[0])["status"] == PROCESSING
+
+
+def test_outbox_status_command_counts_by_family_and_status(ctx, runner_for):
+    with ctx.db.write() as conn:
+        add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+    runner = runner_for(ctx)
+    result = runner.invoke(args=["outbox", "status", "--json"])
+    assert result.exit_code == 0
+    import json
+    assert json.loads(result.output) == [{"family": "notice", "status": "pending", "count": 2}]
+    assert "notice" in runner.invoke(args=["outbox", "status"]).output

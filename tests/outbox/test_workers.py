@@ -1,0 +1,125 @@
+"""The whole path with real RQ workers (`python worker.py`) in their own processes."""
+import json
+import signal
+import time
+import zlib
+
+import sqlalchemy as sa
+
+from portal.outbox.publish import publish_outbox_rows
+from portal.outbox.queues import EMAIL_QUEUE, build_envelope, email_queue
+from portal.outbox.relay import relay_pass
+from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
+
+from portal.testing import redis_dump
+
+
+def statuses(ctx):
+    with ctx.db.read() as conn:
+        return dict(conn.execute(sa.text("SELECT status, COUNT(*) FROM email_outbox GROUP BY status")).all())
+
+
+def wait_until(condition, timeout=30.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return condition()
+
+
+def test_published_envelopes_are_json_without_contact_details(ctx, make_outbox_row, workers, provider_model, frozen_count):
+    recipients = [f"volunteer{n}@example.org" for n in range(5)]
+    ids = [make_outbox_row(recipient=r) for r in recipients]
+    result = publish_outbox_rows(ctx.db, ctx.redis, ids, request_id="req-1")
+    assert result.queued
+
+    (job,) = email_queue(ctx.redis).get_jobs()[:1]
+    raw = json.loads(zlib.decompress(ctx.redis.hget(f"rq:job:{job.id}", "data")))
+    assert raw[2] == [build_envelope(ids[0], "req-1")]  # (function, instance, args, kwargs) as JSON, never pickle
+
+    workers.drain()
+    assert statuses(ctx) == {SENT: 5}
+    assert sorted(e["to"][0] for e in provider_model.sent()) == sorted(recipients)
+    dump = redis_dump(ctx.redis)
+    assert dump, "the run should have left RQ's keys behind to inspect"
+    assert not any(r in dump or "example.org" in dump for r in recipients)
+    assert frozen_count() == 0
+
+
+def test_row_committed_but_never_published_is_found_by_the_relay(ctx, make_outbox_row, workers, provider_model, runner_for):
+    outbox_id = make_outbox_row()  # the process "stopped" after the domain transaction
+    workers.drain()
+    assert provider_model.sent() == []
+    result = runner_for(ctx).invoke(args=["outbox", "relay"])
+    assert result.exit_code == 0 and outbox_id in result.output
+    workers.drain()
+    assert statuses(ctx) == {SENT: 1} and len(provider_model.sent()) == 1
+
+
+def test_redis_losing_every_key_loses_no_email(ctx, make_outbox_row, workers, provider_model):
+    ids = [make_outbox_row(publish=True) for _ in range(3)]
+    ctx.redis.flushall()
+    time.sleep(ctx.settings.outbox_republish_after_seconds + 0.1)
+    assert sorted(relay_pass(ctx.db, ctx.redis, ctx.settings).published) == sorted(ids)
+    workers.drain()
+    assert statuses(ctx) == {SENT: 3} and len(provider_model.sent()) == 3
+
+
+def test_the_same_envelope_many_times_to_several_workers_sends_once(ctx, make_outbox_row, workers, provider_model):
+    outbox_id = make_outbox_row()
+    provider_model.fail_next("slow_accept", delay=0.5)  # keep the first send in flight while others arrive
+    queue = email_queue(ctx.redis)
+    for _ in range(30):
+        queue.enqueue("portal.outbox.consumer.deliver_outbox_message", build_envelope(outbox_id))
+    processes = [workers(burst=True) for _ in range(3)]
+    for process in processes:
+        process.communicate(timeout=60)
+        assert process.returncode == 0
+    assert statuses(ctx) == {SENT: 1}
+    assert len(provider_model.sent()) == 1
+    assert len(provider_model.requests()) == 1, "the claim admits one delivery while it lasts"
+
+
+def test_retries_are_delayed_by_the_rq_scheduler_then_sent(ctx, make_outbox_row, workers, provider_model, outbox_row):
+    outbox_id = make_outbox_row(publish=True)
+    provider_model.fail_next("http_500", count=2)
+    workers()
+    assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=40)
+    row = outbox_row(outbox_id)
+    assert row["attempt_count"] == 3
+    at = [r["at"] for r in provider_model.requests()]
+    assert len(at) == 3 and len(provider_model.sent()) == 1
+
+
+def test_exhausted_retries_end_in_the_dead_letter_queue(ctx, make_outbox_row, workers, provider_model, outbox_row):
+    outbox_id = make_outbox_row(publish=True)
+    provider_model.fail_next("http_429", count=50)
+    workers()
+    assert wait_until(lambda: outbox_row(outbox_id)["status"] == DEAD_LETTER, timeout=60)
+    row = outbox_row(outbox_id)
+    assert row["last_error"] == DELIVERY_EXHAUSTED
+    assert row["attempt_count"] == ctx.settings.outbox_max_attempts
+    assert provider_model.sent() == []
+
+
+def test_worker_killed_mid_send_the_relay_recovers_and_one_email_goes_out(
+    ctx, make_outbox_row, workers, provider_model, outbox_row
+):
+    outbox_id = make_outbox_row(publish=True)
+    provider_model.fail_next("slow_accept", delay=2)
+    victim = workers()
+    assert wait_until(lambda: len(provider_model.requests()) == 1, timeout=20)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert outbox_row(outbox_id)["status"] == "processing"
+    # The provider finishes the accepted request; our record of it died with the worker.
+    assert wait_until(lambda: len(provider_model.sent()) == 1, timeout=10)
+
+    time.sleep(ctx.settings.outbox_claim_seconds + 0.1)
+    assert outbox_id in relay_pass(ctx.db, ctx.redis, ctx.settings).published
+    workers.drain()
+    row = outbox_row(outbox_id)
+    assert row["status"] == SENT and row["provider_message_id"] == provider_model.sent()[0]["id"]
+    assert len(provider_model.sent()) == 1
+    assert provider_model.requests()[-1]["outcome"] == "replayed"
