@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from portal.seed import seed_demo
 from portal.db import Database
+from portal.seed import seed_demo
+from portal.settings import DEV_WEBHOOK_SECRET
 from portal.testing import free_port, stop_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,21 +33,44 @@ def portal_env(tmp_path, database_path, redis_server):
     }
 
 
+class PortalStack:
+    """A running portal: gunicorn, one email worker and the provider model, on free ports."""
+
+    def __init__(self, url, model, database_url):
+        self.url = url
+        self.model = model
+        self.db = Database(database_url)
+
+
 @pytest.fixture
-def portal_url(portal_env, database_path):
+def stack(portal_env, database_path):
+    from portal.provider_model import ProviderModel
+
     seed_demo(Database(portal_env["DATABASE_URL"]))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {**portal_env, "PUBLIC_BASE_URL": url}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}", "portal:create_app()"],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    model = ProviderModel(port=0, webhook_url=f"{url}/webhooks/resend",
+                          webhook_secret=DEV_WEBHOOK_SECRET).start()
+    env = {**portal_env, "PUBLIC_BASE_URL": url, "RESEND_API_URL": model.url, "RELAY_INTERVAL_SECONDS": "1",
+           "OUTBOX_REPUBLISH_AFTER_SECONDS": "2", "OUTBOX_RETRY_BASE_SECONDS": "1"}
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
+                          "portal:create_app()"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+        subprocess.Popen([sys.executable, "worker.py"], env=env, cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+    ]
     try:
-        wait_for_port(port, timeout=30, process=server)
-        yield url
+        wait_for_port(port, timeout=30, process=processes[0])
+        yield PortalStack(url, model, portal_env["DATABASE_URL"])
     finally:
-        stop_process(server)
+        for process in processes:
+            stop_process(process)
+        model.stop()
+
+
+@pytest.fixture
+def portal_url(stack):
+    return stack.url
 
 
 @pytest.fixture(scope="session")
@@ -70,9 +94,22 @@ def page(browser, request):
 class PortalPages:
     """Small page helpers so tests read as what a person does."""
 
-    def __init__(self, page, base_url):
+    def __init__(self, page, stack):
         self.page = page
-        self.base_url = base_url
+        self.stack = stack
+        self.base_url = stack.url
+
+    def wait_for_email(self, to, subject_contains="", timeout=30.0):
+        """The email the provider model accepted for this address, once the worker has sent it."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for email in self.stack.model.sent():
+                if to in email["to"] and subject_contains in email["subject"]:
+                    return email
+            time.sleep(0.2)
+        raise AssertionError(f"no email to {to!r} with {subject_contains!r} within {timeout}s")
 
     def sign_in(self, email, password):
         self.page.goto(f"{self.base_url}/login")
@@ -82,5 +119,5 @@ class PortalPages:
 
 
 @pytest.fixture
-def pages(page, portal_url):
-    return PortalPages(page, portal_url)
+def pages(page, stack):
+    return PortalPages(page, stack)

@@ -1,5 +1,6 @@
 """A company applied to become a partner: the confirmation, and the admin's decision."""
 from portal.outbox.families.base import Family
+from portal.tokens import accept_url
 
 DECISION_SUBJECTS = {
     "approve": "Welcome to TEEI: your partner application is approved",
@@ -21,4 +22,7 @@ DECISION = Family(
     template="application_decision",
     template_version=1,
     subject=lambda data: DECISION_SUBJECTS[data["decision"]],
+    # An approval invites the contact as the company's first manager; the link is built here.
+    prepare=lambda data, settings: {
+        **data, "accept_url": accept_url(settings, data["token_nonce"]) if data.get("token_nonce") else None},
 )

@@ -17,11 +17,14 @@ class Family:
     template_version: int
     subject: Callable[[dict], str]
     reply_to: Callable[[dict, Settings], str | None] = lambda data, settings: None
+    # Values computed at render time from stored input (e.g. a link that needs SECRET_KEY).
+    prepare: Callable[[dict, Settings], dict] = lambda data, settings: data
 
     def new_outbox_id(self) -> str:
         return f"{self.id_prefix}_{uuid.uuid4().hex}"
 
     def render(self, data: dict, settings: Settings) -> RenderedEmail:
+        data = self.prepare(data, settings)
         html, text = render_bodies(self.template, {**data, "base_url": settings.public_base_url})
         return RenderedEmail(
             from_address=settings.email_from,

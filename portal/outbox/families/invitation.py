@@ -1,5 +1,6 @@
 """A manager invites a colleague to volunteer in a TEEI programme."""
 from portal.outbox.families.base import Family
+from portal.tokens import accept_url
 
 PROGRAMMES = {"language": "TEEI Language", "mentorship": "TEEI Mentorship"}
 
@@ -9,4 +10,6 @@ FAMILY = Family(
     template="invitation",
     template_version=1,
     subject=lambda data: f"{data['company_name']} invites you to volunteer with {PROGRAMMES[data['programme']]}",
+    prepare=lambda data, settings: {**data, "programme_name": PROGRAMMES[data["programme"]],
+                                    "accept_url": accept_url(settings, data["token_nonce"])},
 )

@@ -1,0 +1,44 @@
+import re
+
+from playwright.sync_api import expect
+
+from portal.seed import DEMO_PASSWORD
+
+MANAGER = "manager@northwind.example"
+
+
+def test_manager_invites_colleagues_and_one_accepts(pages, page, browser):
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.get_by_role("link", name="Invitations").click()
+    page.get_by_role("link", name="Invite colleagues").first.click()
+
+    emails = page.get_by_label("Email addresses")
+    emails.fill("ana@northwind.example\nben@northwind\ncai@northwind.example")
+    page.get_by_label("TEEI Language").check()
+    page.get_by_role("button", name="Send invitations").click()
+    expect(page.get_by_role("alert")).to_contain_text("“ben@northwind” is not a valid email address.")
+    expect(emails).to_have_value(re.compile("ben@northwind"))
+
+    emails.fill("ana@northwind.example\nben@northwind.example\ncai@northwind.example")
+    page.get_by_role("button", name="Send invitations").click()
+    expect(page.get_by_role("status")).to_contain_text("Invited 3 colleagues")
+
+    email = pages.wait_for_email("ben@northwind.example", "invites you to volunteer")
+    assert "nothing to log" in email["text"]
+    link = re.search(r"http://127\.0\.0\.1:\d+/invitations/accept/[\w-]+", email["text"]).group(0)
+
+    colleague = browser.new_context().new_page()
+    colleague.goto(link)
+    expect(colleague.get_by_role("heading", level=1)).to_have_text("Join Northwind Logistics at TEEI")
+    colleague.get_by_label("Your name").fill("Ben Okafor")
+    colleague.get_by_label("Choose a password").fill("volunteer-password")
+    colleague.get_by_role("button", name="Create my account").click()
+    expect(colleague.get_by_role("heading", level=1)).to_have_text("My volunteering")
+    expect(colleague.get_by_text("Ben Okafor · Northwind Logistics")).to_be_visible()
+    colleague.screenshot(path="test-artifacts/invitation-accepted-employee.png", full_page=True)
+    colleague.context.close()
+
+    page.reload()
+    row = page.get_by_role("row", name=re.compile("ben@northwind.example"))
+    expect(row).to_contain_text("accepted")
+    expect(page.get_by_role("row", name=re.compile("ana@northwind.example"))).to_contain_text("open")
