@@ -26,8 +26,9 @@ BIN = Path(sys.executable).parent
 children: list[tuple[str, subprocess.Popen]] = []
 
 
-def start(name: str, args: list[str], env: dict) -> subprocess.Popen:
-    process = subprocess.Popen(args, env=env, cwd=ROOT)
+def start(name: str, args: list[str], env: dict, log_file: Path | None = None) -> subprocess.Popen:
+    output = open(log_file, "ab") if log_file else None
+    process = subprocess.Popen(args, env=env, cwd=ROOT, stdout=output, stderr=output)
     children.append((name, process))
     return process
 
@@ -61,9 +62,9 @@ def ensure_redis(settings: Settings, env: dict) -> None:
     data_dir = settings.instance_path / "redis"
     data_dir.mkdir(parents=True, exist_ok=True)
     port = parsed.port or 6379
-    print(f"starting redis-server on 127.0.0.1:{port}")
+    print(f"starting redis-server on 127.0.0.1:{port} (log: {data_dir / 'redis.log'})")
     process = start("redis", ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir),
-                              "--appendonly", "yes", "--loglevel", "warning"], env)
+                              "--appendonly", "yes", "--loglevel", "warning"], env, log_file=data_dir / "redis.log")
     wait_for_port(port, process=process)
 
 
@@ -93,6 +94,8 @@ def main() -> int:
         print(error.code, file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(0)))
+    # A shell that starts us in the background leaves SIGINT ignored; Ctrl-C must always stop us.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         ensure_redis(settings, env)
         flask = [str(BIN / "flask"), "--app", "portal"]

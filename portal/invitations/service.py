@@ -57,6 +57,60 @@ def parse_addresses(text: str) -> ParsedAddresses:
     return parsed
 
 
+_UPSERT_INVITATION = sa.text(
+    """
+    INSERT INTO invitations (company_id, email, role, programme, token_nonce, token_hash, invited_by,
+                             expires_at, created_at)
+    VALUES (:company_id, :email, :role, :programme, :nonce, :hash, :invited_by, :expires, :now)
+    ON CONFLICT (company_id, email) DO UPDATE
+      SET token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
+          role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
+          expires_at = excluded.expires_at, send_count = invitations.send_count + 1
+      WHERE invitations.accepted_at IS NULL
+    """
+)
+
+
+def insert_invitations(
+    conn: sa.Connection,
+    settings: Settings,
+    *,
+    company_id: int,
+    emails: list[str],
+    role: str,
+    programme: str | None,
+    invited_by: int | None,
+) -> dict[str, tuple[int, str, int]]:
+    """Create, or renew unaccepted, invitation rows inside the caller's transaction.
+
+    Returns {email: (invitation id, token nonce, send number)} for each address that is now open;
+    an address whose invitation was already accepted is left out. The caller adds the email intents,
+    keyed on the send number.
+    """
+    now = clock.utcnow()
+    expires = clock.iso(now + timedelta(days=INVITATION_DAYS))
+    rows = []
+    for email in emails:
+        nonce = tokens.new_nonce()
+        rows.append({"company_id": company_id, "email": email, "role": role, "programme": programme,
+                     "nonce": nonce, "hash": tokens.token_hash(tokens.token_for(settings.secret_key, nonce)),
+                     "invited_by": invited_by, "expires": expires, "now": clock.iso(now)})
+    if not rows:
+        return {}
+    conn.execute(_UPSERT_INVITATION, rows)
+    opened = {}
+    for start in range(0, len(emails), 500):
+        params = {f"e{i}": email for i, email in enumerate(emails[start:start + 500])}
+        placeholders = ", ".join(f":{name}" for name in params)
+        for row in conn.execute(
+            sa.text(f"SELECT id, email, token_nonce, send_count FROM invitations WHERE company_id = :company_id "
+                    f"AND accepted_at IS NULL AND email IN ({placeholders})"),
+            {**params, "company_id": company_id},
+        ):
+            opened[row.email] = (row.id, row.token_nonce, row.send_count)
+    return opened
+
+
 def insert_invitation(
     conn: sa.Connection,
     settings: Settings,
@@ -67,34 +121,12 @@ def insert_invitation(
     programme: str | None,
     invited_by: int | None,
 ) -> tuple[int, str, int]:
-    """Create, or renew an expired or unaccepted, invitation row; return (id, token nonce, send number).
-
-    Runs inside the caller's transaction. The caller adds the email intent keyed on the send number.
-    """
-    nonce = tokens.new_nonce()
-    token_hash = tokens.token_hash(tokens.token_for(settings.secret_key, nonce))
-    now = clock.utcnow()
-    expires = clock.iso(now + timedelta(days=INVITATION_DAYS))
-    row = conn.execute(
-        sa.text(
-            """
-            INSERT INTO invitations (company_id, email, role, programme, token_nonce, token_hash, invited_by,
-                                     expires_at, created_at)
-            VALUES (:company_id, :email, :role, :programme, :nonce, :hash, :invited_by, :expires, :now)
-            ON CONFLICT (company_id, email) DO UPDATE
-              SET token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
-                  role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
-                  expires_at = excluded.expires_at, send_count = invitations.send_count + 1
-              WHERE invitations.accepted_at IS NULL
-            RETURNING id, token_nonce, send_count
-            """
-        ),
-        {"company_id": company_id, "email": email, "role": role, "programme": programme, "nonce": nonce,
-         "hash": token_hash, "invited_by": invited_by, "expires": expires, "now": clock.iso(now)},
-    ).first()
-    if row is None:
+    """One invitation (see insert_invitations); refuses an address that already accepted."""
+    opened = insert_invitations(conn, settings, company_id=company_id, emails=[email], role=role,
+                                programme=programme, invited_by=invited_by)
+    if email not in opened:
         raise InvitationError(f"{email} has already accepted an invitation.")
-    return row.id, row.token_nonce, row.send_count
+    return opened[email]
 
 
 @dataclass(frozen=True)
@@ -132,13 +164,13 @@ def invite_colleagues(
             elif address in live_invitations:
                 live.append(address)
             else:
-                invitation_id, nonce, send_number = insert_invitation(
-                    conn, settings, company_id=manager.company_id, email=address, role="employee",
-                    programme=programme, invited_by=manager.id,
-                )
-                intents.append(_invitation_email(invitation_id, send_number, address, nonce, programme, manager))
                 invited.append(address)
-        ids = add_outbox_rows(conn, intents, settings) if intents else []
+        opened = insert_invitations(conn, settings, company_id=manager.company_id, emails=invited,
+                                    role="employee", programme=programme, invited_by=manager.id)
+        for address in invited:
+            invitation_id, nonce, send_number = opened[address]
+            intents.append(_invitation_email(invitation_id, send_number, address, nonce, programme, manager))
+        ids = add_outbox_rows(conn, intents, settings)
     result = publish_outbox_rows(db, redis, ids) if ids else PublishResult(queued=True, outbox_ids=())
     return InviteResult(tuple(invited), tuple(live), tuple(members), result.queued)
 

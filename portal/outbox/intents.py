@@ -27,41 +27,50 @@ class EmailIntent:
     subject_ref: str | None = None
 
 
+_INSERT_ROW = sa.text(
+    """
+    INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
+        template_version, layout_version, template_input, environment, subject_ref,
+        created_at, updated_at)
+    VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
+        :layout_version, :data, :environment, :subject_ref, :now, :now)
+    ON CONFLICT (idempotency_key) DO NOTHING
+    """
+)
+
+
 def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: Settings) -> list[str]:
-    """Insert one row per intent (ON CONFLICT DO NOTHING); return the row IDs, existing or new."""
+    """Insert one row per intent (ON CONFLICT DO NOTHING); return the row IDs, existing or new, in order."""
+    if not intents:
+        return []
     now = clock.now_iso()
-    ids = []
+    rows = []
     for intent in intents:
         family = get_family(intent.family)
-        conn.execute(
-            sa.text(
-                """
-                INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
-                    template_version, layout_version, template_input, environment, subject_ref,
-                    created_at, updated_at)
-                VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
-                    :layout_version, :data, :environment, :subject_ref, :now, :now)
-                ON CONFLICT (idempotency_key) DO NOTHING
-                """
-            ),
-            {
-                "id": family.new_outbox_id(),
-                "family": family.name,
-                "recipient": intent.recipient.strip().lower(),
-                "key": intent.idempotency_key,
-                "status": PENDING,
-                "template": family.template,
-                "template_version": family.template_version,
-                "layout_version": LAYOUT_VERSION,
-                "data": json.dumps(intent.data, sort_keys=True),
-                "environment": settings.portal_env,
-                "subject_ref": intent.subject_ref,
-                "now": now,
-            },
-        )
-        ids.append(
-            conn.execute(
-                sa.text("SELECT id FROM email_outbox WHERE idempotency_key = :key"), {"key": intent.idempotency_key}
-            ).scalar_one()
-        )
-    return ids
+        rows.append({
+            "id": family.new_outbox_id(),
+            "family": family.name,
+            "recipient": intent.recipient.strip().lower(),
+            "key": intent.idempotency_key,
+            "status": PENDING,
+            "template": family.template,
+            "template_version": family.template_version,
+            "layout_version": LAYOUT_VERSION,
+            "data": json.dumps(intent.data, sort_keys=True),
+            "environment": settings.portal_env,
+            "subject_ref": intent.subject_ref,
+            "now": now,
+        })
+    conn.execute(_INSERT_ROW, rows)
+    # A replayed intent kept its first row: read every ID back by key.
+    keys = [row["key"] for row in rows]
+    ids_by_key = {}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start:start + 500]
+        params = {f"k{i}": key for i, key in enumerate(chunk)}
+        placeholders = ", ".join(f":{name}" for name in params)
+        ids_by_key.update(conn.execute(
+            sa.text(f"SELECT idempotency_key, id FROM email_outbox WHERE idempotency_key IN ({placeholders})"),
+            params,
+        ).all())
+    return [ids_by_key[key] for key in keys]
