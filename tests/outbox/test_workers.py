@@ -123,3 +123,20 @@ def test_worker_killed_mid_send_the_relay_recovers_and_one_email_goes_out(
     assert row["status"] == SENT and row["provider_message_id"] == provider_model.sent()[0]["id"]
     assert len(provider_model.sent()) == 1
     assert provider_model.requests()[-1]["outcome"] == "replayed"
+
+
+def test_the_worker_runs_the_relay_on_its_schedule(ctx, make_outbox_row, workers, provider_model, outbox_row):
+    outbox_id = make_outbox_row()  # committed, never published
+    workers()
+    assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30)
+    assert len(provider_model.sent()) == 1
+
+
+def test_only_one_relay_pass_runs_at_a_time(ctx):
+    from portal.outbox.worker import RELAY_LOCK_KEY, run_relay_once_with_lock
+
+    ctx.redis.set(RELAY_LOCK_KEY, "another-worker", ex=30)
+    assert run_relay_once_with_lock(ctx) is False
+    ctx.redis.delete(RELAY_LOCK_KEY)
+    assert run_relay_once_with_lock(ctx) is True
+    assert ctx.redis.get(RELAY_LOCK_KEY) is None, "a finished pass releases its lock"
