@@ -16,7 +16,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     """Build the web app. Settings come from the environment unless a test passes its own."""
     from flask import Flask
 
-    from portal.services import Services
+    from portal.context import PortalContext
 
     settings = settings or Settings.from_env()
     app = Flask(
@@ -40,7 +40,8 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     )
     if config:
         app.config.update(config)
-    app.extensions["portal"] = Services.from_settings(settings)
+    # Short Redis timeouts: an outage must not hang a web request.
+    app.extensions["portal"] = PortalContext.from_settings(settings, redis_timeout=2)
     # Areas add their pages to the menu with add_nav_link; the layout reads these lists.
     app.config.setdefault("NAV", {"admin": [], "manager": [], "public": []})
     app.context_processor(lambda: {f"{role}_nav": links for role, links in app.config["NAV"].items()})

@@ -1,32 +1,15 @@
-"""The app's shared handles (settings, database, Redis), built once per app in the factory."""
+"""Request-time access to the app's PortalContext (settings, database, Redis), built in the factory."""
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from flask import current_app
 from redis import Redis
 
+from portal.context import PortalContext
 from portal.db import Database
 from portal.settings import Settings
 
 
-@dataclass
-class Services:
-    settings: Settings
-    db: Database
-    redis: Redis
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "Services":
-        return cls(
-            settings=settings,
-            db=Database(settings.database_url),
-            # Short timeouts: a Redis outage must not hang a web request.
-            redis=Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2),
-        )
-
-
-def get_services() -> Services:
+def get_services() -> PortalContext:
     return current_app.extensions["portal"]
 
 

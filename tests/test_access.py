@@ -51,7 +51,8 @@ def test_admin_sees_companies(client, auth, make_user):
     assert "Partner companies" in page and "Acme Ltd" in page
 
 
-ALLOWED_PUBLIC = {"/", "/healthz", "/login", "/invitations/accept/<token>", "/webhooks/resend", "/apply", "/demo"}
+ALLOWED_PUBLIC = {"/", "/healthz", "/login", "/invitations/accept/<token>", "/webhooks/resend", "/apply", "/apply/thanks",
+                  "/demo", "/demo/thanks"}
 
 
 def test_public_endpoints_are_only_the_known_few(app):

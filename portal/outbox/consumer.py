@@ -12,7 +12,8 @@ from datetime import timedelta
 
 from rq import get_current_job
 
-from portal.outbox.context import OutboxContext, retry_delay
+from portal.context import PortalContext
+from portal.outbox.retry import retry_delay
 from portal.outbox.delivery import RETRYING, deliver_outbox_row
 from portal.outbox.families import family_for_outbox_id
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION, JOB_TIMEOUT_SECONDS
@@ -21,16 +22,16 @@ from portal.outbox.rows import mark_unclaimed_row_failed, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED
 
 log = logging.getLogger(__name__)
-_context: OutboxContext | None = None
+_context: PortalContext | None = None
 
 
-def use_context(context: OutboxContext | None) -> None:
+def use_context(context: PortalContext | None) -> None:
     """The worker sets its context once at start; jobs read it here."""
     global _context
     _context = context
 
 
-def _current_context() -> OutboxContext:
+def _current_context() -> PortalContext:
     if _context is None:
         raise RuntimeError("the outbox worker context is not set; start workers with worker.py")
     return _context
@@ -48,7 +49,7 @@ def deliver_dead_letter(envelope) -> str:
     return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
 
 
-def handle_message(ctx: OutboxContext, body, *, attempt: int, dead_letter: bool) -> str:
+def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool) -> str:
     """Returns what was decided; raising makes RQ keep the job as failed (the relay recovers the row)."""
     if not is_valid_envelope(body):
         log.warning("acknowledged an invalid envelope")
@@ -76,7 +77,7 @@ def handle_message(ctx: OutboxContext, body, *, attempt: int, dead_letter: bool)
         return f"retry:{type(error).__name__}"
 
 
-def schedule_retry(ctx: OutboxContext, body: dict, attempt: int, delay_seconds: float) -> None:
+def schedule_retry(ctx: PortalContext, body: dict, attempt: int, delay_seconds: float) -> None:
     """Re-deliver after the delay, or hand the message to the dead-letter queue once attempts run out."""
     if attempt >= ctx.settings.outbox_max_attempts:
         dead_letter_queue(ctx.redis).enqueue(DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS,

@@ -5,7 +5,8 @@ import json
 from dataclasses import dataclass
 
 from portal.outbox import clock, provider as answers
-from portal.outbox.context import OutboxContext, retry_delay
+from portal.context import PortalContext
+from portal.outbox.retry import retry_delay
 from portal.outbox.families.base import Family
 from portal.outbox.freeze import freeze_or_replay
 from portal.outbox.rows import (
@@ -24,7 +25,7 @@ class DeliveryOutcome:
     attempt: int = 0
 
 
-def deliver_outbox_row(ctx: OutboxContext, outbox_id: str, family: Family) -> DeliveryOutcome:
+def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family) -> DeliveryOutcome:
     settings, db = ctx.settings, ctx.db
     row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds)
     if row is None:

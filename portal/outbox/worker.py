@@ -15,7 +15,7 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from portal.outbox.consumer import use_context
-from portal.outbox.context import OutboxContext
+from portal.context import PortalContext
 from portal.outbox.queues import dead_letter_queue, email_queue
 from portal.outbox.relay import relay_pass
 from portal.settings import Settings
@@ -29,7 +29,7 @@ def worker_queues(redis) -> list:
     return [email_queue(redis), dead_letter_queue(redis)]
 
 
-def run_relay_once_with_lock(ctx: OutboxContext) -> bool:
+def run_relay_once_with_lock(ctx: PortalContext) -> bool:
     """One relay pass, unless another worker holds the lock; True if this call ran it."""
     token = uuid.uuid4().hex
     lock_seconds = max(ctx.settings.relay_interval_seconds, 30)
@@ -48,7 +48,7 @@ def run_relay_once_with_lock(ctx: OutboxContext) -> bool:
     return True
 
 
-def _relay_loop(ctx: OutboxContext, stop: threading.Event) -> None:
+def _relay_loop(ctx: PortalContext, stop: threading.Event) -> None:
     while not stop.wait(ctx.settings.relay_interval_seconds):
         try:
             run_relay_once_with_lock(ctx)
@@ -58,7 +58,7 @@ def _relay_loop(ctx: OutboxContext, stop: threading.Event) -> None:
 
 def run_worker(settings: Settings, *, burst: bool = False) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    ctx = OutboxContext.from_settings(settings)
+    ctx = PortalContext.from_settings(settings)
     use_context(ctx)
     worker = SimpleWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
     stop = threading.Event()

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from portal.outbox import EmailIntent, add_outbox_rows, publish_outbox_rows
 from portal.outbox.consumer import use_context
-from portal.outbox.context import OutboxContext
+from portal.context import PortalContext
 from portal.provider_model import ProviderModel
 from portal.testing import stop_process
 
@@ -42,7 +42,7 @@ def outbox_settings(settings, provider_model):
 
 @pytest.fixture
 def ctx(outbox_settings):
-    context = OutboxContext.from_settings(outbox_settings)
+    context = PortalContext.from_settings(outbox_settings)
     use_context(context)
     yield context
     use_context(None)
