@@ -9,9 +9,7 @@ from portal.context import PortalContext
 from portal.outbox.retry import retry_delay
 from portal.outbox.families.base import Family
 from portal.outbox.freeze import freeze_or_replay
-from portal.outbox.rows import (
-    claim_outbox_row, is_suppressed, mark_retry, mark_sent, settle_unsent,
-)
+from portal.outbox.rows import claim_outbox_row, mark_retry, mark_sent, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
 SKIPPED, SETTLED, RETRYING = "skipped", "settled", "retry"
@@ -34,7 +32,7 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family) -> De
     if row.attempt_count > settings.outbox_max_attempts:
         settle_unsent(db, row.id, DEAD_LETTER, DELIVERY_EXHAUSTED)
         return DeliveryOutcome(SETTLED, DELIVERY_EXHAUSTED)
-    if is_suppressed(db, row.recipient):
+    if row.suppressed:
         settle_unsent(db, row.id, SUPPRESSED, "recipient_suppressed")
         return DeliveryOutcome(SETTLED, SUPPRESSED)
     if row.outcome_unknown and _provider_window_passed(row.first_attempt_at, settings):

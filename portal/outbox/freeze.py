@@ -22,6 +22,17 @@ REQUIRED_COLUMNS = frozenset({
     "attachment_filename", "attachment_content", "attachment_content_type", "created_at",
 })
 _verified_databases: set[str] = set()
+# Stores our fields only if no attempt froze first, and only while the row is still ours to send.
+_FREEZE = sa.text(
+    f"""
+    INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
+        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at)
+    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags, :a_name, :a_content, :a_type, :now
+    WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
+                  AND provider_message_id IS NULL)
+    """
+)
+_READ_FROZEN = sa.text("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
 
 
 class FreezeError(RuntimeError):
@@ -51,16 +62,7 @@ def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> R
     attachment = rendered.attachments[0] if rendered.attachments else None
     with db.write() as conn:
         conn.execute(
-            sa.text(
-                f"""
-                INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
-                    html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at)
-                SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags, :a_name, :a_content,
-                       :a_type, :now
-                WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
-                              AND provider_message_id IS NULL)
-                """
-            ),
+            _FREEZE,
             {
                 "id": outbox_id,
                 "from_address": rendered.from_address,
@@ -75,9 +77,7 @@ def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> R
                 "now": clock.now_iso(),
             },
         )
-        stored = conn.execute(
-            sa.text("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id"), {"id": outbox_id}
-        ).mappings().first()
+        stored = conn.execute(_READ_FROZEN, {"id": outbox_id}).mappings().first()
         if stored is None:
             return None
         record_first_attempt(conn, outbox_id)

@@ -27,38 +27,46 @@ class ClaimedRow:
     environment: str
     outcome_unknown: bool
     first_attempt_at: str | None
+    suppressed: bool   # the recipient is on the suppression list at claim time
+
+
+# Built once: these run for every email.
+_CLAIM = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
+                               THEN 1 ELSE outcome_unknown END,
+        status = '{PROCESSING}',
+        attempt_count = attempt_count + 1,
+        claim_expires_at = :claim_expires_at,
+        next_attempt_at = NULL,
+        updated_at = :now
+    WHERE id = :id
+      AND provider_message_id IS NULL
+      AND (status IN {sql_list(WAITING)}
+           OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
+    RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
+              environment, outcome_unknown, first_attempt_at,
+              EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed
+    """
+)
 
 
 def claim_outbox_row(db: Database, outbox_id: str, claim_seconds: int) -> ClaimedRow | None:
     """Admit one delivery: the row is ours until its claim expires, or None if it is not eligible.
 
     A row that is reclaimed after an expired claim, past its first provider request, may have been
-    sent by the delivery that died: its outcome is unknown from then on.
+    sent by the delivery that died: its outcome is unknown from then on. The suppression list is
+    read in the same statement, so the check costs no extra round trip.
     """
     now = clock.utcnow()
     with db.write() as conn:
         row = conn.execute(
-            sa.text(
-                f"""
-                UPDATE email_outbox
-                SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
-                                           THEN 1 ELSE outcome_unknown END,
-                    status = '{PROCESSING}',
-                    attempt_count = attempt_count + 1,
-                    claim_expires_at = :claim_expires_at,
-                    next_attempt_at = NULL,
-                    updated_at = :now
-                WHERE id = :id
-                  AND provider_message_id IS NULL
-                  AND (status IN {sql_list(WAITING)}
-                       OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
-                RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
-                          environment, outcome_unknown, first_attempt_at
-                """
-            ),
-            {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)},
+            _CLAIM, {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
         ).mappings().first()
-    return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"])}) if row else None
+    if row is None:
+        return None
+    return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})
 
 
 def record_first_attempt(conn: sa.Connection, outbox_id: str) -> None:
@@ -68,22 +76,23 @@ def record_first_attempt(conn: sa.Connection, outbox_id: str) -> None:
     )
 
 
+_MARK_SENT = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = '{SENT}', provider_message_id = :message_id, sent_at = :now,
+        claim_expires_at = NULL, next_attempt_at = NULL, last_error = NULL,
+        outcome_unknown = 0, updated_at = :now
+    WHERE id = :id AND provider_message_id IS NULL
+    """
+)
+_DELETE_FROZEN = sa.text("DELETE FROM email_frozen_payloads WHERE outbox_id = :id")
+
+
 def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
     """Record acceptance, only while no message ID is recorded; the frozen payload goes with it."""
     now = clock.now_iso()
     with db.write() as conn:
-        changed = conn.execute(
-            sa.text(
-                f"""
-                UPDATE email_outbox
-                SET status = '{SENT}', provider_message_id = :message_id, sent_at = :now,
-                    claim_expires_at = NULL, next_attempt_at = NULL, last_error = NULL,
-                    outcome_unknown = 0, updated_at = :now
-                WHERE id = :id AND provider_message_id IS NULL
-                """
-            ),
-            {"id": outbox_id, "message_id": provider_message_id, "now": now},
-        ).rowcount
+        changed = conn.execute(_MARK_SENT, {"id": outbox_id, "message_id": provider_message_id, "now": now}).rowcount
         delete_frozen_payload(conn, outbox_id)
     return changed == 1
 
@@ -133,14 +142,7 @@ def mark_unclaimed_row_failed(db: Database, outbox_id: str) -> bool:
 
 
 def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
-    conn.execute(sa.text("DELETE FROM email_frozen_payloads WHERE outbox_id = :id"), {"id": outbox_id})
-
-
-def is_suppressed(db: Database, email: str) -> bool:
-    with db.read() as conn:
-        return conn.execute(
-            sa.text("SELECT 1 FROM email_suppressions WHERE email = :e"), {"e": email.strip().lower()}
-        ).first() is not None
+    conn.execute(_DELETE_FROZEN, {"id": outbox_id})
 
 
 def status_counts(db: Database) -> list[dict]:

@@ -1,0 +1,297 @@
+"""Outbox throughput against bare RQ, with the same worker class and count.
+
+    .venv/bin/python bench/outbox_throughput.py [--n 2000] [--workers 2] [--no-fork] [--model subprocess]
+
+For each worker class (RQ's SimpleWorker, which worker.py uses, and then the forking rq.Worker
+unless --no-fork) on a fresh libSQL file and a private Redis:
+  outbox: commit N "notice" intents (--batch per transaction, each published after its commit),
+          start W burst workers, drain; emails/s from first commit to last `sent_at`, and the
+          latency of each row from its commit to its `sent_at`;
+  no-op:  enqueue N jobs of a no-op function (same envelope, TTLs and queue layout), start W burst
+          workers of the same class, drain; jobs/s from first enqueue to last job end.
+"drain" rates count from the first job started to the last one ended (RQ's job timestamps), so
+they leave out committing, publishing and worker start-up. The provider model runs in this process
+by default (its threads only compete with this process's idle main thread; its CPU per email is
+reported, and --model subprocess measured no faster). Exits non-zero if any row is not `sent`, the
+model did not send exactly N emails, or a no-op job did not finish; a ratio below target is reported,
+not failed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import ExitStack
+from datetime import timezone
+from pathlib import Path
+
+from redis import Redis
+from rq import Queue, SimpleWorker, Worker
+from rq.job import Job
+from rq.registry import FailedJobRegistry, FinishedJobRegistry
+from rq.serializers import JSONSerializer
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+TARGET = 0.6
+NOOP_QUEUES = ("bench-noop", "bench-noop-dead-letter")   # two queues, as the email worker listens on two
+NOOP_FUNCTION = "outbox_throughput.noop"
+WORKER_CLASSES = {"simple": SimpleWorker, "fork": Worker}
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+def noop(envelope) -> str:
+    """The baseline job: takes the same envelope an email job takes and does nothing."""
+    return "ack:noop"
+
+
+# --- worker entry points, run as `python bench/outbox_throughput.py --role ...` ---------------
+
+def run_role(role: str, worker_class: str) -> int:
+    cls = WORKER_CLASSES[worker_class]
+    if role == "noop":
+        import outbox_throughput  # noqa: F401  (import the job's module once, before any fork)
+        redis = Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=5)
+        queues = [Queue(name, connection=redis, serializer=JSONSerializer) for name in NOOP_QUEUES]
+    else:  # the outbox under a class other than worker.py's: the same set-up as run_worker()
+        from portal.outbox.consumer import use_context
+        from portal.outbox.worker import worker_queues
+        from portal.context import PortalContext
+        from portal.settings import Settings
+
+        ctx = PortalContext.from_settings(Settings.from_env())
+        use_context(ctx)
+        # A forked horse must not share the parent's pooled libSQL connections.
+        os.register_at_fork(after_in_child=lambda: ctx.db.engine.dispose(close=False))
+        redis, queues = ctx.redis, worker_queues(ctx.redis)
+    cls(queues, connection=redis, serializer=JSONSerializer).work(
+        burst=True, with_scheduler=True, logging_level="WARNING")
+    return 0
+
+
+# --- the measurement -------------------------------------------------------------------------
+
+class Run:
+    """Everything one benchmark run starts, stopped in reverse order by the ExitStack."""
+
+    def __init__(self, args, stack: ExitStack):
+        self.args, self.stack = args, stack
+        self.deadline = time.monotonic() + args.timeout
+        self.tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="outbox-bench-")))
+        from portal.testing import PrivateRedis
+        self.redis_server = PrivateRedis().start()
+        stack.callback(self.redis_server.stop)
+        self.redis = self.redis_server.client()
+
+    def start_model(self) -> tuple[str, callable]:
+        """(URL, count of sent emails) of a fresh provider model."""
+        from portal.testing import free_port, stop_process, wait_for_port
+        if self.args.model == "inprocess":
+            from portal.provider_model import ProviderModel
+            model = ProviderModel(port=0).start()
+            self.stack.callback(model.stop)
+            return model.url, lambda: len(model.sent())
+        port = free_port()
+        process = subprocess.Popen([sys.executable, "-m", "portal.provider_model", "--port", str(port)],
+                                   cwd=ROOT, stdout=subprocess.DEVNULL)
+        self.stack.callback(stop_process, process)
+        wait_for_port(port, process=process)
+        url = f"http://127.0.0.1:{port}"
+        return url, lambda: len(json.load(urllib.request.urlopen(f"{url}/_model/sent")))
+
+    def workers(self, label: str, argv: list[str], env: dict) -> tuple[float, float]:
+        """Start W burst workers and wait for all; (CPU seconds of the workers, of this process)."""
+        from portal.testing import stop_process
+        cpu = lambda who: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(who))  # noqa: E731
+        children, me = cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF)
+        processes, logs = [], []
+        for i in range(self.args.workers):
+            logs.append(self.tmp / f"{label}-{i}.log")
+            profile = (["-m", "cProfile", "-o", str(Path(self.args.profile) / f"{label}-{i}.prof")]
+                       if self.args.profile else [])
+            process = subprocess.Popen([sys.executable, *profile, *argv], cwd=ROOT, env=env,
+                                       stdout=self.stack.enter_context(logs[-1].open("w")),
+                                       stderr=subprocess.STDOUT)
+            self.stack.callback(stop_process, process)
+            processes.append(process)
+        while any(p.poll() is None for p in processes):
+            if time.monotonic() > self.deadline:
+                raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} workers still running")
+            time.sleep(0.02)
+        for process, log in zip(processes, logs):
+            if process.returncode != 0:
+                raise BenchError(f"{label} worker exited {process.returncode}:\n{log.read_text()[-3000:]}")
+        return cpu(resource.RUSAGE_CHILDREN) - children, cpu(resource.RUSAGE_SELF) - me
+
+    def drain_window(self, queue_name: str) -> tuple[float, float]:
+        """(first job started, last job ended) as epoch seconds, from the jobs RQ kept."""
+        registry = FinishedJobRegistry(queue_name, connection=self.redis, serializer=JSONSerializer)
+        jobs = [j for j in Job.fetch_many(registry.get_job_ids(), self.redis, JSONSerializer) if j]
+        if not jobs:
+            raise BenchError(f"no finished jobs on {queue_name}")
+        epoch = lambda d: d.replace(tzinfo=d.tzinfo or timezone.utc).timestamp()  # noqa: E731
+        return min(epoch(j.started_at) for j in jobs), max(epoch(j.ended_at) for j in jobs)
+
+    def env(self, db_path: Path, model_url: str) -> dict:
+        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": f"{BENCH}{os.pathsep}{ROOT}",
+                "DATABASE_URL": f"sqlite+libsql:///{db_path}", "REDIS_URL": self.redis_server.url,
+                "SECRET_KEY": "bench-secret-key", "PORTAL_ENV": "development",
+                "RESEND_API_URL": model_url, "PORTAL_INSTANCE_PATH": str(self.tmp / "instance")}
+
+    def outbox(self, worker_class: str) -> dict:
+        import sqlalchemy as sa
+        from portal import migrations
+        from portal.db import Database
+        from portal.outbox import EmailIntent, add_outbox_rows, clock, publish_outbox_rows
+        from portal.outbox.queues import EMAIL_QUEUE
+        from portal.settings import Settings
+
+        n, batch = self.args.n, self.args.batch
+        self.redis.flushall()
+        model_url, sent_count = self.start_model()
+        env = self.env(self.tmp / f"outbox-{worker_class}.db", model_url)
+        settings = Settings.from_env(env)
+        db = Database(settings.database_url)
+        self.stack.callback(db.dispose)
+        migrations.upgrade(db)
+
+        committed = {}
+        for start in range(0, n, batch):
+            intents = [EmailIntent(family="notice", recipient=f"bench{i}@example.org",
+                                   idempotency_key=f"bench:{worker_class}:{i}",
+                                   data={"subject": f"Notice {i}", "body": "Hello.\n\nSecond paragraph."})
+                       for i in range(start, min(start + batch, n))]
+            with db.write() as conn:
+                ids = add_outbox_rows(conn, intents, settings)
+            at = clock.utcnow()
+            committed.update((outbox_id, at) for outbox_id in ids)
+            if not publish_outbox_rows(db, self.redis, ids).queued:
+                raise BenchError("publishing to the private Redis failed")
+        published = time.time()
+
+        if worker_class == "simple":
+            argv = [str(ROOT / "worker.py"), "--burst"]   # exactly what production runs
+        else:
+            argv = [str(Path(__file__)), "--role", "outbox", "--worker-class", worker_class]
+        worker_cpu, own_cpu = self.workers(f"outbox-{worker_class}", argv, env)
+
+        with db.read() as conn:
+            rows = conn.execute(sa.text("SELECT id, status, sent_at FROM email_outbox")).all()
+        not_sent = [r for r in rows if r.status != "sent"]
+        if len(rows) != n or not_sent:
+            raise BenchError(f"{len(rows)} rows, {len(not_sent)} not sent (e.g. {not_sent[:3]})")
+        if (count := sent_count()) != n:
+            raise BenchError(f"the provider model sent {count} emails, expected exactly {n}")
+        sent = {r.id: clock.parse(r.sent_at) for r in rows}
+        first, last = min(committed.values()), max(sent.values())
+        latencies = sorted((sent[i] - committed[i]).total_seconds() for i in sent)
+        drain_start, drain_end = self.drain_window(EMAIL_QUEUE)
+        return {"rate": n / (last - first).total_seconds(), "drain": n / (drain_end - drain_start),
+                "prep": published - first.timestamp(), "p50": pct(latencies, 50), "p99": pct(latencies, 99),
+                "cpu": worker_cpu / n, "model_cpu": own_cpu / n if self.args.model == "inprocess" else None}
+
+    def noop(self, worker_class: str) -> dict:
+        from portal.outbox.publish import JOB_TIMEOUT_SECONDS
+        from portal.outbox.queues import build_envelope
+
+        n, batch = self.args.n, self.args.batch
+        self.redis.flushall()
+        queue = Queue(NOOP_QUEUES[0], connection=self.redis, serializer=JSONSerializer)
+        first = None
+        for start in range(0, n, batch):
+            jobs = [Queue.prepare_data(NOOP_FUNCTION, args=(build_envelope(f"ntc_{i:032x}"),),
+                                       timeout=JOB_TIMEOUT_SECONDS, meta={"attempt": 1}, result_ttl=600,
+                                       failure_ttl=7 * 86400) for i in range(start, min(start + batch, n))]
+            with self.redis.pipeline() as pipe:
+                queue.enqueue_many(jobs, pipeline=pipe)
+                pipe.execute()
+            first = first or time.time()
+        enqueued = time.time()
+        argv = [str(Path(__file__)), "--role", "noop", "--worker-class", worker_class]
+        env = self.env(self.tmp / "unused.db", "http://127.0.0.1:9")   # no-op workers touch neither
+        worker_cpu, _ = self.workers(f"noop-{worker_class}", argv, env)
+        finished = FinishedJobRegistry(queue.name, connection=self.redis, serializer=JSONSerializer).count
+        failed = FailedJobRegistry(queue.name, connection=self.redis, serializer=JSONSerializer).count
+        if finished != n or failed:
+            raise BenchError(f"no-op jobs: {finished} finished, {failed} failed, expected {n} finished")
+        drain_start, drain_end = self.drain_window(queue.name)
+        return {"rate": n / (drain_end - first), "drain": n / (drain_end - drain_start),
+                "prep": enqueued - first, "p50": None, "p99": None, "cpu": worker_cpu / n, "model_cpu": None}
+
+
+def pct(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    return sorted_values[max(0, min(len(sorted_values) - 1, round(p / 100 * len(sorted_values)) - 1))]
+
+
+def print_table(args, results: dict) -> None:
+    ms = lambda v, f=".0f": "-" if v is None else f"{v * 1000:{f}}"  # noqa: E731
+    print(f"\nN={args.n} W={args.workers} batch={args.batch} model={args.model} cpus={os.cpu_count()} "
+          f"load={os.getloadavg()[0]:.2f}")
+    print(f"{'worker class':<16}{'path':<8}{'e2e /s':>9}{'drain /s':>10}{'prep s':>8}{'p50 ms':>9}{'p99 ms':>9}"
+          f"{'cpu ms/job':>12}{'model cpu':>11}")
+    for worker_class, pair in results.items():
+        name = {"simple": "SimpleWorker", "fork": "Worker (fork)"}[worker_class]
+        for path, r in pair.items():
+            print(f"{name:<16}{path:<8}{r['rate']:>9.1f}{r['drain']:>10.1f}{r['prep']:>8.2f}"
+                  f"{ms(r['p50']):>9}{ms(r['p99']):>9}{ms(r['cpu'], '.2f'):>12}{ms(r['model_cpu'], '.2f'):>11}")
+        e2e, drain = (pair["outbox"][k] / pair["no-op"][k] for k in ("rate", "drain"))
+        verdict = "meets" if e2e >= TARGET else "BELOW"
+        cpu = pair["no-op"]["cpu"] / pair["outbox"]["cpu"]
+        print(f"{'':<16}ratio outbox/no-op: e2e {e2e:.3f} ({verdict} target {TARGET}), drain {drain:.3f}, "
+              f"cpu {cpu:.3f}")
+    print("e2e: first commit (enqueue) to last sent_at (job end); drain: first job start to last job end;\n"
+          "prep: committing+publishing (enqueueing) before the workers start; latency: commit to sent_at;\n"
+          "cpu ms/job: CPU of all workers (and forked horses) per job; model cpu: this process's, per email;\n"
+          "cpu ratio: no-op cpu/job over outbox cpu/job, the e2e ratio to expect when the CPUs are the limit.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=2000, help="emails, and no-op jobs (default 2000)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes per path (default 2)")
+    parser.add_argument("--batch", type=int, default=100, help="intents per transaction (default 100)")
+    parser.add_argument("--no-fork", action="store_true", help="skip the forking rq.Worker comparison")
+    parser.add_argument("--model", choices=("inprocess", "subprocess"), default="inprocess")
+    parser.add_argument("--profile", metavar="DIR", help="run every worker under cProfile, .prof files to DIR")
+    parser.add_argument("--timeout", type=float, default=600, help="give up after this many seconds")
+    parser.add_argument("--role", choices=("noop", "outbox"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker-class", choices=tuple(WORKER_CLASSES), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.role:
+        return run_role(args.role, args.worker_class)
+
+    # SIGTERM unwinds like Ctrl-C, so the ExitStack stops every process and removes every file.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    results = {}
+    try:
+        with ExitStack() as stack:
+            run = Run(args, stack)
+            for worker_class in ("simple",) if args.no_fork else ("simple", "fork"):
+                results[worker_class] = {}
+                for path in ("outbox", "no-op"):
+                    result = run.outbox(worker_class) if path == "outbox" else run.noop(worker_class)
+                    results[worker_class][path] = result
+                    print(f"{worker_class:<7}{path:<7} {result['rate']:8.1f}/s end to end", flush=True)
+    except BenchError as error:
+        print(f"outbox_throughput: FAILED: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("outbox_throughput: interrupted; everything it started is stopped", file=sys.stderr)
+        return 130
+    print_table(args, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
