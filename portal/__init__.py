@@ -84,6 +84,12 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(invitations.bp)
     add_nav_link(app, "manager", "invitations.index", "Invitations")
 
+    from portal import suppressions, webhooks
+
+    app.register_blueprint(webhooks.bp)  # POST /webhooks/resend, CSRF-exempt in its routes module
+    app.register_blueprint(suppressions.bp)
+    add_nav_link(app, "admin", "suppressions.index", "Suppressions")
+
 
 def _register_error_pages(app: Flask) -> None:
     from flask import render_template

@@ -79,9 +79,9 @@ def ensure_provider_model(settings: Settings, env: dict) -> None:
     except TimeoutError:
         pass
     webhook_url = f"{settings.public_base_url}/webhooks/resend"
+    model_env = {**env, "RESEND_WEBHOOK_SECRET": settings.resend_webhook_secret}
     process = start("provider model", [str(BIN / "python"), "-m", "portal.provider_model", "--host", "127.0.0.1",
-                                       "--port", str(port), "--webhook-url", webhook_url,
-                                       "--webhook-secret", settings.resend_webhook_secret], env)
+                                       "--port", str(port), "--webhook-url", webhook_url], model_env)
     wait_for_port(port, process=process)
     env["RESEND_API_URL"] = f"http://127.0.0.1:{port}"
 
@@ -101,8 +101,7 @@ def main() -> int:
         flask = [str(BIN / "flask"), "--app", "portal"]
         subprocess.run(flask + ["db", "upgrade"], env=env, cwd=ROOT, check=True)
         seed = subprocess.run(flask + ["demo", "seed"], env=env, cwd=ROOT, check=True, capture_output=True, text=True)
-        if (ROOT / "portal" / "provider_model").exists():
-            ensure_provider_model(settings, env)
+        ensure_provider_model(settings, env)
         bind = urlparse(settings.public_base_url)
         web = start("web", [str(BIN / "gunicorn"), "--workers", "2", "--bind",
                             f"{bind.hostname}:{bind.port or 80}", "--access-logfile", "-", "portal:create_app()"], env)

@@ -3,7 +3,8 @@
 It answers the requests the `resend` SDK makes (POST /emails, GET /emails/<id>) under Resend's
 documented idempotency rules, and lets a test inject the failures the outbox has to survive:
 a 5xx, a 429, an answer lost after the email was accepted, a slow acceptance. A mail viewer
-shows what was "sent". Standard library only, and nothing imported from the rest of `portal`,
+shows what was "sent", and when a webhook URL is given, signed receipts (`receipts.py`) are
+posted for each email sent. Standard library only, and nothing imported from the rest of `portal`,
 so it runs before the application is installed or configured.
 
 This module holds the provider's state and decisions; `server.py` is its HTTP face.
@@ -23,6 +24,7 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from .receipts import ReceiptSender, events_for
 from .server import make_server
 
 __all__ = ["ProviderModel", "FAULT_MODES"]
@@ -74,9 +76,11 @@ class ProviderModel:
         self.host = host
         self.port = port
         self.idempotency_window = timedelta(seconds=idempotency_window_seconds)
-        # Receipts are a later feature: kept here so `_after_send` can use them.
+        if webhook_url and not webhook_secret:
+            raise ValueError("webhook_url needs a webhook_secret to sign receipts with")
         self.webhook_url = webhook_url
         self.webhook_secret = webhook_secret
+        self._receipts = ReceiptSender(webhook_url, webhook_secret) if webhook_url else None
         self._lock = threading.Lock()
         self._server = None
         self._thread: threading.Thread | None = None
@@ -102,6 +106,8 @@ class ProviderModel:
             name=f"provider-model:{self.port}", daemon=True,
         )
         self._thread.start()
+        if self._receipts is not None:
+            self._receipts.start()
         return self
 
     def stop(self) -> None:
@@ -111,6 +117,8 @@ class ProviderModel:
         server.shutdown()
         server.server_close()
         self._thread.join()
+        if self._receipts is not None:
+            self._receipts.stop()
 
     def __enter__(self) -> "ProviderModel":
         return self.start()
@@ -153,6 +161,8 @@ class ProviderModel:
     def reset(self) -> None:
         with self._lock:
             self._forget()
+        if self._receipts is not None:
+            self._receipts.reset()
 
     def sent(self) -> list[dict]:
         with self._lock:
@@ -161,6 +171,33 @@ class ProviderModel:
     def requests(self) -> list[dict]:
         with self._lock:
             return copy.deepcopy(self._log)
+
+    # --- receipts (no-ops without a webhook_url) ------------------------------------------------
+
+    def receipts(self) -> list[dict]:
+        """Every receipt built so far, oldest first: id (svix-id), type, email_id, payload,
+        state (queued, delivered or failed), attempts, last_status, last_error."""
+        return self._receipts.records() if self._receipts is not None else []
+
+    def pause_receipts(self) -> None:
+        """Hold receipts in the queue (they are still built) until resume_receipts()."""
+        if self._receipts is not None:
+            self._receipts.pause()
+
+    def resume_receipts(self) -> None:
+        if self._receipts is not None:
+            self._receipts.resume()
+
+    def redeliver_receipt(self, event_id: str) -> None:
+        """Post a receipt again under its original svix-id, as a retrying provider does."""
+        if self._receipts is None:
+            raise ValueError("no webhook_url: the model sends no receipts")
+        self._receipts.redeliver(event_id)
+
+    def wait_for_receipts(self, timeout: float = 10.0) -> None:
+        """Block until no receipt is queued or in flight; TimeoutError after `timeout` seconds."""
+        if self._receipts is not None and not self._receipts.wait_idle(timeout):
+            raise TimeoutError(f"receipts still queued after {timeout}s (paused, or the receiver is slow)")
 
     def _now(self) -> datetime:
         return datetime.now(timezone.utc) + timedelta(seconds=self._clock_offset)
@@ -288,8 +325,9 @@ class ProviderModel:
         return answer
 
     def _after_send(self, email: dict) -> None:
-        """Called once per email actually sent, outside the lock: the place for receipts
-        (webhook events to `self.webhook_url`, signed with `self.webhook_secret`)."""
+        """Called once per email actually sent, outside the lock: queue its receipts."""
+        if self._receipts is not None:
+            self._receipts.enqueue(events_for(email, self._now()))
 
 
 def _check_auth(authorization: str | None) -> Answer | None:

@@ -6,6 +6,7 @@ Prints one line with its URL, then serves until SIGINT or SIGTERM.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -28,13 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8025, help="0 picks a free port")
     parser.add_argument("--window-seconds", type=_positive, default=86400,
                         help="how long an idempotency key is remembered (default: 86400)")
-    parser.add_argument("--webhook-url", help="where receipts will be posted (not sent yet)")
-    parser.add_argument("--webhook-secret", help="whsec_… secret for receipt signatures")
+    parser.add_argument("--webhook-url", help="where signed receipts (Resend webhook events) are posted")
+    # The secret comes from the environment by default: a command line is visible to everyone in `ps`.
+    parser.add_argument("--webhook-secret", default=os.environ.get("RESEND_WEBHOOK_SECRET"),
+                        help="whsec_… secret for receipt signatures (default: $RESEND_WEBHOOK_SECRET)")
     args = parser.parse_args(argv)
 
-    model = ProviderModel(host=args.host, port=args.port,
-                          idempotency_window_seconds=args.window_seconds,
-                          webhook_url=args.webhook_url, webhook_secret=args.webhook_secret)
+    try:
+        model = ProviderModel(host=args.host, port=args.port,
+                              idempotency_window_seconds=args.window_seconds,
+                              webhook_url=args.webhook_url, webhook_secret=args.webhook_secret)
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         model.start()
     except OSError as exc:

@@ -42,13 +42,16 @@ class _Handler(BaseHTTPRequestHandler):
             email = _find(model.sent(), path[len("/view/"):])
             if email is None:
                 return self._html(404, _page("Not found", "<p>No email with that ID was sent.</p>"))
-            return self._html(200, render_email(email))
+            receipts = [r for r in model.receipts() if r["email_id"] == email["id"]]
+            return self._html(200, render_email(email, receipts))
         if path.startswith("/emails/"):
             return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/"):]))
         if path == "/_model/requests":
             return self._json(200, model.requests())
         if path == "/_model/sent":
             return self._json(200, model.sent())
+        if path == "/_model/receipts":
+            return self._json(200, model.receipts())
         self._not_found()
 
     def do_POST(self):
@@ -105,6 +108,9 @@ _CONTROLS = {
         retry_after=body.get("retry_after"), delay=body.get("delay")),
     "/_model/clock": lambda model, body: model.advance_clock(body.get("advance_seconds")),
     "/_model/reset": lambda model, body: model.reset(),
+    "/_model/receipts/pause": lambda model, body: model.pause_receipts(),
+    "/_model/receipts/resume": lambda model, body: model.resume_receipts(),
+    "/_model/receipts/redeliver": lambda model, body: model.redeliver_receipt(body.get("id")),
 }
 
 
@@ -177,7 +183,14 @@ def render_index(emails: list[dict]) -> str:
     return _page("Sent mail", body, f"{len(emails)} sent · newest first")
 
 
-def render_email(email: dict) -> str:
+def _receipt_lines(receipts: list[dict]) -> str:
+    lines = [f"{escape(r['type'])}: {escape(r['state'])}"
+             + (f" ({escape(str(r['last_error'] or r['last_status']))})" if r["state"] != "delivered" and r["attempts"] else "")
+             for r in receipts]
+    return "<br>".join(lines) or '<span class="muted">none</span>'
+
+
+def render_email(email: dict, receipts: list[dict] = ()) -> str:
     def addresses(values: list[str]) -> str:
         return escape(", ".join(values)) if values else '<span class="muted">none</span>'
 
@@ -197,6 +210,7 @@ def render_email(email: dict) -> str:
         ("Body fingerprint", f"<code>{escape(email['fingerprint'])}</code>"),
         ("Headers", custom or '<span class="muted">none</span>'),
         ("Attachments", files or '<span class="muted">none</span>'),
+        ("Receipts", _receipt_lines(list(receipts))),
     ]
     table = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in fields)
     if email["html"]:

@@ -1,0 +1,61 @@
+from flask import flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from portal.access import roles_required
+from portal.services import get_db
+from portal.suppressions import bp, service
+from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
+
+
+def _render_index(add_form: AddSuppressionForm, status: int = 200):
+    search = SearchForm(request.args)
+    query = search.q.data if search.validate() else ""
+    rows, total = service.list_suppressions(get_db(), query)
+    return render_template(
+        "suppressions/index.html", search=search, query=query, rows=rows, total=total,
+        limit=service.LIST_LIMIT, add_form=add_form, recent=service.history(get_db()),
+    ), status
+
+
+@bp.get("/")
+@roles_required("admin")
+def index():
+    return _render_index(AddSuppressionForm(formdata=None))
+
+
+@bp.post("/")
+@roles_required("admin")
+def add():
+    form = AddSuppressionForm()
+    if form.validate_on_submit():
+        try:
+            service.add_suppression(get_db(), email=form.email.data, reason=form.reason.data,
+                                    actor_user_id=current_user.id)
+        except service.SuppressionError as error:
+            form.email.errors.append(str(error))
+        else:
+            flash(f"{service.normalise_email(form.email.data)} will not be emailed.", "success")
+            return redirect(url_for("suppressions.index"))
+    return _render_index(form, status=400)
+
+
+@bp.route("/remove", methods=["GET", "POST"])
+@roles_required("admin")
+def remove():
+    form = RemoveSuppressionForm(data={"email": request.args.get("email", "")})
+    if form.validate_on_submit():
+        try:
+            service.remove_suppression(get_db(), email=form.email.data, reason=form.reason.data,
+                                       actor_user_id=current_user.id)
+        except service.SuppressionError as error:
+            form.form_errors.append(str(error))
+        else:
+            flash(f"{service.normalise_email(form.email.data)} may be emailed again.", "success")
+            return redirect(url_for("suppressions.index"))
+    email = service.normalise_email(form.email.data or "")
+    if request.method == "GET" and not service.is_suppressed(get_db(), email):
+        flash("That address is not on the suppression list.", "warning")
+        return redirect(url_for("suppressions.index"))
+    return render_template(
+        "suppressions/remove.html", form=form, email=email, events=service.history(get_db(), email) if email else [],
+    ), 200 if request.method == "GET" else 400
