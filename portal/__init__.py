@@ -79,6 +79,14 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(company.bp)
     app.register_blueprint(admin.bp, url_prefix="/admin")
 
+    from portal import applications, demo
+
+    app.register_blueprint(applications.bp)  # /apply, and /admin/applications for admins
+    app.register_blueprint(demo.bp)
+    add_nav_link(app, "admin", "applications.admin_list", "Applications")
+    add_nav_link(app, "public", "applications.apply", "Become a partner")
+    add_nav_link(app, "public", "demo.request_demo", "Request a demo")
+
     from portal import invitations
 
     app.register_blueprint(invitations.bp)

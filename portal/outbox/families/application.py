@@ -20,8 +20,10 @@ DECISION = Family(
     name="application_decision",
     id_prefix="apd",
     template="application_decision",
-    template_version=1,
+    template_version=2,
     subject=lambda data: DECISION_SUBJECTS[data["decision"]],
+    # "Please reply to this email" must reach the partnerships team, not the no-reply sender.
+    reply_to=lambda data, settings: settings.sales_inbox,
     # An approval invites the contact as the company's first manager; the link is built here.
     prepare=lambda data, settings: {
         **data, "accept_url": accept_url(settings, data["token_nonce"]) if data.get("token_nonce") else None},

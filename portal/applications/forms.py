@@ -1,0 +1,75 @@
+import re
+
+from flask_wtf import FlaskForm
+from wtforms import EmailField, HiddenField, IntegerField, StringField, TextAreaField
+from wtforms.validators import AnyOf, DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.widgets import HiddenInput, TextInput
+
+from portal.applications.service import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
+
+_GROUPED_DIGITS = re.compile(r"^\d{1,3}([ ,]\d{3})+$")  # 1,200 or 1 200
+
+
+def _strip(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+class WholeNumberField(IntegerField):
+    """A whole number typed into a text box (GOV.UK style), with a message people understand."""
+
+    widget = TextInput()
+
+    def process_formdata(self, valuelist):
+        if not valuelist:
+            return
+        raw = valuelist[0].strip()
+        if _GROUPED_DIGITS.match(raw):
+            raw = raw.replace(",", "").replace(" ", "")
+        if raw == "":
+            self.data = None
+            return
+        if not raw.isdigit():
+            self.data = None
+            raise ValueError("Enter a whole number, like 250.")
+        self.data = int(raw)
+
+
+class ApplicationForm(FlaskForm):
+    company_name = StringField("Company name", filters=[_strip],
+                               validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)])
+    contact_name = StringField("Your name", filters=[_strip],
+                               validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)])
+    contact_email = EmailField(
+        "Work email", filters=[_strip],
+        validators=[DataRequired("Enter your work email address."),
+                    Email("Enter an email address like name@company.com."), Length(max=EMAIL_MAX)],
+    )
+    employee_count = WholeNumberField(
+        "Number of employees",
+        validators=[InputRequired("Enter how many people work at your company."),
+                    NumberRange(min=1, max=EMPLOYEES_MAX, message="Enter a whole number of at least 1.")],
+    )
+    message = TextAreaField(
+        "Why would you like to partner with TEEI?", filters=[_strip],
+        validators=[Optional(), Length(max=MESSAGE_MAX, message=f"Keep it under {MESSAGE_MAX:,} characters.")],
+    )
+    # Hidden from people; bots fill it in. A filled-in form is answered as accepted and dropped.
+    website = StringField("Leave this field empty", filters=[_strip])
+
+
+class DecisionForm(FlaskForm):
+    decision = HiddenField(
+        "Decision",
+        validators=[InputRequired("Choose approve, decline or ask for more information."),
+                    AnyOf(list(DECISIONS), message="Choose approve, decline or ask for more information.")],
+    )
+    note = TextAreaField(
+        "Note to the applicant", filters=[_strip],
+        validators=[Length(max=NOTE_MAX, message=f"Keep the note under {NOTE_MAX:,} characters.")],
+    )
+    # How many decisions the page showed: a stale page or a replay is recognised by it.
+    decisions_seen = IntegerField(widget=HiddenInput(), validators=[Optional()])
+
+    def validate_note(self, field):
+        if self.decision.data == "request_info" and not field.data:
+            raise ValidationError("Say what information you need, so the applicant can answer.")

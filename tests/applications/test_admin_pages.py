@@ -1,0 +1,153 @@
+"""The admin's pages: who may see them, and deciding through the form."""
+import re
+
+import pytest
+from sqlalchemy import event
+
+from portal.db import Database
+
+
+@pytest.fixture
+def signed_in_admin(auth, make_user):
+    auth.login(make_user("admin"))
+
+
+def decision_form(client, application_id):
+    """The CSRF token and decisions_seen from the detail page, as the browser would send them."""
+    page = client.get(f"/admin/applications/{application_id}").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    seen = re.search(r'name="decisions_seen" type="hidden" value="(\d+)"', page).group(1)
+    return {"csrf_token": token, "decisions_seen": seen}
+
+
+def any_csrf_token(client):
+    page = client.get("/admin/applications").get_data(as_text=True)
+    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+
+
+@pytest.mark.parametrize("role", ["manager", "employee"])
+def test_other_roles_get_403_on_admin_pages(client, auth, make_user, submit, role):
+    application = submit()
+    auth.login(make_user(role))
+    assert client.get("/admin/applications").status_code == 403
+    assert client.get(f"/admin/applications/{application.application_id}").status_code == 403
+    token = auth.csrf_token("/")
+    response = client.post(f"/admin/applications/{application.application_id}/decision",
+                           data={"decision": "approve", "note": "", "csrf_token": token})
+    assert response.status_code == 403
+
+
+def test_signed_out_visitors_are_sent_to_sign_in(client, submit):
+    response = client.get("/admin/applications")
+    assert response.status_code == 302 and response.headers["Location"].startswith("/login")
+
+
+def test_admin_sees_applications_by_state(client, signed_in_admin, submit, decide):
+    submit()
+    declined = submit(company_name="Old Mill Ltd", contact_email="pat@oldmill.example")
+    decide(declined.application_id, "decline")
+    page = client.get("/admin/applications").get_data(as_text=True)
+
+    assert "Partner applications" in page
+    new_section = page.split('id="new"')[1].split('id="info_requested"')[0]
+    declined_section = page.split('id="declined"')[1]
+    assert "Fjord Analytics AS" in new_section and "Old Mill Ltd" not in new_section
+    assert "Old Mill Ltd" in declined_section
+    assert 'href="/admin/applications">Applications</a>' in page, "the admin menu links here"
+
+
+def test_admin_opens_an_application(client, signed_in_admin, submit):
+    application = submit()
+    page = client.get(f"/admin/applications/{application.application_id}").get_data(as_text=True)
+    assert "Fjord Analytics AS" in page and "ingrid@fjord.example" in page and "We would like our analysts" in page
+    for value in ("approve", "request_info", "decline"):
+        assert f'name="decision" value="{value}"' in page
+    assert client.get("/admin/applications/99999").status_code == 404
+
+
+def test_double_posted_decision_records_one_decision_and_one_email(client, signed_in_admin, submit, count, outbox):
+    application = submit()
+    url = f"/admin/applications/{application.application_id}/decision"
+    form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Not this year."}
+
+    first = client.post(url, data=form)
+    second = client.post(url, data=form)
+
+    assert first.status_code == second.status_code == 302
+    assert count("application_decisions") == 1
+    assert len(outbox(family="application_decision")) == 1
+    page = client.get(second.headers["Location"]).get_data(as_text=True)
+    assert "Declined. Ingrid Dahl will get an email about it." in page
+
+
+def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
+        client, signed_in_admin, submit, decide, count, outbox):
+    application = submit()
+    decide(application.application_id, "decline")
+    response = client.post(f"/admin/applications/{application.application_id}/decision",
+                           data={"decision": "approve", "note": "", "csrf_token": any_csrf_token(client)},
+                           follow_redirects=True)
+    page = response.get_data(as_text=True)
+
+    assert "already declined" in page and "Nothing was saved" in page
+    assert count("application_decisions") == 1 and count("invitations") == 0
+    assert len(outbox(family="application_decision")) == 1
+    assert 'name="decision"' not in page, "a closed application offers no decision buttons"
+
+
+def test_approve_through_the_form(client, signed_in_admin, submit, count):
+    application = submit()
+    form = {**decision_form(client, application.application_id), "decision": "approve", "note": ""}
+    response = client.post(f"/admin/applications/{application.application_id}/decision", data=form,
+                           follow_redirects=True)
+    page = response.get_data(as_text=True)
+
+    assert "Approved. Fjord Analytics AS is a partner now" in page
+    assert count("invitations", "role = 'manager' AND email = 'ingrid@fjord.example'") == 1
+
+
+@pytest.mark.parametrize("form, message", [
+    ({"decision": "request_info", "note": ""}, "Say what information you need"),
+    ({"decision": "delete", "note": ""}, "Choose approve, decline or ask for more information."),
+    ({"note": "no decision"}, "Choose approve, decline or ask for more information."),
+])
+def test_bad_decision_input_shows_errors_and_writes_nothing(client, signed_in_admin, submit, count, form, message):
+    application = submit()
+    data = {**decision_form(client, application.application_id), **form}
+    response = client.post(f"/admin/applications/{application.application_id}/decision", data=data)
+
+    assert response.status_code == 400
+    assert message in response.get_data(as_text=True)
+    assert count("application_decisions") == 0
+
+
+def test_busy_database_tells_the_admin_to_try_again(app, client, signed_in_admin, submit, settings, count):
+    application = submit()
+    form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Kept note"}
+    services = app.extensions["portal"]
+    original = services.db
+    impatient = Database(settings.database_url)
+    event.listen(impatient.engine, "connect", lambda dbapi, _: dbapi.cursor().execute("PRAGMA busy_timeout=20"))
+    holder = Database(settings.database_url)
+    services.db = impatient
+    try:
+        client.get("/")  # sign-in check reads before the lock is taken
+        with holder.write():
+            response = client.post(f"/admin/applications/{application.application_id}/decision", data=form)
+    finally:
+        services.db = original
+        impatient.dispose()
+        holder.dispose()
+    page = response.get_data(as_text=True)
+
+    assert response.status_code == 503
+    assert "The database was busy, so nothing was saved. Please try again." in page
+    assert "Kept note" in page, "the typed note is kept for the retry"
+    assert count("application_decisions") == 0
+
+
+def test_the_admin_is_warned_when_the_company_already_exists(client, signed_in_admin, submit, make_user):
+    make_user("manager", company="Fjord Analytics AS")
+    application = submit()
+    page = client.get(f"/admin/applications/{application.application_id}").get_data(as_text=True)
+    assert "A partner company called Fjord Analytics AS already exists" in page

@@ -1,0 +1,133 @@
+"""Applying to become a partner: one row and one confirmation email, written together, once."""
+import json
+
+import pytest
+
+from portal.applications import service
+from portal.outbox.families import get_family
+from portal.outbox.statuses import ENQUEUED
+
+
+def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox, settings):
+    result = submit()
+
+    assert result.created and result.queued
+    assert count("company_applications") == 1
+    assert count("company_applications", "state = 'new' AND contact_email = 'ingrid@fjord.example'") == 1
+    (row,) = outbox()
+    assert row["family"] == "application_received"
+    assert row["recipient"] == "ingrid@fjord.example"
+    assert row["idempotency_key"] == f"application:{result.application_id}:received"
+    assert row["status"] == ENQUEUED, "published after the commit"
+    email = get_family("application_received").render(json.loads(row["template_input"]), settings)
+    assert "Fjord Analytics AS" in email.html and "Ingrid Dahl" in email.text
+
+
+def test_the_form_writes_the_application_and_thanks_the_applicant(client, post_application, count, outbox):
+    response = post_application()
+
+    assert response.status_code == 302 and response.headers["Location"] == "/apply/thanks"
+    assert "Thank you for applying" in client.get("/apply/thanks").get_data(as_text=True)
+    assert count("company_applications") == 1 and len(outbox()) == 1
+
+
+def test_replayed_post_records_one_application_and_one_email(client, auth, post_application, count, outbox):
+    token = auth.csrf_token("/apply")
+    first = post_application(token=token)
+    second = post_application(token=token)  # a double click sends the same form twice
+
+    assert first.status_code == second.status_code == 302
+    assert count("company_applications") == 1
+    assert len(outbox(family="application_received")) == 1
+
+
+def test_same_contact_and_company_differently_typed_is_the_same_open_application(submit, count, outbox):
+    first = submit()
+    again = submit(company_name="  fjord   analytics as ", contact_email="Ingrid@Fjord.example", employee_count=99)
+
+    assert not again.created and again.application_id == first.application_id
+    assert count("company_applications") == 1 and len(outbox()) == 1
+
+
+def test_after_a_decline_the_company_may_apply_again(submit, decide, count, outbox):
+    first = submit()
+    decide(first.application_id, "decline")
+    second = submit()
+
+    assert second.created and second.application_id != first.application_id
+    assert count("company_applications") == 2
+    assert len(outbox(family="application_received")) == 2
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("company_name", "", "Enter your company&#39;s name."),
+    ("contact_email", "not-an-address", "Enter an email address like name@company.com."),
+    ("employee_count", "0", "Enter a whole number of at least 1."),
+    ("employee_count", "twelve", "Enter a whole number, like 250."),
+    ("employee_count", "2.5", "Enter a whole number, like 250."),
+    ("message", "x" * 2001, "Keep it under 2,000 characters."),
+])
+def test_bad_input_shows_the_field_error_and_writes_nothing(post_application, count, field, value, error):
+    response = post_application(**{field: value})
+    page = response.get_data(as_text=True)
+
+    assert response.status_code == 400
+    assert 'class="error-summary"' in page and error in page
+    assert f'id="{field}-error"' in page, "the message sits next to its field"
+    assert count("company_applications") == 0 and count("email_outbox") == 0
+
+
+def test_employee_count_accepts_thousands_separators(post_application, count):
+    assert post_application(employee_count="1,200").status_code == 302
+    assert count("company_applications", "employee_count = 1200") == 1
+
+
+def test_the_service_refuses_bad_input_and_writes_nothing(submit, count):
+    with pytest.raises(service.ApplicationError):
+        submit(employee_count=0)
+    with pytest.raises(service.ApplicationError):
+        submit(contact_name="   ")
+    assert count("company_applications") == 0 and count("email_outbox") == 0
+
+
+def test_honeypot_is_answered_as_accepted_and_writes_nothing(post_application, count):
+    response = post_application(website="http://spam.example")
+
+    assert response.status_code == 302 and response.headers["Location"] == "/apply/thanks"
+    assert count("company_applications") == 0 and count("email_outbox") == 0
+
+
+def test_honeypot_is_hidden_from_people(client):
+    page = client.get("/apply").get_data(as_text=True)
+    assert '<div class="visually-hidden" aria-hidden="true">' in page
+    assert 'name="website" tabindex="-1"' in page or ('name="website"' in page and 'tabindex="-1"' in page)
+
+
+def test_too_many_applications_from_one_client_are_refused(post_application, count):
+    for n in range(5):
+        assert post_application(company_name=f"Company {n}").status_code == 302
+    refused = post_application(company_name="Company 6")
+
+    assert refused.status_code == 429
+    assert "Too many attempts" in refused.get_data(as_text=True)
+    assert count("company_applications") == 5
+
+
+def test_mistakes_do_not_use_up_the_accepted_limit(post_application, count):
+    for _ in range(6):
+        assert post_application(employee_count="0").status_code == 400
+    assert post_application().status_code == 302
+    assert count("company_applications") == 1
+
+
+def test_form_page_and_nav_link(client):
+    page = client.get("/apply").get_data(as_text=True)
+    for name in ("company_name", "contact_name", "contact_email", "employee_count", "message", "csrf_token"):
+        assert f'name="{name}"' in page
+    assert 'href="/apply">Become a partner</a>' in page and 'href="/demo">Request a demo</a>' in page
+
+
+def test_no_contact_details_in_logs(post_application, caplog):
+    caplog.set_level("DEBUG")
+    post_application()
+    assert "ingrid@fjord.example" not in caplog.text and "Ingrid" not in caplog.text
