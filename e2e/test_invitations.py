@@ -42,3 +42,8 @@ def test_manager_invites_colleagues_and_one_accepts(pages, page, browser):
     row = page.get_by_role("row", name=re.compile("ben@northwind.example"))
     expect(row).to_contain_text("accepted")
     expect(page.get_by_role("row", name=re.compile("ana@northwind.example"))).to_contain_text("open")
+
+    # On a phone the table scrolls inside its card; the page itself never scrolls sideways.
+    page.set_viewport_size({"width": 375, "height": 740})
+    page.reload()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
