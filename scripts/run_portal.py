@@ -34,14 +34,15 @@ def start(name: str, args: list[str], env: dict, log_file: Path | None = None) -
 
 
 def stop_all(*_ignored) -> None:
+    """Stop in reverse start order, each before the next, so Redis outlives the worker using it."""
     for name, process in reversed(children):
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
-    for name, process in reversed(children):
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     children.clear()
 
 
