@@ -50,14 +50,17 @@ class KeepAliveClient(RequestsClient):
     """The SDK's requests client, but on one session: one connection (and TLS handshake) per
     process instead of one per email."""
 
-    def __init__(self, timeout: int):
+    def __init__(self, timeout: int, api_url: str):
         super().__init__(timeout=timeout)
         self._session = requests.Session()
+        # Proxy settings are read from the environment once, not on every email (with a ~/.netrc read).
+        self._session.trust_env = False
+        self._proxies = requests.utils.get_environ_proxies(api_url)
 
     def request(self, method, url, headers, json=None, files=None, data=None):
         try:
             response = self._session.request(method=method, url=url, headers=headers, json=json, files=files,
-                                             data=data, timeout=self._timeout)
+                                             data=data, timeout=self._timeout, proxies=self._proxies)
             return response.content, response.status_code, response.headers
         except requests.RequestException as error:
             # The SDK turns this into ResendError(error_type="HttpClientError"), as it does for its own client.
@@ -68,7 +71,7 @@ class ResendProvider:
     def __init__(self, settings: Settings):
         self.api_key = settings.resend_api_key or LOCAL_MODEL_API_KEY
         self.api_url = (settings.resend_api_url or DEFAULT_API_URL).rstrip("/")
-        self.http_client = KeepAliveClient(timeout=int(settings.provider_timeout_seconds))
+        self.http_client = KeepAliveClient(timeout=int(settings.provider_timeout_seconds), api_url=self.api_url)
         self.environment = settings.portal_env
 
     def build_params(self, message: RenderedEmail, *, to: str, family: str, outbox_id: str) -> dict:
