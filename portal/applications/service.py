@@ -194,13 +194,14 @@ def record_decision(
         if decision == "approve":
             company_id = ensure_company(conn, app["company_name"])
             try:
-                invitation_id, token_nonce, _ = insert_invitation(
+                invitation = insert_invitation(
                     conn, settings, company_id=company_id, email=app["contact_email"], role="manager",
                     programme=None, invited_by=admin_user_id,
                 )
             except InvitationError as error:
                 raise DecisionRefused(f"{error} Nothing was saved.") from None
-            data["token_nonce"] = token_nonce
+            invitation_id = invitation.id
+            data["token_nonce"] = invitation.token_nonce
         (outbox_id,) = add_outbox_rows(
             conn,
             [EmailIntent(

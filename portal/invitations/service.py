@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from datetime import timedelta
 
 import sqlalchemy as sa
@@ -71,6 +72,18 @@ _UPSERT_INVITATION = sa.text(
 )
 
 
+class OpenedInvitation(NamedTuple):
+    id: int
+    token_nonce: str
+    send_number: int     # the email intent's key includes it, so a resend is a new intent
+    expires_at: str
+
+    @property
+    def expires_on(self) -> str:
+        """The expiry as the email states it."""
+        return clock.parse(self.expires_at).strftime("%d %B %Y")
+
+
 def insert_invitations(
     conn: sa.Connection,
     settings: Settings,
@@ -80,21 +93,21 @@ def insert_invitations(
     role: str,
     programme: str | None,
     invited_by: int | None,
-) -> dict[str, tuple[int, str, int]]:
+) -> dict[str, "OpenedInvitation"]:
     """Create, or renew unaccepted, invitation rows inside the caller's transaction.
 
-    Returns {email: (invitation id, token nonce, send number)} for each address that is now open;
+    Returns {email: OpenedInvitation} for each address that is now open;
     an address whose invitation was already accepted is left out. The caller adds the email intents,
     keyed on the send number.
     """
     now = clock.utcnow()
-    expires = clock.iso(now + timedelta(days=INVITATION_DAYS))
+    expires, created = clock.iso(now + timedelta(days=INVITATION_DAYS)), clock.iso(now)
     rows = []
     for email in emails:
         nonce = tokens.new_nonce()
         rows.append({"company_id": company_id, "email": email, "role": role, "programme": programme,
                      "nonce": nonce, "hash": tokens.token_hash(tokens.token_for(settings.secret_key, nonce)),
-                     "invited_by": invited_by, "expires": expires, "now": clock.iso(now)})
+                     "invited_by": invited_by, "expires": expires, "now": created})
     if not rows:
         return {}
     conn.execute(_UPSERT_INVITATION, rows)
@@ -103,11 +116,12 @@ def insert_invitations(
         params = {f"e{i}": email for i, email in enumerate(emails[start:start + 500])}
         placeholders = ", ".join(f":{name}" for name in params)
         for row in conn.execute(
-            sa.text(f"SELECT id, email, token_nonce, send_count FROM invitations WHERE company_id = :company_id "
+            sa.text(f"SELECT id, email, token_nonce, send_count, expires_at FROM invitations "
+                    f"WHERE company_id = :company_id "
                     f"AND accepted_at IS NULL AND email IN ({placeholders})"),
             {**params, "company_id": company_id},
         ):
-            opened[row.email] = (row.id, row.token_nonce, row.send_count)
+            opened[row.email] = OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at)
     return opened
 
 
@@ -120,7 +134,7 @@ def insert_invitation(
     role: str,
     programme: str | None,
     invited_by: int | None,
-) -> tuple[int, str, int]:
+) -> OpenedInvitation:
     """One invitation (see insert_invitations); refuses an address that already accepted."""
     opened = insert_invitations(conn, settings, company_id=company_id, emails=[email], role=role,
                                 programme=programme, invited_by=invited_by)
@@ -148,7 +162,7 @@ def invite_colleagues(
     if len(addresses) > MAX_ADDRESSES:
         raise InvitationError(f"Invite at most {MAX_ADDRESSES} people at a time.")
     now = clock.now_iso()
-    invited, live, members, intents = [], [], [], []
+    invited, live, members = [], [], []
     with db.write() as conn:
         params = {f"e{i}": address for i, address in enumerate(addresses)}
         in_list = ", ".join(f":{name}" for name in params)
@@ -167,27 +181,25 @@ def invite_colleagues(
                 invited.append(address)
         opened = insert_invitations(conn, settings, company_id=manager.company_id, emails=invited,
                                     role="employee", programme=programme, invited_by=manager.id)
-        for address in invited:
-            invitation_id, nonce, send_number = opened[address]
-            intents.append(_invitation_email(invitation_id, send_number, address, nonce, programme, manager))
+        intents = [_invitation_email(opened[address], address, programme, manager) for address in invited]
         ids = add_outbox_rows(conn, intents, settings)
     result = publish_outbox_rows(db, redis, ids) if ids else PublishResult(queued=True, outbox_ids=())
     return InviteResult(tuple(invited), tuple(live), tuple(members), result.queued)
 
 
-def _invitation_email(invitation_id, send_number, address, nonce, programme, manager) -> EmailIntent:
+def _invitation_email(invitation: OpenedInvitation, address: str, programme: str, manager) -> EmailIntent:
     return EmailIntent(
         family="invitation",
         recipient=address,
         # A resend is a new send number, so a new intent with its own key.
-        idempotency_key=f"invitation:{invitation_id}:send:{send_number}",
-        subject_ref=f"invitation:{invitation_id}",
+        idempotency_key=f"invitation:{invitation.id}:send:{invitation.send_number}",
+        subject_ref=f"invitation:{invitation.id}",
         data={
             "company_name": manager.company_name,
             "inviter_name": manager.name or "A colleague",
             "programme": programme,
-            "token_nonce": nonce,
-            "expires_on": (clock.utcnow() + timedelta(days=INVITATION_DAYS)).strftime("%d %B %Y"),
+            "token_nonce": invitation.token_nonce,
+            "expires_on": invitation.expires_on,
         },
     )
 
@@ -213,8 +225,8 @@ def resend_invitation(db: Database, redis, settings: Settings, *, manager, invit
             sa.text("UPDATE invitations SET send_count = send_count + 1 WHERE id = :id RETURNING send_count"),
             {"id": invitation_id},
         ).scalar_one()
-        intent = _invitation_email(invitation_id, send_number, invitation["email"], invitation["token_nonce"],
-                                   invitation["programme"], manager)
+        opened = OpenedInvitation(invitation_id, invitation["token_nonce"], send_number, invitation["expires_at"])
+        intent = _invitation_email(opened, invitation["email"], invitation["programme"], manager)
         ids = add_outbox_rows(conn, [intent], settings)
     return publish_outbox_rows(db, redis, ids).queued
 

@@ -130,3 +130,18 @@ def test_email_state_in_a_managers_words(services, manager, db, status, words):
     with db.write() as conn:
         conn.execute(sa.text("UPDATE email_outbox SET status = :s"), {"s": status})
     assert service.list_invitations(db, company_id=manager.company_id)[0].email_state == words
+
+
+def test_a_resend_states_the_invitations_real_expiry(services, manager, db):
+    import json
+
+    invite(services, manager, ["ada@example.org"])
+    (invitation,) = service.list_invitations(db, company_id=manager.company_id)
+    with db.write() as conn:
+        conn.execute(sa.text("UPDATE invitations SET expires_at = '2099-03-04T00:00:00.000000Z'"))
+        conn.execute(sa.text("UPDATE email_outbox SET status = 'delivered'"))
+    service.resend_invitation(db, services.redis, services.settings, manager=manager, invitation_id=invitation.id)
+    with db.read() as conn:
+        data = json.loads(conn.execute(sa.text(
+            "SELECT template_input FROM email_outbox ORDER BY created_at DESC, rowid DESC LIMIT 1")).scalar())
+    assert data["expires_on"] == "04 March 2099"
