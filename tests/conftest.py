@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 
 from portal import create_app
 from portal.auth.service import create_user
@@ -28,6 +29,16 @@ def runner(app):
 @pytest.fixture
 def db(app):
     return app.extensions["portal"].db
+
+
+@pytest.fixture
+def count(db):
+    """count(table, where="1=1", **params): rows in a table, read from the test's database."""
+    def count(table, where="1=1", **params):
+        with db.read() as conn:
+            return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar_one()
+
+    return count
 
 
 @pytest.fixture

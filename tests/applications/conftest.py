@@ -48,15 +48,6 @@ def decide(handles, admin_id):
 
 
 @pytest.fixture
-def count(db):
-    def count(table, where="1=1", **params):
-        with db.read() as conn:
-            return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar_one()
-
-    return count
-
-
-@pytest.fixture
 def outbox(db):
     """All outbox rows, oldest first, as dicts."""
     def rows(**filters):

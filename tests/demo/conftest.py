@@ -34,15 +34,6 @@ def post_demo(client, auth):
 
 
 @pytest.fixture
-def count(db):
-    def count(table, where="1=1", **params):
-        with db.read() as conn:
-            return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar_one()
-
-    return count
-
-
-@pytest.fixture
 def rows(db):
     def rows(sql, **params):
         with db.read() as conn:

@@ -1,7 +1,6 @@
 import pytest
 import sqlalchemy as sa
 
-from portal.auth.service import authenticate
 
 
 @pytest.fixture
@@ -11,15 +10,6 @@ def manager(db, make_user):
         user_id = conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": email}).scalar()
     from portal.auth.service import load_user
     return load_user(db, user_id)
-
-
-@pytest.fixture
-def count(db):
-    def count(table, where="1=1"):
-        with db.read() as conn:
-            return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}")).scalar()
-
-    return count
 
 
 @pytest.fixture
