@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from email_validator import EmailNotValidError, validate_email
 
 from portal.auth.service import AccountError, insert_user
-from portal.db import Database
+from portal.db import Database, json_array
 from portal.outbox import EmailIntent, PublishResult, add_outbox_rows, publish_outbox_rows
 from portal.outbox import clock
 from portal.outbox.families.invitation import PROGRAMMES
@@ -71,6 +71,16 @@ _UPSERT_INVITATION = sa.text(
     """
 )
 
+_OPEN_INVITATIONS = sa.text(
+    "SELECT id, email, token_nonce, send_count, expires_at FROM invitations WHERE company_id = :company_id "
+    "AND accepted_at IS NULL AND email IN (SELECT value FROM json_each(:emails))"
+)
+_EXISTING_USERS = sa.text("SELECT email FROM users WHERE email IN (SELECT value FROM json_each(:emails))")
+_LIVE_INVITATIONS = sa.text(
+    "SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL AND expires_at > :now "
+    "AND email IN (SELECT value FROM json_each(:emails))"
+)
+
 
 class OpenedInvitation(NamedTuple):
     id: int
@@ -112,16 +122,8 @@ def insert_invitations(
         return {}
     conn.execute(_UPSERT_INVITATION, rows)
     opened = {}
-    for start in range(0, len(emails), 500):
-        params = {f"e{i}": email for i, email in enumerate(emails[start:start + 500])}
-        placeholders = ", ".join(f":{name}" for name in params)
-        for row in conn.execute(
-            sa.text(f"SELECT id, email, token_nonce, send_count, expires_at FROM invitations "
-                    f"WHERE company_id = :company_id "
-                    f"AND accepted_at IS NULL AND email IN ({placeholders})"),
-            {**params, "company_id": company_id},
-        ):
-            opened[row.email] = OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at)
+    for row in conn.execute(_OPEN_INVITATIONS, {"emails": json_array(emails), "company_id": company_id}):
+        opened[row.email] = OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at)
     return opened
 
 
@@ -164,14 +166,10 @@ def invite_colleagues(
     now = clock.now_iso()
     invited, live, members = [], [], []
     with db.write() as conn:
-        params = {f"e{i}": address for i, address in enumerate(addresses)}
-        in_list = ", ".join(f":{name}" for name in params)
-        existing_users = set(conn.execute(sa.text(f"SELECT email FROM users WHERE email IN ({in_list})"), params).scalars())
+        emails = json_array(addresses)
+        existing_users = set(conn.execute(_EXISTING_USERS, {"emails": emails}).scalars())
         live_invitations = set(conn.execute(
-            sa.text(f"SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL "
-                    f"AND expires_at > :now AND email IN ({in_list})"),
-            {**params, "company_id": manager.company_id, "now": now},
-        ).scalars())
+            _LIVE_INVITATIONS, {"emails": emails, "company_id": manager.company_id, "now": now}).scalars())
         for address in addresses:
             if address in existing_users:
                 members.append(address)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
+from portal.db import json_array
 from portal.outbox import clock
 from portal.outbox.families import get_family
 from portal.outbox.rendering import LAYOUT_VERSION
@@ -38,6 +39,10 @@ _INSERT_ROW = sa.text(
     """
 )
 
+_IDS_BY_KEY = sa.text(
+    "SELECT idempotency_key, id FROM email_outbox WHERE idempotency_key IN (SELECT value FROM json_each(:keys))"
+)
+
 
 def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: Settings) -> list[str]:
     """Insert one row per intent (ON CONFLICT DO NOTHING); return the row IDs, existing or new, in order."""
@@ -63,14 +68,5 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
         })
     conn.execute(_INSERT_ROW, rows)
     # A replayed intent kept its first row: read every ID back by key.
-    keys = [row["key"] for row in rows]
-    ids_by_key = {}
-    for start in range(0, len(keys), 500):
-        chunk = keys[start:start + 500]
-        params = {f"k{i}": key for i, key in enumerate(chunk)}
-        placeholders = ", ".join(f":{name}" for name in params)
-        ids_by_key.update(conn.execute(
-            sa.text(f"SELECT idempotency_key, id FROM email_outbox WHERE idempotency_key IN ({placeholders})"),
-            params,
-        ).all())
-    return [ids_by_key[key] for key in keys]
+    ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())
+    return [ids_by_key[row["key"]] for row in rows]

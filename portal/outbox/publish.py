@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from redis import Redis
 from rq import Queue
 
-from portal.db import Database
+from portal.db import Database, json_array
 from portal.outbox import clock
 from portal.outbox.queues import build_envelope, email_queue
 from portal.outbox.statuses import ENQUEUED, PENDING, WAITING, sql_list
@@ -81,24 +81,22 @@ def publish_outbox_rows(
     return PublishResult(queued=False, outbox_ids=tuple(outbox_ids), error=error)
 
 
+_RECORD_STATE = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = :status,
+        last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
+                          THEN NULL ELSE COALESCE(:error, last_error) END,
+        enqueued_at = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE enqueued_at END,
+        updated_at = :now
+    WHERE id IN (SELECT value FROM json_each(:ids))
+      AND provider_message_id IS NULL
+      AND status IN {sql_list(WAITING)}
+    """
+)
+
+
 def _record_state(db: Database, outbox_ids: list[str], status: str, error: str | None) -> None:
-    now = clock.now_iso()
-    params = {f"id{i}": outbox_id for i, outbox_id in enumerate(outbox_ids)}
-    placeholders = ", ".join(f":{name}" for name in params)
-    enqueued_at = ":now" if status == ENQUEUED else "enqueued_at"
     with db.write() as conn:
-        conn.execute(
-            sa.text(
-                f"""
-                UPDATE email_outbox
-                SET status = :status,
-                    last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
-                                      THEN NULL ELSE COALESCE(:error, last_error) END,
-                    enqueued_at = {enqueued_at}, updated_at = :now
-                WHERE id IN ({placeholders})
-                  AND provider_message_id IS NULL
-                  AND status IN {sql_list(WAITING)}
-                """
-            ),
-            {**params, "status": status, "error": error, "now": now},
-        )
+        conn.execute(_RECORD_STATE, {"ids": json_array(outbox_ids), "status": status, "error": error,
+                                     "now": clock.now_iso()})
