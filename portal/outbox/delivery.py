@@ -33,8 +33,9 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family) -> De
         settle_unsent(db, row.id, DEAD_LETTER, DELIVERY_EXHAUSTED)
         return DeliveryOutcome(SETTLED, DELIVERY_EXHAUSTED)
     if row.suppressed:
+        settled_as = SUPPRESSED if not row.outcome_unknown else UNKNOWN_OUTCOME
         settle_unsent(db, row.id, SUPPRESSED, "recipient_suppressed")
-        return DeliveryOutcome(SETTLED, SUPPRESSED)
+        return DeliveryOutcome(SETTLED, settled_as)
     if row.outcome_unknown and _provider_window_passed(row.first_attempt_at, settings):
         # The provider has forgotten the key: a resend could be a second email. A person decides.
         settle_unsent(db, row.id, DEAD_LETTER, UNKNOWN_OUTCOME)
@@ -59,7 +60,7 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family) -> De
         settle_unsent(db, row.id, FAILED, answer.reason)
         return DeliveryOutcome(SETTLED, "failed")
     delay = retry_delay(row.attempt_count, settings, answer.retry_after)
-    mark_retry(db, row.id, delay, answer.reason or "retry", outcome_unknown=answer.ambiguous)
+    mark_retry(db, row.id, row.attempt_count, delay, answer.reason or "retry", outcome_unknown=answer.ambiguous)
     return DeliveryOutcome(RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=row.attempt_count)
 
 

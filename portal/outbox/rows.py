@@ -12,7 +12,8 @@ import sqlalchemy as sa
 from portal.db import Database
 from portal.outbox import clock
 from portal.outbox.statuses import (
-    DEAD_LETTER, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RETRY, SENT, SUPPRESSED, UNSETTLED, WAITING, sql_list,
+    DEAD_LETTER, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME, UNSETTLED,
+    WAITING, sql_list,
 )
 
 
@@ -97,40 +98,50 @@ def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
     return changed == 1
 
 
-def mark_retry(db: Database, outbox_id: str, delay_seconds: float, reason: str, outcome_unknown: bool) -> bool:
-    """Our claim ends; the row waits for its next attempt. Only the claim holder's state moves."""
+def mark_retry(
+    db: Database, outbox_id: str, attempt: int, delay_seconds: float, reason: str, outcome_unknown: bool
+) -> bool:
+    """Our claim ends; the row waits for its next attempt.
+
+    Only the claim holder's state moves: if our claim expired and another delivery claimed the row
+    (a higher attempt_count), this changes nothing.
+    """
     now = clock.utcnow()
     with db.write() as conn:
         return conn.execute(
-            sa.text(
-                f"""
-                UPDATE email_outbox
-                SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason,
-                    claim_expires_at = NULL,
-                    outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
-                WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}'
-                """
-            ),
-            {"id": outbox_id, "next_at": clock.iso_in(delay_seconds, now), "reason": reason,
+            _MARK_RETRY,
+            {"id": outbox_id, "attempt": attempt, "next_at": clock.iso_in(delay_seconds, now), "reason": reason,
              "unknown": int(outcome_unknown), "now": clock.iso(now)},
         ).rowcount == 1
+
+
+_MARK_RETRY = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason, claim_expires_at = NULL,
+        outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
+    WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
+    """
+)
+# A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
+# dead letter with unknown_outcome, for a person to decide.
+_SETTLE_UNSENT = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}' ELSE :status END,
+        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
+        claim_expires_at = NULL, next_attempt_at = NULL, updated_at = :now
+    WHERE id = :id AND provider_message_id IS NULL AND status IN {sql_list(UNSETTLED)}
+    """
+)
 
 
 def settle_unsent(db: Database, outbox_id: str, status: str, reason: str | None) -> bool:
     """A final state in which we hold no message ID (failed, suppressed, dead letter)."""
     assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
-    now = clock.now_iso()
     with db.write() as conn:
         changed = conn.execute(
-            sa.text(
-                f"""
-                UPDATE email_outbox
-                SET status = :status, last_error = :reason, claim_expires_at = NULL,
-                    next_attempt_at = NULL, updated_at = :now
-                WHERE id = :id AND provider_message_id IS NULL AND status IN {sql_list(UNSETTLED)}
-                """
-            ),
-            {"id": outbox_id, "status": status, "reason": reason, "now": now},
+            _SETTLE_UNSENT, {"id": outbox_id, "status": status, "reason": reason, "now": clock.now_iso()}
         ).rowcount
         delete_frozen_payload(conn, outbox_id)
     return changed == 1

@@ -212,3 +212,29 @@ def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row
     two = RenderedEmail("a@b.example", "s", "<p>h</p>", "t", attachments=(Attachment("a", "QQ==", "text/plain"),) * 2)
     with pytest.raises(FreezeError):
         freeze_or_replay(ctx.db, make_outbox_row(), two)
+
+
+def test_a_row_that_may_have_gone_out_never_settles_as_unsent(ctx, make_outbox_row, outbox_row, provider_model):
+    outbox_id = make_outbox_row(recipient="maybe@example.org")
+    provider_model.fail_next("http_500")  # the request reached the provider; its outcome is unknown
+    assert deliver(ctx, outbox_id).startswith("retry:")
+    with ctx.db.write() as conn:
+        conn.execute(sa.text("INSERT INTO email_suppressions (email, reason, source, created_at) "
+                             "VALUES ('maybe@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"))
+    assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
+    row = outbox_row(outbox_id)
+    assert (row["status"], row["last_error"]) == (DEAD_LETTER, UNKNOWN_OUTCOME)
+
+
+def test_a_stale_claim_holder_cannot_release_anothers_claim(ctx, make_outbox_row, outbox_row):
+    from portal.outbox.rows import claim_outbox_row, mark_retry
+
+    outbox_id = make_outbox_row()
+    first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    with ctx.db.write() as conn:  # the first claim expires; a second delivery claims the row
+        conn.execute(sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z'"))
+    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    assert second.attempt_count == first.attempt_count + 1
+    assert mark_retry(ctx.db, outbox_id, first.attempt_count, 1, "late", outcome_unknown=False) is False
+    assert outbox_row(outbox_id)["status"] == "processing"
+    assert mark_retry(ctx.db, outbox_id, second.attempt_count, 1, "ours", outcome_unknown=False) is True
