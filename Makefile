@@ -20,7 +20,8 @@ run: $(STAMP)
 	$(BIN)/python scripts/run_portal.py
 
 test: $(STAMP)
-	bash scripts/ensure-system-packages.sh redis-server chromium
+	# Chromium only recommends its fonts; without them screenshots have no readable text.
+	bash scripts/ensure-system-packages.sh redis-server chromium fonts-liberation
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Install Debian packages the portal needs, only when their program is missing.
-# Usage: ensure-system-packages.sh redis-server chromium
+# Usage: ensure-system-packages.sh redis-server chromium fonts-liberation
 set -euo pipefail
 
+# Packages that bring a program are present when the program is; others (fonts) are asked of dpkg.
 declare -A program=( [redis-server]=redis-server [chromium]=chromium )
 missing=()
 for package in "$@"; do
-  command -v "${program[$package]:-$package}" >/dev/null 2>&1 || missing+=("$package")
+  if [ -n "${program[$package]:-}" ]; then
+    command -v "${program[$package]}" >/dev/null 2>&1 || missing+=("$package")
+  else
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
