@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 .PHONY: run test install system-deps bench clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	# Debian's own python3 ships venv separately (python3-venv).
+	$(PYTHON) -m venv $(VENV) || (bash scripts/ensure-system-packages.sh python3-venv && $(PYTHON) -m venv $(VENV))
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	rm -f $(VENV)/.installed-*
