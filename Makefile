@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test install system-deps bench clean
+.PHONY: run test install bench clean
 
 $(STAMP): pyproject.toml
 	# Debian's own python3 ships venv separately (python3-venv).
