@@ -94,7 +94,11 @@ def _register_blueprints(app: Flask) -> None:
 
     from portal import suppressions, webhooks
 
-    app.register_blueprint(webhooks.bp)  # POST /webhooks/resend, CSRF-exempt in its routes module
+    # POST /webhooks/resend runs in its own lean app: see portal/webhooks/__init__.py.
+    from werkzeug.middleware.dispatcher import DispatcherMiddleware
+
+    receipts = webhooks.create_webhook_app(app.extensions["portal"], testing=app.testing)
+    app.wsgi_app = DispatcherMiddleware(app.wsgi_app, {webhooks.MOUNT_POINT: receipts.wsgi_app})
     app.register_blueprint(suppressions.bp)
     add_nav_link(app, "admin", "suppressions.index", "Suppressions")
 

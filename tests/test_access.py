@@ -60,3 +60,12 @@ def test_public_endpoints_are_only_the_known_few(app):
               if r.endpoint != "static" and app.view_functions[r.endpoint].access == PUBLIC}
     assert public <= ALLOWED_PUBLIC, public - ALLOWED_PUBLIC
     assert {"/", "/healthz", "/login", "/invitations/accept/<token>"} <= public
+
+
+def test_the_mounted_receipt_app_declares_access_too(app):
+    from portal.webhooks import create_webhook_app
+
+    receipts = create_webhook_app(app.extensions["portal"])
+    rules = {rule.rule: receipts.view_functions[rule.endpoint].access
+             for rule in receipts.url_map.iter_rules() if rule.endpoint != "static"}
+    assert rules == {"/resend": PUBLIC}

@@ -9,7 +9,6 @@ from flask import current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from portal.access import public
-from portal.extensions import csrf, limiter
 from portal.services import get_db, get_settings
 from portal.webhooks import bp
 from portal.webhooks.receipts import MalformedReceipt, SignatureError
@@ -19,9 +18,7 @@ RETRY_AFTER_SECONDS = "30"
 
 
 @bp.post("/resend")
-@csrf.exempt  # the provider signs its requests; it has no session and no form token
-@limiter.exempt  # a burst of receipts is normal; refusing them only makes the provider retry
-@public
+@public  # the provider signs its requests instead
 def resend_receipt():
     try:
         body = request.get_data(cache=False)
