@@ -8,6 +8,7 @@ AmbiguousCommitError and never replayed as a fresh transaction.
 from __future__ import annotations
 
 import json
+import re
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -118,3 +119,22 @@ def json_array(values) -> str:
     One statement text for any length: no per-call SQL building, no limit on bound variables.
     """
     return json.dumps(list(values))
+
+
+class Statement:
+    """A hot statement, written with :named parameters and prepared once for the driver.
+
+    For statements that run on every email or receipt while the write lock is held. Measured here,
+    `text()` spends 40-80 µs of SQLAlchemy work per execution against 5-25 µs inside libSQL;
+    `exec_driver_sql` with `?` placeholders roughly halves the total. Everything else uses `text()`.
+    Names inside quoted SQL literals must not look like parameters (none of ours do).
+    """
+
+    _NAME = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+    def __init__(self, sql: str):
+        self.names = tuple(self._NAME.findall(sql))
+        self.sql = self._NAME.sub("?", sql)
+
+    def __call__(self, conn: Connection, values: dict):
+        return conn.exec_driver_sql(self.sql, tuple(values[name] for name in self.names))

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 
-import sqlalchemy as sa
-
-from portal.db import Database
+from portal.db import Database, Statement
 from portal.outbox import clock
 from portal.outbox.rendering import Attachment, RenderedEmail
 from portal.outbox.rows import record_first_attempt
@@ -23,7 +21,7 @@ REQUIRED_COLUMNS = frozenset({
 })
 _verified_databases: set[str] = set()
 # Stores our fields only if no attempt froze first, and only while the row is still ours to send.
-_FREEZE = sa.text(
+_FREEZE = Statement(
     f"""
     INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
         html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at)
@@ -32,7 +30,7 @@ _FREEZE = sa.text(
                   AND provider_message_id IS NULL)
     """
 )
-_READ_FROZEN = sa.text("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
+_READ_FROZEN = Statement("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
 
 
 class FreezeError(RuntimeError):
@@ -61,8 +59,8 @@ def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> R
     ensure_store_available(db)
     attachment = rendered.attachments[0] if rendered.attachments else None
     with db.write() as conn:
-        conn.execute(
-            _FREEZE,
+        _FREEZE(
+            conn,
             {
                 "id": outbox_id,
                 "from_address": rendered.from_address,
@@ -77,7 +75,7 @@ def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> R
                 "now": clock.now_iso(),
             },
         )
-        stored = conn.execute(_READ_FROZEN, {"id": outbox_id}).mappings().first()
+        stored = _READ_FROZEN(conn, {"id": outbox_id}).mappings().first()
         if stored is None:
             return None
         record_first_attempt(conn, outbox_id)

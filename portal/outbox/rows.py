@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.db import Database, Statement
 from portal.outbox import clock
 from portal.outbox.statuses import (
     DEAD_LETTER, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME, UNSETTLED,
@@ -32,7 +32,7 @@ class ClaimedRow:
 
 
 # Built once: these run for every email.
-_CLAIM = sa.text(
+_CLAIM = Statement(
     f"""
     UPDATE email_outbox
     SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
@@ -62,22 +62,24 @@ def claim_outbox_row(db: Database, outbox_id: str, claim_seconds: int) -> Claime
     """
     now = clock.utcnow()
     with db.write() as conn:
-        row = conn.execute(
-            _CLAIM, {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
+        row = _CLAIM(
+            conn, {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
         ).mappings().first()
     if row is None:
         return None
     return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})
 
 
+_RECORD_FIRST_ATTEMPT = Statement(
+    "UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now) WHERE id = :id"
+)
+
+
 def record_first_attempt(conn: sa.Connection, outbox_id: str) -> None:
-    conn.execute(
-        sa.text("UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now) WHERE id = :id"),
-        {"id": outbox_id, "now": clock.now_iso()},
-    )
+    _RECORD_FIRST_ATTEMPT(conn, {"id": outbox_id, "now": clock.now_iso()})
 
 
-_MARK_SENT = sa.text(
+_MARK_SENT = Statement(
     f"""
     UPDATE email_outbox
     SET status = '{SENT}', provider_message_id = :message_id, sent_at = :now,
@@ -86,14 +88,14 @@ _MARK_SENT = sa.text(
     WHERE id = :id AND provider_message_id IS NULL
     """
 )
-_DELETE_FROZEN = sa.text("DELETE FROM email_frozen_payloads WHERE outbox_id = :id")
+_DELETE_FROZEN = Statement("DELETE FROM email_frozen_payloads WHERE outbox_id = :id")
 
 
 def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
     """Record acceptance, only while no message ID is recorded; the frozen payload goes with it."""
     now = clock.now_iso()
     with db.write() as conn:
-        changed = conn.execute(_MARK_SENT, {"id": outbox_id, "message_id": provider_message_id, "now": now}).rowcount
+        changed = _MARK_SENT(conn, {"id": outbox_id, "message_id": provider_message_id, "now": now}).rowcount
         delete_frozen_payload(conn, outbox_id)
     return changed == 1
 
@@ -108,14 +110,14 @@ def mark_retry(
     """
     now = clock.utcnow()
     with db.write() as conn:
-        return conn.execute(
-            _MARK_RETRY,
+        return _MARK_RETRY(
+            conn,
             {"id": outbox_id, "attempt": attempt, "next_at": clock.iso_in(delay_seconds, now), "reason": reason,
              "unknown": int(outcome_unknown), "now": clock.iso(now)},
         ).rowcount == 1
 
 
-_MARK_RETRY = sa.text(
+_MARK_RETRY = Statement(
     f"""
     UPDATE email_outbox
     SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason, claim_expires_at = NULL,
@@ -125,7 +127,7 @@ _MARK_RETRY = sa.text(
 )
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
 # dead letter with unknown_outcome, for a person to decide.
-_SETTLE_UNSENT = sa.text(
+_SETTLE_UNSENT = Statement(
     f"""
     UPDATE email_outbox
     SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}' ELSE :status END,
@@ -140,8 +142,8 @@ def settle_unsent(db: Database, outbox_id: str, status: str, reason: str | None)
     """A final state in which we hold no message ID (failed, suppressed, dead letter)."""
     assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
     with db.write() as conn:
-        changed = conn.execute(
-            _SETTLE_UNSENT, {"id": outbox_id, "status": status, "reason": reason, "now": clock.now_iso()}
+        changed = _SETTLE_UNSENT(
+            conn, {"id": outbox_id, "status": status, "reason": reason, "now": clock.now_iso()}
         ).rowcount
         delete_frozen_payload(conn, outbox_id)
     return changed == 1
@@ -153,7 +155,7 @@ def mark_unclaimed_row_failed(db: Database, outbox_id: str) -> bool:
 
 
 def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
-    conn.execute(_DELETE_FROZEN, {"id": outbox_id})
+    _DELETE_FROZEN(conn, {"id": outbox_id})
 
 
 def status_counts(db: Database) -> list[dict]:

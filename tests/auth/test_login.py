@@ -1,7 +1,5 @@
 import re
 
-from flask import session
-
 
 def test_login_lands_manager_on_company_hours(client, auth, make_user):
     email = make_user("manager", company="Acme Ltd")

@@ -148,8 +148,6 @@ def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, 
 def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row, provider_model):
     import threading
 
-    import resend
-
     outbox_id = make_outbox_row(recipient="lin@example.org")
     provider_model.fail_next("slow_accept", delay=1.5)
     # The first delivery's request is still in flight at the provider when a second one arrives.

@@ -7,7 +7,7 @@ import zlib
 import sqlalchemy as sa
 
 from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import EMAIL_QUEUE, build_envelope, email_queue
+from portal.outbox.queues import build_envelope, email_queue
 from portal.outbox.relay import relay_pass
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
 
