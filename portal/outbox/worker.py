@@ -1,7 +1,7 @@
 """The email worker process: RQ on both queues, RQ's scheduler for delayed retries, and the relay.
 
 We use RQ's SimpleWorker (no fork per job): the job reuses the process's database engine and HTTP
-session, which is most of the work saved, and the claim plus idempotency key already make a
+connection pool, which is most of the work saved, and the claim plus idempotency key already make a
 duplicate delivery harmless. The relay runs in a thread on a fixed interval; a Redis lock with an
 expiry lets only one worker's pass run at a time across all workers.
 """
