@@ -95,7 +95,7 @@ class Run:
 
     def start_model(self) -> tuple[str, callable]:
         """(URL, count of sent emails) of a fresh provider model."""
-        from portal.testing import free_port, stop_process, wait_for_port
+        from portal.processes import free_port, stop_process, wait_for_port
         if self.args.model == "inprocess":
             from portal.provider_model import ProviderModel
             model = ProviderModel(port=0).start()
@@ -111,7 +111,7 @@ class Run:
 
     def workers(self, label: str, argv: list[str], env: dict) -> tuple[float, float]:
         """Start W burst workers and wait for all; (CPU seconds of the workers, of this process)."""
-        from portal.testing import stop_process
+        from portal.processes import stop_process
         cpu = lambda who: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(who))  # noqa: E731
         children, me = cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF)
         processes, logs = [], []

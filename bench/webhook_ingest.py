@@ -144,7 +144,7 @@ def signed_receipt(secret: str, message_id: str) -> tuple[bytes, dict]:
 
 
 def run_phase(app_spec: str, env: dict, warmup: list, measured: list, clients: int, workers: int) -> dict:
-    from portal.testing import free_port, stop_process, wait_for_port
+    from portal.processes import free_port, stop_process, wait_for_port
 
     port = free_port()
     server = subprocess.Popen(

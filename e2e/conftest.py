@@ -12,7 +12,7 @@ from playwright.sync_api import sync_playwright
 from portal.db import Database
 from portal.seed import seed_demo
 from portal.settings import DEV_WEBHOOK_SECRET
-from portal.testing import free_port, stop_process, wait_for_port
+from portal.processes import free_port, stop_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"

@@ -1,4 +1,4 @@
-"""Helpers for starting real services on free ports, shared by tests, e2e and benchmarks.
+"""Test-only helpers shared by tests, e2e and benchmarks: a private Redis, and a Redis dump.
 
 Nothing here is used by the running portal; it lives in the package so `bench/` and `e2e/`
 can import it without path tricks.
@@ -7,33 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 import zlib
-from pathlib import Path
 
 import redis
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 15.0, process: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listened on port {port} within {timeout}s")
+from portal.processes import free_port, stop_process, wait_for_port
 
 
 class PrivateRedis:
@@ -61,28 +41,9 @@ class PrivateRedis:
         return redis.Redis.from_url(self.url)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process:
+            stop_process(self.process)
         shutil.rmtree(self._dir, ignore_errors=True)
-
-
-def stop_process(process: subprocess.Popen, timeout: float = 10.0) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def copy_database(template: Path, target: Path) -> None:
-    shutil.copyfile(template, target)
 
 
 def redis_dump(redis) -> str:

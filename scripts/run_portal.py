@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from portal.settings import ConfigError, Settings  # noqa: E402
-from portal.testing import free_port, wait_for_port  # noqa: E402
+from portal.processes import free_port, stop_process, wait_for_port  # noqa: E402
 
 BIN = Path(sys.executable).parent
 children: list[tuple[str, subprocess.Popen]] = []
@@ -35,14 +35,8 @@ def start(name: str, args: list[str], env: dict, log_file: Path | None = None) -
 
 def stop_all(*_ignored) -> None:
     """Stop in reverse start order, each before the next, so Redis outlives the worker using it."""
-    for name, process in reversed(children):
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    for _name, process in reversed(children):
+        stop_process(process, timeout=15)
     children.clear()
 
 

@@ -18,6 +18,7 @@ from portal.db import Database, json_array
 from portal.outbox import EmailIntent, PublishResult, add_outbox_rows, publish_outbox_rows
 from portal.outbox import clock
 from portal.outbox.families.invitation import PROGRAMMES
+from portal.outbox import statuses
 from portal.outbox.statuses import SETTLED
 from portal.settings import Settings
 from portal import tokens
@@ -238,10 +239,12 @@ def _latest_email_status(conn, invitation_id: int) -> str | None:
 
 # How a manager reads an email's state.
 EMAIL_STATE_WORDS = {
-    "pending": "queued", "enqueued": "queued", "processing": "queued", "retry": "queued",
-    "sent": "sent", "delivered": "delivered", "bounced": "bounced", "complained": "marked as spam",
-    "suppressed": "blocked: the address bounced before", "failed": "failed", "dead_letter": "needs attention",
+    **{status: "queued" for status in statuses.UNSETTLED},
+    statuses.SENT: "sent", statuses.DELIVERED: "delivered", statuses.BOUNCED: "bounced",
+    statuses.COMPLAINED: "marked as spam", statuses.SUPPRESSED: "blocked: the address bounced before",
+    statuses.FAILED: "failed", statuses.DEAD_LETTER: "needs attention",
 }
+assert set(EMAIL_STATE_WORDS) == set(statuses.ALL)
 EMAIL_STATE_TONE = {"delivered": "ok", "sent": "ok", "bounced": "bad", "marked as spam": "bad", "failed": "bad",
                     "blocked: the address bounced before": "bad", "needs attention": "warn", "queued": ""}
 

@@ -100,6 +100,14 @@ def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
     return changed == 1
 
 
+_MARK_RETRY = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason, claim_expires_at = NULL,
+        outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
+    WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
+    """
+)
 def mark_retry(
     db: Database, outbox_id: str, attempt: int, delay_seconds: float, reason: str, outcome_unknown: bool
 ) -> bool:
@@ -117,14 +125,6 @@ def mark_retry(
         ).rowcount == 1
 
 
-_MARK_RETRY = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason, claim_expires_at = NULL,
-        outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
-    WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
-    """
-)
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
 # dead letter with unknown_outcome, for a person to decide.
 _SETTLE_UNSENT = Statement(

@@ -13,7 +13,7 @@ from portal.outbox import EmailIntent, add_outbox_rows, publish_outbox_rows
 from portal.outbox.consumer import use_context
 from portal.context import PortalContext
 from portal.provider_model import ProviderModel
-from portal.testing import stop_process
+from portal.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ from portal.db import AmbiguousCommitError
 from portal.outbox import EmailIntent, add_outbox_rows, publish_outbox_rows
 from portal.outbox.queues import email_queue
 from portal.outbox.statuses import ENQUEUED, PENDING, PROCESSING
-from portal.testing import free_port
+from portal.processes import free_port
 
 
 def intent(n=1, key=None):

@@ -14,7 +14,7 @@ import resend
 from svix.webhooks import Webhook
 
 from portal.provider_model import ProviderModel
-from portal.testing import free_port
+from portal.processes import free_port
 
 SECRET = "whsec_dGVzdC13ZWJob29rLXNlY3JldC1mb3ItdGhlLW1vZGVs"
 
