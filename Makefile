@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
 $(STAMP): pyproject.toml
 	# Debian's own python3 ships venv separately (python3-venv).
-	$(PYTHON) -m venv $(VENV) || (bash scripts/ensure-system-packages.sh python3-venv && $(PYTHON) -m venv $(VENV))
+	$(PYTHON) -m venv $(VENV) || (bash devtools/ensure-system-packages.sh python3-venv && $(PYTHON) -m venv $(VENV))
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	rm -f $(VENV)/.installed-*
@@ -17,17 +17,17 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	bash scripts/ensure-system-packages.sh redis-server
-	$(BIN)/python scripts/run_portal.py
+	bash devtools/ensure-system-packages.sh redis-server
+	$(BIN)/python devtools/run_portal.py
 
 test: $(STAMP)
 	# Chromium only recommends its fonts; without them screenshots have no readable text.
-	bash scripts/ensure-system-packages.sh redis-server chromium fonts-liberation
+	bash devtools/ensure-system-packages.sh redis-server chromium fonts-liberation
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	bash scripts/ensure-system-packages.sh redis-server
-	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+	bash devtools/ensure-system-packages.sh redis-server
+	for b in bench/*.py; do PYTHONPATH=. $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) instance/ .pytest_cache test-artifacts

@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-from portal import migrations
+from portal import schema
 from portal.db import Database
 from portal.settings import Settings
-from portal.testing import PrivateRedis
+from devtools.testing import PrivateRedis
 
 
 @pytest.fixture(scope="session")
@@ -20,10 +20,10 @@ def redis_server():
 
 @pytest.fixture(scope="session")
 def migrated_template(tmp_path_factory):
-    """One database migrated from migrations/ per run; each test gets a copy of it."""
+    """One database migrated from portal/migrations/ per run; each test gets a copy of it."""
     path = tmp_path_factory.mktemp("template") / "template.db"
     db = Database(f"sqlite+libsql:///{path}")
-    migrations.upgrade(db)
+    schema.upgrade(db)
     with db.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     db.dispose()

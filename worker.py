@@ -1,4 +1,5 @@
 """`python worker.py [--burst]`: the RQ worker for the email queue and its dead-letter queue."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,10 +11,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", action="store_true", help="drain both queues, then exit")
     args = parser.parse_args(argv)
 
+    from portal.context import PortalContext
     from portal.outbox.worker import run_worker
     from portal.settings import Settings
 
-    return run_worker(Settings.from_env(), burst=args.burst)
+    return run_worker(PortalContext.from_settings(Settings.from_env()), burst=args.burst)
 
 
 if __name__ == "__main__":

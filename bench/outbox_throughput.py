@@ -88,21 +88,21 @@ class Run:
         self.args, self.stack = args, stack
         self.deadline = time.monotonic() + args.timeout
         self.tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="outbox-bench-")))
-        from portal.testing import PrivateRedis
+        from devtools.testing import PrivateRedis
         self.redis_server = PrivateRedis().start()
         stack.callback(self.redis_server.stop)
         self.redis = self.redis_server.client()
 
     def start_model(self) -> tuple[str, callable]:
         """(URL, count of sent emails) of a fresh provider model."""
-        from portal.processes import free_port, stop_process, wait_for_port
+        from devtools.processes import free_port, stop_process, wait_for_port
         if self.args.model == "inprocess":
-            from portal.provider_model import ProviderModel
+            from devtools.provider_model import ProviderModel
             model = ProviderModel(port=0).start()
             self.stack.callback(model.stop)
             return model.url, lambda: len(model.sent())
         port = free_port()
-        process = subprocess.Popen([sys.executable, "-m", "portal.provider_model", "--port", str(port)],
+        process = subprocess.Popen([sys.executable, "-m", "devtools.provider_model", "--port", str(port)],
                                    cwd=ROOT, stdout=subprocess.DEVNULL)
         self.stack.callback(stop_process, process)
         wait_for_port(port, process=process)
@@ -111,7 +111,7 @@ class Run:
 
     def workers(self, label: str, argv: list[str], env: dict) -> tuple[float, float]:
         """Start W burst workers and wait for all; (CPU seconds of the workers, of this process)."""
-        from portal.processes import stop_process
+        from devtools.processes import stop_process
         cpu = lambda who: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(who))  # noqa: E731
         children, me = cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF)
         processes, logs = [], []

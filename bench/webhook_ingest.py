@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from portal import migrations
     from portal.db import Database
-    from portal.testing import PrivateRedis
+    from devtools.testing import PrivateRedis
 
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
     redis = PrivateRedis().start()
@@ -144,7 +144,7 @@ def signed_receipt(secret: str, message_id: str) -> tuple[bytes, dict]:
 
 
 def run_phase(app_spec: str, env: dict, warmup: list, measured: list, clients: int, workers: int) -> dict:
-    from portal.processes import free_port, stop_process, wait_for_port
+    from devtools.processes import free_port, stop_process, wait_for_port
 
     port = free_port()
     server = subprocess.Popen(

@@ -12,7 +12,7 @@ from playwright.sync_api import sync_playwright
 from portal.db import Database
 from portal.seed import seed_demo
 from portal.settings import DEV_WEBHOOK_SECRET
-from portal.processes import free_port, stop_process, wait_for_port
+from devtools.processes import free_port, stop_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -44,7 +44,7 @@ class PortalStack:
 
 @pytest.fixture
 def stack(portal_env, database_path):
-    from portal.provider_model import ProviderModel
+    from devtools.provider_model import ProviderModel
 
     seed_demo(Database(portal_env["DATABASE_URL"]))
     port = free_port()

@@ -1,4 +1,4 @@
-"""Commands registered on the app: `flask --app portal db|users|demo ...`."""
+"""Commands registered on the app: `flask --app portal db|users|demo|outbox ...`."""
 from __future__ import annotations
 
 import json
@@ -7,12 +7,12 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from portal import migrations
-from portal.auth.service import AccountError, create_user
+from portal import schema
+from portal.auth.operations import AccountError, create_user
+from portal.extensions import portal_context
+from portal.outbox.reads import status_counts
 from portal.outbox.relay import relay_pass
-from portal.outbox.rows import status_counts
 from portal.seed import seed_demo
-from portal.services import get_db, get_services
 
 db_cli = AppGroup("db", help="Database schema.")
 users_cli = AppGroup("users", help="Sign-in accounts.")
@@ -24,8 +24,8 @@ outbox_cli = AppGroup("outbox", help="The email outbox.")
 def db_upgrade():
     """Apply pending migrations in order; running it twice changes nothing."""
     try:
-        applied = migrations.upgrade(get_db())
-    except migrations.MigrationError as error:
+        applied = schema.upgrade(portal_context().db)
+    except schema.MigrationError as error:
         raise click.ClickException(str(error)) from None
     if applied:
         for name in applied:
@@ -43,7 +43,7 @@ def db_upgrade():
 def users_create(email, role, company, password, name):
     """Create a login (and its company, if new)."""
     try:
-        user_id = create_user(get_db(), email=email, password=password, role=role, company=company, name=name)
+        user_id = create_user(portal_context().db, email=email, password=password, role=role, company=company, name=name)
     except AccountError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"created {role} #{user_id}")
@@ -52,7 +52,7 @@ def users_create(email, role, company, password, name):
 @demo_cli.command("seed")
 def demo_seed():
     """Demo company, admin, manager, employees and session attendance (idempotent)."""
-    logins = seed_demo(get_db())
+    logins = seed_demo(portal_context().db)
     click.echo("demo company ready; sign in with:")
     for email, role, password in logins:
         click.echo(f"  {role:8} {email}  password: {password}")
@@ -61,8 +61,8 @@ def demo_seed():
 @outbox_cli.command("relay")
 def outbox_relay():
     """One relay pass: publish pending rows and re-publish rows whose message may be lost."""
-    services = get_services()
-    report = relay_pass(services.db, services.redis, services.settings)
+    ctx = portal_context()
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings)
     if not report.published:
         click.echo("nothing to publish")
         return
@@ -78,7 +78,7 @@ def outbox_relay():
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def outbox_status(as_json):
     """Counts of outbox rows by family and status."""
-    counts = status_counts(get_db())
+    counts = status_counts(portal_context().db)
     if as_json:
         click.echo(json.dumps(counts))
         return

@@ -5,7 +5,8 @@ from datetime import datetime, timedelta, timezone
 
 import sqlalchemy as sa
 
-from portal.auth.service import ensure_company, insert_user, normalise_email
+from portal.auth.operations import ensure_company, insert_user
+from portal.text import normalise_email
 from portal.db import Database
 
 DEMO_COMPANY = "Northwind Logistics"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_INSTANCE = PROJECT_ROOT / "instance"
+# Relative to the directory the portal is started from, as the contract's DATABASE_URL default is.
+DEFAULT_INSTANCE = Path("instance")
 DEV_WEBHOOK_SECRET = "whsec_ZGV2LXdlYmhvb2stc2VjcmV0LW5vdC1mb3ItcHJvZHVjdGlvbg=="
 ENVIRONMENTS = ("development", "staging", "production")
 
@@ -57,7 +57,7 @@ class Settings:
     @classmethod
     def from_env(cls, environ=None, instance_path: Path | None = None) -> "Settings":
         env = dict(os.environ if environ is None else environ)
-        instance = Path(instance_path or env.get("PORTAL_INSTANCE_PATH") or DEFAULT_INSTANCE)
+        instance = Path(instance_path or env.get("PORTAL_INSTANCE_PATH") or DEFAULT_INSTANCE).absolute()
 
         portal_env = env.get("PORTAL_ENV", "development")
         if portal_env not in ENVIRONMENTS:

@@ -1,10 +1,19 @@
+"""Fixtures for tests/: the app, its PortalContext (`ctx`), and one way to read, count and make rows."""
 from __future__ import annotations
+
+import itertools
+import re
 
 import pytest
 import sqlalchemy as sa
 
 from portal import create_app
-from portal.auth.service import create_user
+from portal.auth.operations import create_user
+from portal.email_families import FAMILIES
+from portal.extensions import EXTENSION_KEY
+from portal.outbox import EmailIntent
+from portal.outbox.intents import add_outbox_rows
+from portal.outbox.publish import publish_outbox_rows
 
 PASSWORD = "correct-horse-battery"
 
@@ -13,7 +22,18 @@ PASSWORD = "correct-horse-battery"
 def app(settings):
     app = create_app({"TESTING": True}, settings=settings)
     yield app
-    app.extensions["portal"].db.dispose()
+    app.extensions[EXTENSION_KEY].db.dispose()
+
+
+@pytest.fixture
+def ctx(app):
+    """The app's PortalContext: settings, db, redis, provider, families (tests/outbox overrides it)."""
+    return app.extensions[EXTENSION_KEY]
+
+
+@pytest.fixture
+def db(ctx):
+    return ctx.db
 
 
 @pytest.fixture
@@ -27,11 +47,6 @@ def runner(app):
 
 
 @pytest.fixture
-def db(app):
-    return app.extensions["portal"].db
-
-
-@pytest.fixture
 def count(db):
     """count(table, where="1=1", **params): rows in a table, read from the test's database."""
     def count(table, where="1=1", **params):
@@ -39,6 +54,66 @@ def count(db):
             return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar_one()
 
     return count
+
+
+@pytest.fixture
+def outbox_rows(db):
+    """outbox_rows(**column_values): the matching outbox rows as dicts, oldest first."""
+    def read(**filters):
+        where = " AND ".join(f"{column} = :{column}" for column in filters) or "1=1"
+        with db.read() as conn:
+            return [dict(row) for row in conn.execute(
+                sa.text(f"SELECT * FROM email_outbox WHERE {where} ORDER BY created_at, rowid"), filters).mappings()]
+
+    return read
+
+
+@pytest.fixture
+def outbox_row(db):
+    """outbox_row(id): that outbox row as a dict (fails if there is none)."""
+    def read(outbox_id):
+        with db.read() as conn:
+            return dict(conn.execute(sa.text("SELECT * FROM email_outbox WHERE id = :id"),
+                                     {"id": outbox_id}).mappings().one())
+
+    return read
+
+
+@pytest.fixture
+def make_outbox_row(ctx):
+    """Builder: make one outbox row and return its ID. Two modes:
+
+    - make_outbox_row(recipient=..., family="notice", data=..., key=..., publish=False): an intent
+      committed through the engine (add_outbox_rows), left `pending` as the domain transaction
+      leaves it, or published (`enqueued`) with publish=True. A notice unless `family` names another.
+    - make_outbox_row(status="sent", provider_message_id="re_msg_1", **columns): the same row, then
+      put in the given state, as receipt tests need it. Giving a status or any column selects this
+      mode; the status defaults to sent and the provider's message ID to "re_msg_1", the email_id
+      of tests.builders.event(). Columns may include `id` to choose the row's ID.
+    """
+    counter = itertools.count(1)
+
+    def make(status=None, *, recipient=None, family="notice", data=None, key=None, publish=False, **columns):
+        n = next(counter)
+        intent = EmailIntent(
+            family=FAMILIES[family],
+            recipient=recipient or f"person{n}@example.org",
+            idempotency_key=key or f"test:{family}:{n}",
+            data=data or {"subject": f"Notice {n}", "body": "Hello.\n\nSecond paragraph."},
+        )
+        with ctx.db.write() as conn:
+            (outbox_id,) = add_outbox_rows(conn, [intent], ctx.settings)
+            if status is not None or columns:
+                state = {"status": status or "sent", "provider_message_id": "re_msg_1", **columns}
+                assignments = ", ".join(f"{column} = :{column}" for column in state)
+                conn.execute(sa.text(f"UPDATE email_outbox SET {assignments} WHERE id = :row_id"),
+                             {**state, "row_id": outbox_id})
+                outbox_id = state.get("id", outbox_id)
+        if publish:
+            publish_outbox_rows(ctx.db, ctx.redis, [outbox_id])
+        return outbox_id
+
+    return make
 
 
 @pytest.fixture
@@ -54,13 +129,21 @@ def make_user(db):
     return make
 
 
+@pytest.fixture
+def user_id(db):
+    """user_id(email): the ID of the login with that address."""
+    def find(email):
+        with db.read() as conn:
+            return conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": email}).scalar_one()
+
+    return find
+
+
 class AuthActions:
     def __init__(self, client):
         self._client = client
 
     def csrf_token(self, path="/login"):
-        import re
-
         page = self._client.get(path, follow_redirects=True).get_data(as_text=True)
         match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page) or re.search(
             r'name="csrf_token" value="([^"]+)"', page

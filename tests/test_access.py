@@ -1,7 +1,8 @@
 """Every page declares who may see it, and managers stay inside their own company."""
-import sqlalchemy as sa
+import pytest
 
 from portal.access import PUBLIC
+from portal.webhooks.app import MOUNT_POINT, create_webhook_app
 
 
 def test_every_endpoint_declares_access(app):
@@ -29,13 +30,9 @@ def test_manager_cannot_reach_admin_pages(client, auth, make_user):
     assert client.get("/admin/").status_code == 403
 
 
-def test_manager_cannot_see_another_companys_employee(client, auth, make_user, db):
-    make_user("employee", company="Other Co", email="worker@other.example")
-    with db.read() as conn:
-        other_id = conn.execute(sa.text("SELECT id FROM users WHERE email = 'worker@other.example'")).scalar()
-    make_user("employee", company="Acme Ltd", email="worker@acme.example")
-    with db.read() as conn:
-        own_id = conn.execute(sa.text("SELECT id FROM users WHERE email = 'worker@acme.example'")).scalar()
+def test_manager_cannot_see_another_companys_employee(client, auth, make_user, user_id):
+    other_id = user_id(make_user("employee", company="Other Co", email="worker@other.example"))
+    own_id = user_id(make_user("employee", company="Acme Ltd", email="worker@acme.example"))
 
     auth.login(make_user("manager", company="Acme Ltd"))
     assert client.get(f"/company/employees/{own_id}").status_code == 200
@@ -51,7 +48,7 @@ def test_admin_sees_companies(client, auth, make_user):
     assert "Partner companies" in page and "Acme Ltd" in page
 
 
-ALLOWED_PUBLIC = {"/", "/healthz", "/login", "/invitations/accept/<token>", "/webhooks/resend", "/apply", "/apply/thanks",
+ALLOWED_PUBLIC = {"/", "/healthz", "/login", "/invitations/accept/<token>", "/apply", "/apply/thanks",
                   "/demo", "/demo/thanks"}
 
 
@@ -62,10 +59,28 @@ def test_public_endpoints_are_only_the_known_few(app):
     assert {"/", "/healthz", "/login", "/invitations/accept/<token>"} <= public
 
 
-def test_the_mounted_receipt_app_declares_access_too(app):
-    from portal.webhooks import create_webhook_app
+# --- the receipt app, mounted at /webhooks: its own URL map and its own access check -------------
 
-    receipts = create_webhook_app(app.extensions["portal"])
-    rules = {rule.rule: receipts.view_functions[rule.endpoint].access
-             for rule in receipts.url_map.iter_rules() if rule.endpoint != "static"}
-    assert rules == {"/resend": PUBLIC}
+@pytest.fixture
+def receipt_app(ctx):
+    """The receipt app as the factory mounts it, on the test's context."""
+    return create_webhook_app(ctx, testing=True)
+
+
+def test_the_receipt_app_serves_only_the_signed_receipt_endpoint(app, receipt_app):
+    rules = {(MOUNT_POINT + rule.rule, receipt_app.view_functions[rule.endpoint].access)
+             for rule in receipt_app.url_map.iter_rules() if rule.endpoint != "static"}
+    assert rules == {("/webhooks/resend", PUBLIC)}
+    assert not any(r.rule.startswith(MOUNT_POINT) for r in app.url_map.iter_rules()), "mounted, not registered"
+
+
+def test_the_receipt_app_refuses_an_undeclared_endpoint(receipt_app):
+    receipt_app.add_url_rule("/forgotten", "forgotten", lambda: "secret", methods=["GET", "POST"])
+    client = receipt_app.test_client()
+    assert client.get("/forgotten").status_code == 403
+    assert client.post("/forgotten").status_code == 403
+
+
+def test_the_portal_does_not_answer_for_the_receipt_app(client):
+    assert client.get("/webhooks/forgotten").status_code == 404
+    assert client.get("/webhooks/resend").status_code == 405

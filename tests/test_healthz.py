@@ -8,7 +8,7 @@ def test_healthy_when_database_and_redis_answer(client):
 
 
 def test_503_names_redis_when_it_is_down(settings):
-    from portal.processes import free_port
+    from devtools.processes import free_port
 
     app = create_app({"TESTING": True}, settings=settings.with_overrides(redis_url=f"redis://127.0.0.1:{free_port()}/0"))
     response = app.test_client().get("/healthz")

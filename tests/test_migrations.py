@@ -1,22 +1,22 @@
-import sqlalchemy as sa
 import pytest
+import sqlalchemy as sa
 
-from portal import migrations
+from portal import schema
 from portal.db import Database
 
 
 def test_upgrade_twice_changes_nothing(tmp_path):
     db = Database(f"sqlite+libsql:///{tmp_path / 'fresh.db'}")
-    first = migrations.upgrade(db)
-    assert first == [m.filename for m in migrations.discover()]
+    first = schema.upgrade(db)
+    assert first == [m.filename for m in schema.discover()]
 
-    def schema():
+    def sqlite_master():
         with db.read() as conn:
             return conn.execute(sa.text("SELECT type, name, sql FROM sqlite_master ORDER BY name")).all()
 
-    before = schema()
-    assert migrations.upgrade(db) == []
-    assert schema() == before
+    before = sqlite_master()
+    assert schema.upgrade(db) == []
+    assert sqlite_master() == before
     db.dispose()
 
 
@@ -25,12 +25,12 @@ def test_changed_migration_is_refused(tmp_path):
     directory.mkdir()
     (directory / "0001_first.sql").write_text("CREATE TABLE things (id INTEGER PRIMARY KEY);\n")
     db = Database(f"sqlite+libsql:///{tmp_path / 'db.db'}")
-    assert migrations.upgrade(db, directory) == ["0001_first.sql"]
+    assert schema.upgrade(db, directory) == ["0001_first.sql"]
 
     (directory / "0001_first.sql").write_text("CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT);\n")
     (directory / "0002_second.sql").write_text("CREATE TABLE others (id INTEGER PRIMARY KEY);\n")
-    with pytest.raises(migrations.MigrationError, match="0001_first.sql was changed"):
-        migrations.upgrade(db, directory)
+    with pytest.raises(schema.MigrationError, match="0001_first.sql was changed"):
+        schema.upgrade(db, directory)
     with db.read() as conn:
         tables = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type='table'"))}
     assert "others" not in tables, "nothing after the refused file may be applied"
@@ -43,7 +43,7 @@ def test_failed_migration_leaves_no_trace(tmp_path):
     (directory / "0001_broken.sql").write_text("CREATE TABLE a (id INTEGER PRIMARY KEY);\nCREATE TABLE nonsense (;\n")
     db = Database(f"sqlite+libsql:///{tmp_path / 'db.db'}")
     with pytest.raises(Exception):
-        migrations.upgrade(db, directory)
+        schema.upgrade(db, directory)
     with db.read() as conn:
         tables = {row[0] for row in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type='table'"))}
         ledger = conn.execute(sa.text("SELECT COUNT(*) FROM schema_migrations")).scalar()

@@ -1,5 +1,1 @@
-from flask import Blueprint
-
-bp = Blueprint("admin", __name__)
-
-from portal.admin import routes  # noqa: E402,F401
+"""What an admin sees across every partner company."""

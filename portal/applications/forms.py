@@ -5,13 +5,11 @@ from wtforms import EmailField, HiddenField, IntegerField, StringField, TextArea
 from wtforms.validators import AnyOf, DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError
 from wtforms.widgets import HiddenInput, TextInput
 
-from portal.applications.service import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
+from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
+from portal.public_forms import PublicForm
+from portal.text import strip
 
 _GROUPED_DIGITS = re.compile(r"^\d{1,3}([ ,]\d{3})+$")  # 1,200 or 1 200
-
-
-def _strip(value):
-    return value.strip() if isinstance(value, str) else value
 
 
 class WholeNumberField(IntegerField):
@@ -34,13 +32,13 @@ class WholeNumberField(IntegerField):
         self.data = int(raw)
 
 
-class ApplicationForm(FlaskForm):
-    company_name = StringField("Company name", filters=[_strip],
+class ApplicationForm(PublicForm):
+    company_name = StringField("Company name", filters=[strip],
                                validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)])
-    contact_name = StringField("Your name", filters=[_strip],
+    contact_name = StringField("Your name", filters=[strip],
                                validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)])
     contact_email = EmailField(
-        "Work email", filters=[_strip],
+        "Work email", filters=[strip],
         validators=[DataRequired("Enter your work email address."),
                     Email("Enter an email address like name@company.com."), Length(max=EMAIL_MAX)],
     )
@@ -50,11 +48,9 @@ class ApplicationForm(FlaskForm):
                     NumberRange(min=1, max=EMPLOYEES_MAX, message="Enter a whole number of at least 1.")],
     )
     message = TextAreaField(
-        "Why would you like to partner with TEEI?", filters=[_strip],
+        "Why would you like to partner with TEEI?", filters=[strip],
         validators=[Optional(), Length(max=MESSAGE_MAX, message=f"Keep it under {MESSAGE_MAX:,} characters.")],
     )
-    # Hidden from people; bots fill it in. A filled-in form is answered as accepted and dropped.
-    website = StringField("Leave this field empty", filters=[_strip])
 
 
 class DecisionForm(FlaskForm):
@@ -64,7 +60,7 @@ class DecisionForm(FlaskForm):
                     AnyOf(list(DECISIONS), message="Choose approve, decline or ask for more information.")],
     )
     note = TextAreaField(
-        "Note to the applicant", filters=[_strip],
+        "Note to the applicant", filters=[strip],
         validators=[Length(max=NOTE_MAX, message=f"Keep the note under {NOTE_MAX:,} characters.")],
     )
     # How many decisions the page showed: a stale page or a replay is recognised by it.

@@ -1,13 +1,15 @@
 from urllib.parse import urlsplit
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 
 from portal.access import public, roles_required
-from portal.auth import bp, service
+from portal.auth import queries
 from portal.auth.forms import LoginForm
 from portal.extensions import limiter, submitted_email_key
-from portal.services import get_db
+from portal.extensions import portal_context
+
+bp = Blueprint("auth", __name__)
 
 FAILED_LOGIN_LIMIT = "5 per 5 minutes"
 
@@ -28,7 +30,7 @@ def login():
         return redirect(url_for("main.home"))
     form = LoginForm()
     if form.validate_on_submit():
-        user = service.authenticate(get_db(), form.email.data, form.password.data)
+        user = queries.authenticate(portal_context().db, form.email.data, form.password.data)
         if user is not None:
             login_user(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))

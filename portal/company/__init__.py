@@ -1,5 +1,1 @@
-from flask import Blueprint
-
-bp = Blueprint("company", __name__)
-
-from portal.company import routes  # noqa: E402,F401
+"""A company's volunteers and their hours, for its managers and for each volunteer."""

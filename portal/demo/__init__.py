@@ -1,5 +1,1 @@
-from flask import Blueprint
-
-bp = Blueprint("demo", __name__)
-
-from portal.demo import routes  # noqa: E402,F401  (registers the views on bp)
+"""Demo requests: anyone asks for a demo; the requester and the sales inbox are emailed."""

@@ -1,5 +1,1 @@
-from flask import Blueprint
-
-bp = Blueprint("invitations", __name__, url_prefix="/invitations")
-
-from portal.invitations import routes  # noqa: E402,F401
+"""Invitations: a manager invites colleagues; an invited person accepts and gets an account."""

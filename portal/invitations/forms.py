@@ -3,9 +3,9 @@ from wtforms import PasswordField, RadioField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
-from portal.auth.service import MIN_PASSWORD_LENGTH
-from portal.invitations.service import MAX_ADDRESSES, parse_addresses
-from portal.outbox.families.invitation import PROGRAMMES
+from portal.auth.operations import MIN_PASSWORD_LENGTH
+from portal.invitations.addresses import MAX_ADDRESSES, parse_addresses
+from portal.programmes import PROGRAMMES
 
 
 class InviteForm(FlaskForm):

@@ -1,5 +1,1 @@
-from flask import Blueprint
-
-bp = Blueprint("main", __name__)
-
-from portal.main import routes  # noqa: E402,F401
+"""The landing redirect and the health check."""

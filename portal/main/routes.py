@@ -1,9 +1,10 @@
-from flask import jsonify, redirect, url_for
+from flask import Blueprint, jsonify, redirect, url_for
 from flask_login import current_user
 
 from portal.access import public
-from portal.main import bp
-from portal.services import get_services
+from portal.extensions import portal_context
+
+bp = Blueprint("main", __name__)
 
 LANDING = {"admin": "admin.dashboard", "manager": "company.overview", "employee": "company.my_hours"}
 
@@ -19,15 +20,15 @@ def home():
 @bp.get("/healthz")
 @public
 def healthz():
-    services = get_services()
+    ctx = portal_context()
     checks = {}
     try:
-        services.db.ping()
+        ctx.db.ping()
         checks["database"] = "ok"
     except Exception:
         checks["database"] = "unavailable"
     try:
-        services.redis.ping()
+        ctx.redis.ping()
         checks["redis"] = "ok"
     except Exception:
         checks["redis"] = "unavailable"

@@ -1,10 +1,14 @@
-"""The email engine. It never imports Flask: the web app and the worker both call these functions
-with a database handle and settings.
+"""The email engine. It never imports Flask or any area: the web app and the worker call it with
+their handles (a database, Redis, settings, the provider and the registered families).
 
-Domain code needs three things: `EmailIntent`, `add_outbox_rows` (inside its own transaction) and
-`publish_outbox_rows` (after the commit).
+What an area needs:
+- `Family` to declare its emails (in `<area>/emails.py`, listed in `portal/email_families.py`);
+- `EmailIntent` and `write_then_publish` to write rows and their emails in one transaction;
+- the read functions in `portal.outbox.reads` to show email state.
 """
-from portal.outbox.intents import EmailIntent, add_outbox_rows
-from portal.outbox.publish import PublishResult, publish_outbox_rows
 
-__all__ = ["EmailIntent", "add_outbox_rows", "publish_outbox_rows", "PublishResult"]
+from portal.outbox.families import Family
+from portal.outbox.intents import EmailIntent
+from portal.outbox.unit_of_work import EmailWork, write_then_publish
+
+__all__ = ["EmailIntent", "EmailWork", "Family", "write_then_publish"]

@@ -22,3 +22,12 @@ def iso_in(seconds: float, start: datetime | None = None) -> str:
 
 def parse(value: str) -> datetime:
     return datetime.strptime(value, FORMAT).replace(tzinfo=timezone.utc)
+
+
+def display_time(value: str) -> str:
+    """A stored UTC timestamp as people read it: 3 Oct 2026, 14:05 UTC."""
+    try:
+        moment = parse(value)
+    except ValueError:
+        return value
+    return f"{moment.day} {moment:%b %Y, %H:%M} UTC"

@@ -12,26 +12,25 @@ from datetime import timedelta
 
 from rq import get_current_job
 
-from portal.context import PortalContext
 from portal.outbox.retry import retry_delay
 from portal.outbox.delivery import RETRYING, deliver_outbox_row
-from portal.outbox.families import family_for_outbox_id
+from portal.outbox.handles import EmailHandles
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION, JOB_TIMEOUT_SECONDS
 from portal.outbox.queues import dead_letter_queue, email_queue, is_valid_envelope
 from portal.outbox.rows import mark_unclaimed_row_failed, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED
 
 log = logging.getLogger(__name__)
-_context: PortalContext | None = None
+_context: EmailHandles | None = None
 
 
-def use_context(context: PortalContext | None) -> None:
+def use_context(context: EmailHandles | None) -> None:
     """The worker sets its context once at start; jobs read it here."""
     global _context
     _context = context
 
 
-def _current_context() -> PortalContext:
+def _current_context() -> EmailHandles:
     if _context is None:
         raise RuntimeError("the outbox worker context is not set; start workers with worker.py")
     return _context
@@ -49,14 +48,14 @@ def deliver_dead_letter(envelope) -> str:
     return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
 
 
-def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool) -> str:
+def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) -> str:
     """Returns what was decided; raising makes RQ keep the job as failed (the relay recovers the row)."""
     if not is_valid_envelope(body):
         log.warning("acknowledged an invalid envelope")
         return "ack:invalid_envelope"
     outbox_id = body["outboxId"]
     try:
-        family = family_for_outbox_id(outbox_id)
+        family = ctx.families.for_outbox_id(outbox_id)
         if family is None:
             mark_unclaimed_row_failed(ctx.db, outbox_id)
             return "ack:outbox_id_unclaimed"
@@ -77,7 +76,7 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool)
         return f"retry:{type(error).__name__}"
 
 
-def schedule_retry(ctx: PortalContext, body: dict, attempt: int, delay_seconds: float) -> None:
+def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: float) -> None:
     """Re-deliver after the delay, or hand the message to the dead-letter queue once attempts run out."""
     if attempt >= ctx.settings.outbox_max_attempts:
         dead_letter_queue(ctx.redis).enqueue(DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS,

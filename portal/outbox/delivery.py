@@ -5,9 +5,9 @@ import json
 from dataclasses import dataclass
 
 from portal.outbox import clock, provider as answers
-from portal.context import PortalContext
 from portal.outbox.retry import retry_delay
-from portal.outbox.families.base import Family
+from portal.outbox.families import Family
+from portal.outbox.handles import EmailHandles
 from portal.outbox.freeze import freeze_or_replay
 from portal.outbox.rows import claim_outbox_row, mark_retry, mark_sent, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
@@ -23,7 +23,7 @@ class DeliveryOutcome:
     attempt: int = 0
 
 
-def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family) -> DeliveryOutcome:
+def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> DeliveryOutcome:
     settings, db = ctx.settings, ctx.db
     row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds)
     if row is None:

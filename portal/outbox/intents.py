@@ -1,7 +1,8 @@
 """Adding email intents to the outbox inside the caller's own transaction.
 
-A domain function opens `db.write()`, writes its rows, and calls `add_outbox_rows` with the same
-connection, so the domain change and the email intent commit together or not at all. Replaying the
+Areas do not call this directly: `write_then_publish` (unit_of_work.py) hands them a connection
+and adds their intents on it, so the domain change and the email intent commit together or not
+at all. Replaying the
 same intent (same idempotency key) creates no second row. Publication happens after the commit.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sqlalchemy as sa
 
 from portal.db import json_array
 from portal.outbox import clock
-from portal.outbox.families import get_family
+from portal.outbox.families import Family
 from portal.outbox.rendering import LAYOUT_VERSION
 from portal.outbox.statuses import PENDING
 from portal.settings import Settings
@@ -21,7 +22,7 @@ from portal.settings import Settings
 
 @dataclass(frozen=True)
 class EmailIntent:
-    family: str
+    family: Family
     recipient: str
     idempotency_key: str        # stable for the domain event: a replay must build the same key
     data: dict = field(default_factory=dict)   # the template input; stored on the row as JSON
@@ -51,7 +52,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     now = clock.now_iso()
     rows = []
     for intent in intents:
-        family = get_family(intent.family)
+        family = intent.family
         rows.append({
             "id": family.new_outbox_id(),
             "family": family.name,

@@ -13,14 +13,13 @@ import logging
 import time
 from dataclasses import dataclass
 
-import sqlalchemy as sa
 from redis import Redis
 from rq import Queue
 
-from portal.db import Database, json_array
-from portal.outbox import clock
+from portal.db import Database
 from portal.outbox.queues import build_envelope, email_queue
-from portal.outbox.statuses import ENQUEUED, PENDING, WAITING, sql_list
+from portal.outbox.rows import record_publication
+from portal.outbox.statuses import ENQUEUED, PENDING
 
 log = logging.getLogger(__name__)
 PUBLISH_TRIES = 3
@@ -73,30 +72,9 @@ def publish_outbox_rows(
                 time.sleep(pause)
                 pause *= 2
     if error is None:
-        _record_state(db, outbox_ids, ENQUEUED, None)
+        record_publication(db, outbox_ids, ENQUEUED, None)
         return PublishResult(queued=True, outbox_ids=tuple(outbox_ids))
     log.warning("outbox rows remain pending after %d publish tries (%s): %s", PUBLISH_TRIES, error, outbox_ids)
     # Only a failure to record this state reaches the caller.
-    _record_state(db, outbox_ids, PENDING, error)
+    record_publication(db, outbox_ids, PENDING, error)
     return PublishResult(queued=False, outbox_ids=tuple(outbox_ids), error=error)
-
-
-_RECORD_STATE = sa.text(
-    f"""
-    UPDATE email_outbox
-    SET status = :status,
-        last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
-                          THEN NULL ELSE COALESCE(:error, last_error) END,
-        enqueued_at = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE enqueued_at END,
-        updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids))
-      AND provider_message_id IS NULL
-      AND status IN {sql_list(WAITING)}
-    """
-)
-
-
-def _record_state(db: Database, outbox_ids: list[str], status: str, error: str | None) -> None:
-    with db.write() as conn:
-        conn.execute(_RECORD_STATE, {"ids": json_array(outbox_ids), "status": status, "error": error,
-                                     "now": clock.now_iso()})

@@ -1,4 +1,4 @@
-"""Email bodies from templates/emails/, rendered without Flask so the worker can use them.
+"""Email bodies from portal/templates/emails/, rendered without Flask so the worker can use them.
 
 Every email shares templates/emails/_layout.html; LAYOUT_VERSION is recorded on each outbox row
 so a person can tell which layout an email was first rendered with.
@@ -10,10 +10,10 @@ from functools import lru_cache
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from portal.settings import PROJECT_ROOT
+from pathlib import Path
 
 LAYOUT_VERSION = 1
-EMAIL_TEMPLATES = PROJECT_ROOT / "templates" / "emails"
+EMAIL_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "emails"
 
 
 @dataclass(frozen=True)

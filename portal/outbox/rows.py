@@ -1,7 +1,9 @@
 """Every state change of an outbox row, each one guarded UPDATE.
 
 Eligibility and change are always tested in the same statement: a SELECT first could show two
-deliveries the same waiting row and reserve it for neither.
+deliveries the same waiting row and reserve it for neither. Rows are inserted by intents.py;
+from then on, publication, the claim, each settle and each receipt change them here and nowhere
+else.
 """
 from __future__ import annotations
 
@@ -9,11 +11,11 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database, Statement
+from portal.db import Database, Statement, json_array
 from portal.outbox import clock
 from portal.outbox.statuses import (
-    DEAD_LETTER, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME, UNSETTLED,
-    WAITING, sql_list,
+    DEAD_LETTER, ENQUEUED, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RECEIPT_RANK, RECEIPT_STATUSES, RETRY, SENT,
+    SUPPRESSED, UNKNOWN_OUTCOME, UNSETTLED, WAITING, sql_list,
 )
 
 
@@ -158,12 +160,82 @@ def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
     _DELETE_FROZEN(conn, {"id": outbox_id})
 
 
-def status_counts(db: Database) -> list[dict]:
-    with db.read() as conn:
-        return [
-            dict(row)
-            for row in conn.execute(
-                sa.text("SELECT family, status, COUNT(*) AS count FROM email_outbox GROUP BY family, status "
-                        "ORDER BY family, status")
-            ).mappings()
-        ]
+_RECORD_PUBLICATION = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = :status,
+        last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
+                          THEN NULL ELSE COALESCE(:error, last_error) END,
+        enqueued_at = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE enqueued_at END,
+        updated_at = :now
+    WHERE id IN (SELECT value FROM json_each(:ids))
+      AND provider_message_id IS NULL
+      AND status IN {sql_list(WAITING)}
+    """
+)
+
+
+def record_publication(db: Database, outbox_ids: list[str], status: str, error: str | None) -> None:
+    """After a publish: `enqueued`, or `pending` with the reason. Only rows still waiting move, so a
+    late write never overwrites a claim or a settled row."""
+    with db.write() as conn:
+        conn.execute(
+            _RECORD_PUBLICATION, {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.now_iso()}
+        )
+
+
+# --- changes a provider receipt makes ---------------------------------------------------------------
+# Each runs in the receipt's own transaction (receipts.py) and acts only while that receipt is still
+# unprocessed, so a redelivered receipt whose first delivery committed changes nothing.
+RECEIPT_UNPROCESSED = (
+    "EXISTS (SELECT 1 FROM email_receipts WHERE provider_event_id = :event_id AND processed_at IS NULL)"
+)
+_RANK_OF_ROW = "CASE status " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in RECEIPT_RANK.items()) + " ELSE 0 END"
+# Newer (or equally new) and not lower-ranked: one guarded UPDATE decides.
+_ADVANCE_ON_RECEIPT = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = :status, last_event_at = :event_at, updated_at = :now
+    WHERE provider_message_id = :email_id
+      AND status IN {sql_list(RECEIPT_STATUSES)}
+      AND (last_event_at IS NULL OR julianday(:event_at) >= julianday(last_event_at))
+      AND :rank >= {_RANK_OF_ROW}
+      AND {RECEIPT_UNPROCESSED}
+    RETURNING id
+    """
+)
+
+
+def advance_on_receipt(conn: sa.Connection, params: dict, status: str) -> str | None:
+    """Move the row holding this message ID to the receipt's status; its ID, or None if nothing moved.
+
+    `params` holds event_id, email_id, event_at and now.
+    """
+    return _ADVANCE_ON_RECEIPT(conn, {**params, "status": status, "rank": RECEIPT_RANK[status]}).scalar()
+
+
+# Eligible: a row still waiting or in flight, or a dead letter whose outcome was unknown (the
+# receipt answers exactly that question). Never failed or suppressed, never one holding a message ID.
+_SETTLE_FROM_RECEIPT_TAG = Statement(
+    f"""
+    UPDATE email_outbox
+    SET provider_message_id = :email_id, status = :status, last_event_at = :event_at,
+        sent_at = COALESCE(sent_at, :event_at), claim_expires_at = NULL, next_attempt_at = NULL,
+        last_error = NULL, outcome_unknown = 0, updated_at = :now
+    WHERE id = :outbox_id AND provider_message_id IS NULL
+      AND (status IN {sql_list(UNSETTLED)} OR (status = '{DEAD_LETTER}' AND last_error = '{UNKNOWN_OUTCOME}'))
+      AND {RECEIPT_UNPROCESSED}
+    """
+)
+
+
+def settle_from_receipt_tag(conn: sa.Connection, params: dict, outbox_id: str, status: str) -> bool:
+    """Record the provider's message ID on a row that never got its answer (found by its outbox_id tag).
+
+    The frozen payload goes with the settlement, as it does when the send path records acceptance;
+    the row can no longer be claimed, so nothing will replay it.
+    """
+    settled = _SETTLE_FROM_RECEIPT_TAG(conn, {**params, "outbox_id": outbox_id, "status": status}).rowcount == 1
+    if settled:
+        delete_frozen_payload(conn, outbox_id)
+    return settled

@@ -18,6 +18,12 @@ WAITING = (PENDING, ENQUEUED, RETRY)
 UNSETTLED = WAITING + (PROCESSING,)
 SETTLED = tuple(s for s in ALL if s not in UNSETTLED)
 
+# Which status a provider receipt may replace with which: sent < delivered < bounced = complained.
+# A bounce and a complaint are both the last word on an email, so neither outranks the other.
+RECEIPT_RANK = {SENT: 1, DELIVERED: 2, BOUNCED: 3, COMPLAINED: 3}
+# Rows a receipt may move once they carry the provider's message ID.
+RECEIPT_STATUSES = tuple(RECEIPT_RANK)
+
 # Reasons written to last_error.
 UNKNOWN_OUTCOME = "unknown_outcome"
 OUTBOX_ID_UNCLAIMED = "outbox_id_unclaimed"

@@ -15,10 +15,9 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from portal.outbox.consumer import use_context
-from portal.context import PortalContext
+from portal.outbox.handles import EmailHandles
 from portal.outbox.queues import dead_letter_queue, email_queue
 from portal.outbox.relay import relay_pass
-from portal.settings import Settings
 
 log = logging.getLogger("portal.worker")
 RELAY_LOCK_KEY = "portal:outbox:relay-lock"
@@ -29,7 +28,7 @@ def worker_queues(redis) -> list:
     return [email_queue(redis), dead_letter_queue(redis)]
 
 
-def run_relay_once_with_lock(ctx: PortalContext) -> bool:
+def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
     """One relay pass, unless another worker holds the lock; True if this call ran it."""
     token = uuid.uuid4().hex
     lock_seconds = max(ctx.settings.relay_interval_seconds, 30)
@@ -48,7 +47,7 @@ def run_relay_once_with_lock(ctx: PortalContext) -> bool:
     return True
 
 
-def _relay_loop(ctx: PortalContext, stop: threading.Event) -> None:
+def _relay_loop(ctx: EmailHandles, stop: threading.Event) -> None:
     while not stop.wait(ctx.settings.relay_interval_seconds):
         try:
             run_relay_once_with_lock(ctx)
@@ -56,9 +55,9 @@ def _relay_loop(ctx: PortalContext, stop: threading.Event) -> None:
             log.warning("relay pass failed: %s", type(error).__name__)
 
 
-def run_worker(settings: Settings, *, burst: bool = False) -> int:
+def run_worker(ctx: EmailHandles, *, burst: bool = False) -> int:
+    """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    ctx = PortalContext.from_settings(settings)
     use_context(ctx)
     worker = SimpleWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
     stop = threading.Event()

@@ -1,19 +1,22 @@
-from flask import flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from portal.access import roles_required
-from portal.services import get_db
-from portal.suppressions import bp, service
+from portal.extensions import portal_context
+from portal.outbox import suppressions
+from portal.text import normalise_email
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
+
+bp = Blueprint("suppressions", __name__, url_prefix="/admin/suppressions")
 
 
 def _render_index(add_form: AddSuppressionForm, status: int = 200):
     search = SearchForm(request.args)
     query = search.q.data if search.validate() else ""
-    rows, total = service.list_suppressions(get_db(), query)
+    rows, total = suppressions.list_suppressions(portal_context().db, query)
     return render_template(
         "suppressions/index.html", search=search, query=query, rows=rows, total=total,
-        limit=service.LIST_LIMIT, add_form=add_form, recent=service.history(get_db()),
+        limit=suppressions.LIST_LIMIT, add_form=add_form, recent=suppressions.history(portal_context().db),
     ), status
 
 
@@ -29,12 +32,12 @@ def add():
     form = AddSuppressionForm()
     if form.validate_on_submit():
         try:
-            service.add_suppression(get_db(), email=form.email.data, reason=form.reason.data,
+            suppressions.add_suppression(portal_context().db, email=form.email.data, reason=form.reason.data,
                                     actor_user_id=current_user.id)
-        except service.SuppressionError as error:
+        except suppressions.SuppressionError as error:
             form.email.errors.append(str(error))
         else:
-            flash(f"{service.normalise_email(form.email.data)} will not be emailed.", "success")
+            flash(f"{normalise_email(form.email.data)} will not be emailed.", "success")
             return redirect(url_for("suppressions.index"))
     return _render_index(form, status=400)
 
@@ -45,17 +48,17 @@ def remove():
     form = RemoveSuppressionForm(data={"email": request.args.get("email", "")})
     if form.validate_on_submit():
         try:
-            service.remove_suppression(get_db(), email=form.email.data, reason=form.reason.data,
+            suppressions.remove_suppression(portal_context().db, email=form.email.data, reason=form.reason.data,
                                        actor_user_id=current_user.id)
-        except service.SuppressionError as error:
+        except suppressions.SuppressionError as error:
             form.form_errors.append(str(error))
         else:
-            flash(f"{service.normalise_email(form.email.data)} may be emailed again.", "success")
+            flash(f"{normalise_email(form.email.data)} may be emailed again.", "success")
             return redirect(url_for("suppressions.index"))
-    email = service.normalise_email(form.email.data or "")
-    if request.method == "GET" and not service.is_suppressed(get_db(), email):
+    email = normalise_email(form.email.data or "")
+    if request.method == "GET" and not suppressions.is_suppressed(portal_context().db, email):
         flash("That address is not on the suppression list.", "warning")
         return redirect(url_for("suppressions.index"))
     return render_template(
-        "suppressions/remove.html", form=form, email=email, events=service.history(get_db(), email) if email else [],
+        "suppressions/remove.html", form=form, email=email, events=suppressions.history(portal_context().db, email) if email else [],
     ), 200 if request.method == "GET" else 400

@@ -1,28 +1,33 @@
-"""The receipt endpoint. It answers every input with 200, 400 or 401, never a 500.
+"""The receipt endpoint: verify the signature, hand the event to the email engine, answer.
 
-A 2xx tells the provider to stop redelivering, so it is sent only once the receipt is committed
-(or was committed before). When the database cannot take the receipt, the answer is 503 and the
-provider redelivers it later; that is safe because the receipt applies at most once. Logs carry
-the error's class only: bodies hold addresses.
+It answers 200, 400, 401 or 413 (a body over the app's limit), and 503 when the database cannot
+take the receipt, never a 500. A 2xx tells the provider to stop redelivering, so it is sent only
+once the receipt is committed (or was committed before); after a 503 the provider redelivers
+later, which is safe because a receipt applies at most once. Logs carry the error's class only:
+bodies hold addresses.
 """
-from flask import current_app, jsonify, request
+
+from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from portal.access import public
-from portal.services import get_db, get_settings
-from portal.webhooks import bp
-from portal.webhooks.receipts import MalformedReceipt, SignatureError
-from portal.webhooks.service import handle_receipt
+from portal.extensions import portal_context
+from portal.outbox.receipt_events import MalformedReceipt
+from portal.outbox.receipts import apply_receipt_event
+from portal.webhooks.signature import SignatureError, verify_signature
 
+bp = Blueprint("webhooks", __name__)
 RETRY_AFTER_SECONDS = "30"
 
 
 @bp.post("/resend")
 @public  # the provider signs its requests instead
 def resend_receipt():
+    ctx = portal_context()
     try:
         body = request.get_data(cache=False)
-        outcome = handle_receipt(get_db(), get_settings(), body, request.headers)
+        event_id = verify_signature(ctx.settings.resend_webhook_secret, body, request.headers)
+        outcome = apply_receipt_event(ctx.db, event_id, body, environment=ctx.settings.portal_env)
     except SignatureError as error:
         current_app.logger.warning("receipt refused: signature not verified (%s)", error)
         return jsonify(error="invalid_signature"), 401

@@ -65,7 +65,7 @@ def test_admin_opens_an_application(client, signed_in_admin, submit):
     assert client.get("/admin/applications/99999").status_code == 404
 
 
-def test_double_posted_decision_records_one_decision_and_one_email(client, signed_in_admin, submit, count, outbox):
+def test_double_posted_decision_records_one_decision_and_one_email(client, signed_in_admin, submit, count, outbox_rows):
     application = submit()
     url = f"/admin/applications/{application.application_id}/decision"
     form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Not this year."}
@@ -75,13 +75,13 @@ def test_double_posted_decision_records_one_decision_and_one_email(client, signe
 
     assert first.status_code == second.status_code == 302
     assert count("application_decisions") == 1
-    assert len(outbox(family="application_decision")) == 1
+    assert len(outbox_rows(family="application_decision")) == 1
     page = client.get(second.headers["Location"]).get_data(as_text=True)
     assert "Declined. Ingrid Dahl will get an email about it." in page
 
 
 def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
-        client, signed_in_admin, submit, decide, count, outbox):
+        client, signed_in_admin, submit, decide, count, outbox_rows):
     application = submit()
     decide(application.application_id, "decline")
     response = client.post(f"/admin/applications/{application.application_id}/decision",
@@ -91,7 +91,7 @@ def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
 
     assert "already declined" in page and "Nothing was saved" in page
     assert count("application_decisions") == 1 and count("invitations") == 0
-    assert len(outbox(family="application_decision")) == 1
+    assert len(outbox_rows(family="application_decision")) == 1
     assert 'name="decision"' not in page, "a closed application offers no decision buttons"
 
 
@@ -121,21 +121,20 @@ def test_bad_decision_input_shows_errors_and_writes_nothing(client, signed_in_ad
     assert count("application_decisions") == 0
 
 
-def test_busy_database_tells_the_admin_to_try_again(app, client, signed_in_admin, submit, settings, count):
+def test_busy_database_tells_the_admin_to_try_again(ctx, client, signed_in_admin, submit, settings, count):
     application = submit()
     form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Kept note"}
-    services = app.extensions["portal"]
-    original = services.db
+    original = ctx.db
     impatient = Database(settings.database_url)
     event.listen(impatient.engine, "connect", lambda dbapi, _: dbapi.cursor().execute("PRAGMA busy_timeout=20"))
     holder = Database(settings.database_url)
-    services.db = impatient
+    ctx.db = impatient
     try:
         client.get("/")  # sign-in check reads before the lock is taken
         with holder.write():
             response = client.post(f"/admin/applications/{application.application_id}/decision", data=form)
     finally:
-        services.db = original
+        ctx.db = original
         impatient.dispose()
         holder.dispose()
     page = response.get_data(as_text=True)

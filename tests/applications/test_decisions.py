@@ -1,30 +1,31 @@
 """An admin's decision: recorded once with its email, in one transaction; final decisions stay final."""
 import json
 import re
+from dataclasses import replace
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from portal.applications import service
+from portal.applications import operations
 from portal.db import AmbiguousCommitError, Database, DatabaseBusyError
-from portal.outbox.families import get_family
-from portal import tokens
+from portal.email_families import FAMILIES
+from portal.invitations import tokens
 
 
-def decision_email(outbox, settings, **filters):
-    (row,) = outbox(family="application_decision", **filters)
-    return row, get_family("application_decision").render(json.loads(row["template_input"]), settings)
+def decision_email(outbox_rows, settings, **filters):
+    (row,) = outbox_rows(family="application_decision", **filters)
+    return row, FAMILIES["application_decision"].render(json.loads(row["template_input"]), settings)
 
 
-def test_decline_records_one_decision_and_one_email(submit, decide, count, outbox, settings):
+def test_decline_records_one_decision_and_one_email(submit, decide, count, outbox_rows, settings):
     application = submit()
     outcome = decide(application.application_id, "decline", note="We focus on companies in Norway this year.")
 
     assert not outcome.replayed and outcome.sequence == 1
     assert count("application_decisions") == 1
     assert count("company_applications", "state = 'declined' AND decision_count = 1") == 1
-    row, email = decision_email(outbox, settings)
+    row, email = decision_email(outbox_rows, settings)
     assert row["recipient"] == "ingrid@fjord.example"
     assert row["idempotency_key"] == f"application:{application.application_id}:decision:1"
     assert email.subject == "About your TEEI partner application"
@@ -33,7 +34,7 @@ def test_decline_records_one_decision_and_one_email(submit, decide, count, outbo
     assert count("companies", "name = 'Fjord Analytics AS'") == 0, "a decline creates no company"
 
 
-def test_a_replayed_decision_records_nothing_more(submit, decide, count, outbox):
+def test_a_replayed_decision_records_nothing_more(submit, decide, count, outbox_rows):
     application = submit()
     first = decide(application.application_id, "decline", note="Not this year.", decisions_seen=0)
     again = decide(application.application_id, "decline", note="Not this year.", decisions_seen=0)
@@ -41,59 +42,59 @@ def test_a_replayed_decision_records_nothing_more(submit, decide, count, outbox)
 
     assert again.replayed and without_seen.replayed and again.sequence == first.sequence == 1
     assert count("application_decisions") == 1
-    assert len(outbox(family="application_decision")) == 1
+    assert len(outbox_rows(family="application_decision")) == 1
 
 
-def test_a_replayed_request_for_information_sends_one_email(submit, decide, count, outbox):
+def test_a_replayed_request_for_information_sends_one_email(submit, decide, count, outbox_rows):
     application = submit()
     decide(application.application_id, "request_info", note="How many offices?", decisions_seen=0)
     decide(application.application_id, "request_info", note="How many offices?", decisions_seen=0)
 
-    assert count("application_decisions") == 1 and len(outbox(family="application_decision")) == 1
+    assert count("application_decisions") == 1 and len(outbox_rows(family="application_decision")) == 1
 
 
-def test_request_info_may_be_followed_by_a_final_decision(submit, decide, count, outbox, settings):
+def test_request_info_may_be_followed_by_a_final_decision(submit, decide, count, outbox_rows, settings):
     application = submit()
     decide(application.application_id, "request_info", note="How many offices?", decisions_seen=0)
     final = decide(application.application_id, "decline", note="Thank you for the answer.", decisions_seen=1)
 
     assert final.sequence == 2 and not final.replayed
     assert count("application_decisions") == 2
-    keys = [r["idempotency_key"] for r in outbox(family="application_decision")]
+    keys = [r["idempotency_key"] for r in outbox_rows(family="application_decision")]
     assert sorted(keys) == [f"application:{application.application_id}:decision:{n}" for n in (1, 2)]
 
 
 def test_request_info_needs_a_note(submit, decide, count):
     application = submit()
-    with pytest.raises(service.ApplicationError, match="what information you need"):
+    with pytest.raises(operations.ApplicationError, match="what information you need"):
         decide(application.application_id, "request_info", note="  ")
     assert count("application_decisions") == 0
 
 
 @pytest.mark.parametrize("final", ["approve", "decline"])
-def test_a_decision_on_a_closed_application_is_refused_and_writes_nothing(submit, decide, count, outbox, final):
+def test_a_decision_on_a_closed_application_is_refused_and_writes_nothing(submit, decide, count, outbox_rows, final):
     application = submit()
     decide(application.application_id, final)
-    before = (count("application_decisions"), len(outbox()), count("invitations"), count("companies"))
+    before = (count("application_decisions"), len(outbox_rows()), count("invitations"), count("companies"))
 
     for later in ("approve", "decline", "request_info"):
         if later == final:
             continue
-        with pytest.raises(service.DecisionRefused, match="already"):
+        with pytest.raises(operations.DecisionRefused, match="already"):
             decide(application.application_id, later, note="Changed my mind.")
-    assert (count("application_decisions"), len(outbox()), count("invitations"), count("companies")) == before
+    assert (count("application_decisions"), len(outbox_rows()), count("invitations"), count("companies")) == before
 
 
 def test_a_decision_from_an_out_of_date_page_is_refused(submit, decide, count):
     application = submit()
     decide(application.application_id, "request_info", note="How many offices?", decisions_seen=0)
-    with pytest.raises(service.DecisionRefused, match="changed while you had it open"):
+    with pytest.raises(operations.DecisionRefused, match="changed while you had it open"):
         decide(application.application_id, "request_info", note="Another question", decisions_seen=0)
     assert count("application_decisions") == 1
 
 
 def test_approve_creates_the_company_invites_the_contact_and_emails_the_link(
-        submit, decide, db, count, outbox, settings, admin_id):
+        submit, decide, db, count, outbox_rows, settings, admin_id):
     application = submit()
     outcome = decide(application.application_id, "approve", note="Welcome aboard!")
 
@@ -108,7 +109,7 @@ def test_approve_creates_the_company_invites_the_contact_and_emails_the_link(
     assert invitation["role"] == "manager" and invitation["programme"] is None
     assert invitation["invited_by"] == admin_id and decision == invitation["id"]
 
-    row, email = decision_email(outbox, settings)
+    row, email = decision_email(outbox_rows, settings)
     assert json.loads(row["template_input"])["token_nonce"] == invitation["token_nonce"]
     assert email.subject.startswith("Welcome to TEEI")
     link = re.search(r"(https?://\S+/invitations/accept/([\w-]+))", email.text)
@@ -126,16 +127,15 @@ def test_approving_an_existing_companys_name_reuses_the_company(submit, decide, 
     assert count("invitations") == 1
 
 
-def test_a_busy_database_writes_nothing(submit, handles, settings, admin_id, count):
+def test_a_busy_database_writes_nothing(submit, ctx, settings, admin_id, count):
     application = submit()
-    _, redis, _ = handles
     impatient = Database(settings.database_url)
     event.listen(impatient.engine, "connect", lambda dbapi, _: dbapi.cursor().execute("PRAGMA busy_timeout=20"))
     holder = Database(settings.database_url)
     try:
         with holder.write():
             with pytest.raises(DatabaseBusyError):
-                service.record_decision(impatient, redis, settings, application_id=application.application_id,
+                operations.record_decision(replace(ctx, db=impatient), application_id=application.application_id,
                                         decision="decline", note="", admin_user_id=admin_id)
     finally:
         impatient.dispose()
@@ -144,18 +144,17 @@ def test_a_busy_database_writes_nothing(submit, handles, settings, admin_id, cou
     assert count("company_applications", "state = 'new'") == 1
 
 
-def test_an_unconfirmed_commit_reaches_the_caller_and_is_not_replayed(submit, handles, settings, count):
+def test_an_unconfirmed_commit_reaches_the_caller_and_is_not_replayed(submit, ctx, settings, count):
     """A commit that fails after the statements ran is ambiguous: the caller hears about it.
 
     Deferred foreign keys make a real COMMIT fail: the decision names an admin who does not exist.
     """
     application = submit()
-    _, redis, _ = handles
     deferred = Database(settings.database_url)
     event.listen(deferred.engine, "begin", lambda conn: conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON"))
     try:
         with pytest.raises(AmbiguousCommitError):
-            service.record_decision(deferred, redis, settings, application_id=application.application_id,
+            operations.record_decision(replace(ctx, db=deferred), application_id=application.application_id,
                                     decision="decline", note="", admin_user_id=987654)
     finally:
         deferred.dispose()

@@ -55,11 +55,10 @@ def test_repeated_failed_logins_are_rate_limited(client, auth, make_user):
     assert "Too many attempts" in limited.get_data(as_text=True)
 
 
-def test_rate_limit_keys_hold_no_email_address(client, auth, make_user, app):
+def test_rate_limit_keys_hold_no_email_address(client, auth, make_user, ctx):
     email = make_user("manager")
     auth.login(email, password="wrong-password-x")
-    redis = app.extensions["portal"].redis
-    keys = [k.decode() for k in redis.keys("*")]
+    keys = [k.decode() for k in ctx.redis.keys("*")]
     assert keys, "failed logins should be counted in Redis"
     assert not any(email in k or "acme" in k for k in keys)
 

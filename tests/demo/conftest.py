@@ -1,21 +1,19 @@
-"""Builders for demo-request tests: the app's real handles, the form as a browser posts it, counts."""
+"""Builders for demo-request tests: the operation with the app's context, the form as a browser posts it."""
 from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
 
-from portal.demo import service
+from portal.demo import operations
 
 
 @pytest.fixture
-def ask(app):
-    """Builder: request a demo through the domain function; returns the DemoRequest."""
-    services = app.extensions["portal"]
-
+def ask(ctx):
+    """Builder: request a demo through the operation; returns the DemoRequest."""
     def make(**overrides):
         fields = {"name": "Sofia Reyes", "email": "sofia@lumen.example", "company": "Lumen Retail",
                   "message": "About 40 colleagues might join."}
-        return service.request_demo(services.db, services.redis, services.settings, **{**fields, **overrides})
+        return operations.request_demo(ctx, **{**fields, **overrides})
 
     return make
 
@@ -34,9 +32,10 @@ def post_demo(client, auth):
 
 
 @pytest.fixture
-def rows(db):
-    def rows(sql, **params):
+def table_rows(db):
+    """table_rows(table): every row of a demo table, as dicts in insertion order (outbox rows: outbox_rows)."""
+    def read(table):
         with db.read() as conn:
-            return [dict(r) for r in conn.execute(sa.text(sql), params).mappings()]
+            return [dict(r) for r in conn.execute(sa.text(f"SELECT * FROM {table} ORDER BY rowid")).mappings()]
 
-    return rows
+    return read

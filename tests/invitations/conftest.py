@@ -1,17 +1,19 @@
+"""Builders for invitation tests: a signed-up manager, and inviting through the operation."""
 import pytest
-import sqlalchemy as sa
 
-
-
-@pytest.fixture
-def manager(db, make_user):
-    email = make_user("manager", company="Acme Ltd")
-    with db.read() as conn:
-        user_id = conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": email}).scalar()
-    from portal.auth.service import load_user
-    return load_user(db, user_id)
+from portal.auth.queries import load_user
+from portal.invitations import operations
 
 
 @pytest.fixture
-def services(app):
-    return app.extensions["portal"]
+def manager(db, make_user, user_id):
+    return load_user(db, user_id(make_user("manager", company="Acme Ltd")))
+
+
+@pytest.fixture
+def invite(ctx, manager):
+    """Builder: invite(addresses, programme="language", manager=<the manager>) -> the InviteResult."""
+    def make(addresses, programme="language", manager=manager):
+        return operations.invite_colleagues(ctx, manager=manager, addresses=addresses, programme=programme)
+
+    return make

@@ -2,7 +2,7 @@ import re
 
 import sqlalchemy as sa
 
-from portal.tokens import token_for
+from portal.invitations.tokens import token_for
 
 
 def post_invite(client, auth, emails, programme="language"):
@@ -41,13 +41,13 @@ def test_employees_and_admins_cannot_invite(client, auth, make_user):
     assert client.get("/invitations/new").status_code == 403
 
 
-def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db, app):
+def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db, ctx):
     auth.login(manager.email)
     post_invite(client, auth, "ada@example.org", programme="mentorship")
     auth.logout()
     with db.read() as conn:
         nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations")).scalar()
-    token = token_for(app.extensions["portal"].settings.secret_key, nonce)
+    token = token_for(ctx.settings.secret_key, nonce)
     page = client.get(f"/invitations/accept/{token}").get_data(as_text=True)
     assert "Join Acme Ltd at TEEI" in page and "TEEI Mentorship" in page
     csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)

@@ -1,4 +1,4 @@
-"""Outbox fixtures: the provider model over HTTP, a real Redis, real RQ workers in subprocesses."""
+"""Outbox fixtures: the provider model over HTTP, the engine's own `ctx`, real RQ workers in subprocesses."""
 from __future__ import annotations
 
 import os
@@ -7,13 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
-from portal.outbox import EmailIntent, add_outbox_rows, publish_outbox_rows
 from portal.outbox.consumer import use_context
 from portal.context import PortalContext
-from portal.provider_model import ProviderModel
-from portal.processes import stop_process
+from devtools.provider_model import ProviderModel
+from devtools.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,8 +24,9 @@ def provider_model():
 
 
 @pytest.fixture
-def outbox_settings(settings, provider_model):
-    # Short claims and delays so expiry and retries happen within a test.
+def settings(settings, provider_model):
+    """The top-level settings with the provider model as the API, and short claims and delays so
+    expiry and retries happen within a test. The app, `runner` and the workers all use these."""
     return settings.with_overrides(
         resend_api_url=provider_model.url,
         outbox_claim_seconds=2,
@@ -41,8 +40,10 @@ def outbox_settings(settings, provider_model):
 
 
 @pytest.fixture
-def ctx(outbox_settings):
-    context = PortalContext.from_settings(outbox_settings)
+def ctx(settings):
+    """The engine's PortalContext as worker.py builds it (no Flask app), on the outbox settings;
+    it replaces the top-level `ctx`, so `db`, `count` and the row fixtures read through it."""
+    context = PortalContext.from_settings(settings)
     use_context(context)
     yield context
     use_context(None)
@@ -50,49 +51,8 @@ def ctx(outbox_settings):
 
 
 @pytest.fixture
-def make_outbox_row(ctx):
-    """Builder: commit one intent (a notice by default) and return its outbox ID; publish if asked."""
-    counter = iter(range(1, 100_000))
-
-    def make(recipient=None, family="notice", data=None, publish=False, key=None):
-        n = next(counter)
-        intent = EmailIntent(
-            family=family,
-            recipient=recipient or f"person{n}@example.org",
-            idempotency_key=key or f"test:{family}:{n}",
-            data=data or {"subject": f"Notice {n}", "body": "Hello.\n\nSecond paragraph."},
-        )
-        with ctx.db.write() as conn:
-            (outbox_id,) = add_outbox_rows(conn, [intent], ctx.settings)
-        if publish:
-            publish_outbox_rows(ctx.db, ctx.redis, [outbox_id])
-        return outbox_id
-
-    return make
-
-
-@pytest.fixture
-def outbox_row(ctx):
-    def read(outbox_id):
-        with ctx.db.read() as conn:
-            row = conn.execute(sa.text("SELECT * FROM email_outbox WHERE id = :id"), {"id": outbox_id}).mappings().first()
-            return dict(row) if row else None
-
-    return read
-
-
-@pytest.fixture
-def frozen_count(ctx):
-    def count():
-        with ctx.db.read() as conn:
-            return conn.execute(sa.text("SELECT COUNT(*) FROM email_frozen_payloads")).scalar()
-
-    return count
-
-
-@pytest.fixture
-def worker_env(outbox_settings, tmp_path):
-    s = outbox_settings
+def worker_env(settings, tmp_path):
+    s = settings
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "DATABASE_URL": s.database_url,
@@ -131,20 +91,3 @@ def workers(worker_env):
     yield start
     for process in started:
         stop_process(process)
-
-
-@pytest.fixture
-def runner_for():
-    """A Flask CLI runner for an app built on the outbox test settings."""
-    from portal import create_app
-
-    apps = []
-
-    def make(ctx):
-        app = create_app({"TESTING": True}, settings=ctx.settings)
-        apps.append(app)
-        return app.test_cli_runner()
-
-    yield make
-    for app in apps:
-        app.extensions["portal"].db.dispose()

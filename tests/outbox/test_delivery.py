@@ -11,7 +11,7 @@ def deliver(ctx, outbox_id, attempt=1):
     return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
 
 
-def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_row, provider_model, frozen_count):
+def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_row, provider_model, count):
     outbox_id = make_outbox_row(recipient="ada@example.org", publish=True)
     assert deliver(ctx, outbox_id) == "ack:sent"
 
@@ -22,7 +22,7 @@ def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_
     assert email["to"] == ["ada@example.org"] and email["idempotency_key"] == row["idempotency_key"]
     tags = {t["name"]: t["value"] for t in email["tags"]}
     assert tags["environment"] == "development" and tags["family"] == "notice" and tags["outbox_id"] == outbox_id
-    assert frozen_count() == 0, "the frozen payload is personal content: gone once the row settles"
+    assert count("email_frozen_payloads") == 0, "the frozen payload is personal content: gone once the row settles"
 
     # A duplicate delivery of a settled row reads the row and does nothing.
     assert deliver(ctx, outbox_id) == "ack:not_claimable"
@@ -41,7 +41,7 @@ def test_lost_response_then_layout_change_replays_the_frozen_payload(
     original = rendering.render_bodies
     monkeypatch.setattr(rendering, "render_bodies",
                         lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)))
-    monkeypatch.setattr("portal.outbox.families.base.render_bodies", rendering.render_bodies)
+    monkeypatch.setattr("portal.outbox.families.render_bodies", rendering.render_bodies)
     assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
 
     first, second = provider_model.requests()
@@ -91,7 +91,7 @@ def test_claim_write_failure_retries_and_the_row_stays_eligible(ctx, make_outbox
     assert scheduled, "the message must come back later, not be acknowledged away"
 
 
-def test_conflicting_payload_becomes_unknown_outcome(ctx, make_outbox_row, outbox_row, provider_model, frozen_count):
+def test_conflicting_payload_becomes_unknown_outcome(ctx, make_outbox_row, outbox_row, provider_model, count):
     import resend
 
     outbox_id = make_outbox_row(recipient="grace@example.org")
@@ -105,7 +105,7 @@ def test_conflicting_payload_becomes_unknown_outcome(ctx, make_outbox_row, outbo
     row = outbox_row(outbox_id)
     assert row["status"] == DEAD_LETTER and row["last_error"] == UNKNOWN_OUTCOME
     assert len(provider_model.sent()) == 1
-    assert frozen_count() == 0
+    assert count("email_frozen_payloads") == 0
 
 
 def test_validation_rejection_is_final_failure(ctx, make_outbox_row, outbox_row, provider_model):
@@ -192,14 +192,14 @@ def test_a_definite_rejection_is_not_counted_as_unknown(ctx, make_outbox_row, ou
     assert outbox_row(outbox_id)["outcome_unknown"] == 0
 
 
-def test_suppressed_recipient_is_not_sent(ctx, make_outbox_row, outbox_row, provider_model, frozen_count):
+def test_suppressed_recipient_is_not_sent(ctx, make_outbox_row, outbox_row, provider_model, count):
     with ctx.db.write() as conn:
         conn.execute(sa.text("INSERT INTO email_suppressions (email, reason, source, created_at) "
                              "VALUES ('bounced@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"))
     outbox_id = make_outbox_row(recipient="Bounced@Example.org")
     assert deliver(ctx, outbox_id) == "ack:suppressed"
     assert outbox_row(outbox_id)["status"] == SUPPRESSED
-    assert provider_model.requests() == [] and frozen_count() == 0
+    assert provider_model.requests() == [] and count("email_frozen_payloads") == 0
 
 
 def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row, provider_model):

@@ -1,41 +1,41 @@
 """Intents inside the caller's transaction; publication after commit, and what happens when it fails."""
+import json
+
 import pytest
 import sqlalchemy as sa
 
 from portal.db import AmbiguousCommitError
-from portal.outbox import EmailIntent, add_outbox_rows, publish_outbox_rows
+from portal.notices.emails import NOTICE
+from portal.outbox import EmailIntent, write_then_publish
+from portal.outbox.intents import add_outbox_rows
+from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import email_queue
 from portal.outbox.statuses import ENQUEUED, PENDING, PROCESSING
-from portal.processes import free_port
+from devtools.processes import free_port
 
 
 def intent(n=1, key=None):
-    return EmailIntent(family="notice", recipient=f"p{n}@example.org", idempotency_key=key or f"k{n}",
+    return EmailIntent(family=NOTICE, recipient=f"p{n}@example.org", idempotency_key=key or f"k{n}",
                        data={"subject": "s", "body": "b"})
 
 
-def count_rows(ctx):
-    with ctx.db.read() as conn:
-        return conn.execute(sa.text("SELECT COUNT(*) FROM email_outbox")).scalar()
-
-
-def test_replaying_an_intent_creates_no_second_row(ctx):
+def test_replaying_an_intent_creates_no_second_row(ctx, count):
     with ctx.db.write() as conn:
         first = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
     with ctx.db.write() as conn:
         again = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
-    assert first == again and count_rows(ctx) == 2
+    assert first == again and count("email_outbox") == 2
 
 
-def test_intent_and_domain_change_commit_together_or_not_at_all(ctx):
+def test_intent_and_domain_change_commit_together_or_not_at_all(ctx, count):
     with pytest.raises(RuntimeError):
         with ctx.db.write() as conn:
             add_outbox_rows(conn, [intent(1)], ctx.settings)
             raise RuntimeError("the domain write failed after the intent was added")
-    assert count_rows(ctx) == 0
+    assert count("email_outbox") == 0
 
 
-def test_an_ambiguous_commit_is_raised_not_replayed(ctx):
+def test_an_ambiguous_commit_is_raised_not_replayed(ctx, count):
     runs = []
     with ctx.db.write() as conn:
         conn.exec_driver_sql("CREATE TABLE parents (id INTEGER PRIMARY KEY)")
@@ -47,10 +47,10 @@ def test_an_ambiguous_commit_is_raised_not_replayed(ctx):
             add_outbox_rows(conn, [intent(1)], ctx.settings)
             conn.exec_driver_sql("INSERT INTO children VALUES (99)")  # fails only at COMMIT
     assert runs == [1]
-    assert count_rows(ctx) == 0
+    assert count("email_outbox") == 0
 
 
-def test_a_busy_write_lock_is_waited_for_before_any_statement(ctx):
+def test_a_busy_write_lock_is_waited_for_before_any_statement(ctx, count):
     import threading
     import time
 
@@ -70,7 +70,7 @@ def test_a_busy_write_lock_is_waited_for_before_any_statement(ctx):
     with ctx.db.write() as conn:
         add_outbox_rows(conn, [intent(1)], ctx.settings)
     thread.join()
-    assert count_rows(ctx) == 1
+    assert count("email_outbox") == 1
     assert time.monotonic() - started >= 0.2
 
 
@@ -103,12 +103,48 @@ def test_a_late_publish_never_overwrites_a_claim(ctx, outbox_row):
     assert outbox_row(ids[0])["status"] == PROCESSING
 
 
-def test_outbox_status_command_counts_by_family_and_status(ctx, runner_for):
+def test_outbox_status_command_counts_by_family_and_status(ctx, runner):
     with ctx.db.write() as conn:
         add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
-    runner = runner_for(ctx)
     result = runner.invoke(args=["outbox", "status", "--json"])
     assert result.exit_code == 0
-    import json
     assert json.loads(result.output) == [{"family": "notice", "status": "pending", "count": 2}]
     assert "notice" in runner.invoke(args=["outbox", "status"]).output
+
+
+# --- the unit of work: write_then_publish -------------------------------------------------------
+
+def queued_jobs(ctx):
+    return email_queue(ctx.redis).count
+
+
+def test_the_unit_of_work_publishes_only_after_its_commit(ctx, count, outbox_row):
+    with write_then_publish(ctx) as work:
+        (outbox_id,) = work.add(intent(1))
+        assert count("email_outbox") == 0, "not yet committed: another connection sees nothing"
+        assert queued_jobs(ctx) == 0, "nothing is published inside the transaction"
+    assert outbox_row(outbox_id)["status"] == ENQUEUED and work.queued
+    assert queued_jobs(ctx) == 1
+
+
+def test_a_block_that_raises_writes_and_publishes_nothing(ctx, count):
+    with pytest.raises(RuntimeError):
+        with write_then_publish(ctx) as work:
+            work.conn.exec_driver_sql("CREATE TABLE domain_rows (x)")
+            work.add(intent(1))
+            raise RuntimeError("the domain write failed after the intent was added")
+    assert count("email_outbox") == 0
+    assert count("sqlite_master", "name = 'domain_rows'") == 0
+    assert queued_jobs(ctx) == 0 and ctx.redis.keys("rq:*") == []
+
+
+def test_a_block_that_returns_early_commits_what_it_wrote(ctx, count, outbox_row):
+    def replay_that_returns_early():
+        with write_then_publish(ctx) as work:
+            work.conn.exec_driver_sql("CREATE TABLE domain_rows (x)")
+            (outbox_id,) = work.add(intent(1))
+            return outbox_id
+
+    outbox_id = replay_that_returns_early()
+    assert count("sqlite_master", "name = 'domain_rows'") == 1
+    assert outbox_row(outbox_id)["status"] == ENQUEUED and queued_jobs(ctx) == 1

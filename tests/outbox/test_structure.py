@@ -1,17 +1,18 @@
-"""Structural checks: every queue has a consumer, every job function exists, the engine has no Flask."""
+"""Structural checks against independent facts: the migrated schema, the relay and the claim, the
+modules a fresh interpreter loads. (Which queues a real worker listens on: test_workers.py.)"""
+import re
 import subprocess
 import sys
 
 from rq.utils import import_attribute
 
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
-from portal.outbox.queues import ALL_QUEUES
+from portal.outbox.relay import rows_to_publish
+from portal.outbox.rows import claim_outbox_row
 from portal.outbox.statuses import ALL, SETTLED, UNSETTLED
-from portal.outbox.worker import worker_queues
 
-
-def test_every_queue_has_a_consumer(redis_server):
-    assert sorted(q.name for q in worker_queues(redis_server.client())) == sorted(ALL_QUEUES)
+AREAS = ("invitations", "applications", "demo", "notices", "auth", "company", "admin", "main", "suppressions",
+         "webhooks", "email_families", "context")
 
 
 def test_job_functions_resolve():
@@ -19,16 +20,55 @@ def test_job_functions_resolve():
         assert callable(import_attribute(path))
 
 
-def test_statuses_match_the_schema(db):
+def schema_sql(db, name):
     with db.read() as conn:
-        ddl = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'email_outbox'").scalar()
-    for status in ALL:
-        assert f"'{status}'" in ddl
-    assert set(SETTLED) | set(UNSETTLED) == set(ALL)
+        return conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).scalar_one()
 
 
-def test_the_email_engine_loads_without_flask():
-    code = ("import sys, portal.outbox.worker, portal.outbox.consumer, portal.outbox.relay; "
-            "print('flask' in sys.modules)")
+def quoted(sql):
+    return set(re.findall(r"'([a-z_]+)'", sql))
+
+
+def test_the_schema_allows_exactly_the_statuses_the_code_knows(db):
+    check = re.search(r"status TEXT NOT NULL DEFAULT 'pending' CHECK \(status IN \((.*?)\)\)",
+                      schema_sql(db, "email_outbox"), re.S)
+    assert check, "the status CHECK constraint is gone from email_outbox"
+    assert quoted(check.group(1)) == set(ALL)
+
+
+def test_the_relays_index_covers_exactly_the_unsettled_statuses(db):
+    where = schema_sql(db, "email_outbox_unsettled").split("WHERE", 1)[1]
+    assert quoted(where) == set(UNSETTLED)
+
+
+def test_unsettled_rows_are_picked_up_again_and_settled_ones_never(ctx, make_outbox_row):
+    """Every row in an unsettled status, left long enough, is republished by the relay and may be
+    claimed; a settled row never is, however old."""
+    long_ago = "2000-01-01T00:00:00.000000Z"
+    ids = {status: make_outbox_row(status=status, provider_message_id=None, updated_at=long_ago,
+                                   enqueued_at=long_ago, next_attempt_at=long_ago, claim_expires_at=long_ago)
+           for status in ALL}
+    status_of = {outbox_id: status for status, outbox_id in ids.items()}
+
+    assert {status_of[i] for i in rows_to_publish(ctx.db, ctx.settings)} == set(UNSETTLED)
+    claimable = {status for status, outbox_id in ids.items() if claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)}
+    assert claimable == set(UNSETTLED)
+    assert set(SETTLED) == set(ALL) - claimable
+
+
+def test_the_engine_loads_no_area_and_no_flask():
+    code = """
+import pkgutil, importlib, sys
+import portal.outbox
+for module in pkgutil.walk_packages(portal.outbox.__path__, "portal.outbox."):
+    importlib.import_module(module.name)
+print("\\n".join(sorted(sys.modules)))
+"""
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.stdout.strip() == "False", result.stderr
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert "portal.outbox.worker" in loaded and "portal.outbox.receipts" in loaded, "every module was imported"
+    forbidden = {"flask"} | {f"portal.{area}" for area in AREAS}
+    offending = {name for name in loaded if name in forbidden or name.split(".")[0] == "flask"
+                 or any(name.startswith(f"{area}.") for area in forbidden)}
+    assert offending == set()

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import resend
 
-from portal.provider_model import ProviderModel
+from devtools.provider_model import ProviderModel
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import requests
 import resend
 from resend.exceptions import ResendError
 
-from portal.provider_model import ProviderModel
+from devtools.provider_model import ProviderModel
 
 
 def send(params, key=None):
@@ -323,7 +323,7 @@ def test_stop_closes_the_socket():
 def test_command_line_prints_its_url_and_stops_on_sigterm():
     repo = Path(__file__).resolve().parents[2]
     process = subprocess.Popen(
-        [sys.executable, "-m", "portal.provider_model", "--host", "127.0.0.1", "--port", "0",
+        [sys.executable, "-m", "devtools.provider_model", "--host", "127.0.0.1", "--port", "0",
          "--window-seconds", "60"],
         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(repo)},

@@ -13,8 +13,8 @@ import requests
 import resend
 from svix.webhooks import Webhook
 
-from portal.provider_model import ProviderModel
-from portal.processes import free_port
+from devtools.provider_model import ProviderModel
+from devtools.processes import free_port
 
 SECRET = "whsec_dGVzdC13ZWJob29rLXNlY3JldC1mb3ItdGhlLW1vZGVs"
 
@@ -207,7 +207,7 @@ def test_webhook_url_needs_a_usable_secret(secret):
 
 def test_command_line_refuses_a_webhook_url_without_a_secret():
     repo = Path(__file__).resolve().parents[2]
-    result = subprocess.run([sys.executable, "-m", "portal.provider_model", "--port", "0",
+    result = subprocess.run([sys.executable, "-m", "devtools.provider_model", "--port", "0",
                              "--webhook-url", "http://127.0.0.1:1/hook"],
                             cwd=repo, capture_output=True, text=True, timeout=30)
     assert result.returncode == 2

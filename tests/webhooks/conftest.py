@@ -1,17 +1,13 @@
-"""Fixtures for receipt tests: outbox rows inserted with plain SQL, signed posts, a live portal."""
+"""Fixtures for the receipt endpoint's tests: signed posts through the app, and the app served over HTTP."""
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 
 import pytest
-import sqlalchemy as sa
 from werkzeug.serving import make_server
 
-from portal.outbox import clock
-from portal.outbox.statuses import SENT
-from tests.webhooks.builders import sign
+from tests.builders import sign
 
 
 @pytest.fixture
@@ -24,47 +20,6 @@ def post_receipt(client, settings):
         return client.post("/webhooks/resend", data=body.encode(), headers=signed)
 
     return post
-
-
-@pytest.fixture
-def make_outbox_row(db):
-    """make_outbox_row(status=..., provider_message_id=..., **columns) inserts a row; returns its ID."""
-    counter = itertools.count(1)
-
-    def make(status=SENT, provider_message_id="re_msg_1", recipient="ada@example.com", **columns):
-        number = next(counter)
-        now = clock.now_iso()
-        row = {
-            "id": f"inv_{number:032x}", "family": "invitation", "recipient": recipient,
-            "idempotency_key": f"invitation/{number}", "provider_message_id": provider_message_id,
-            "status": status, "template": "invitation", "template_version": 1, "layout_version": 1,
-            "template_input": "{}", "environment": "development", "created_at": now, "updated_at": now,
-            **columns,
-        }
-        names = ", ".join(row)
-        with db.write() as conn:
-            conn.execute(sa.text(f"INSERT INTO email_outbox ({names}) VALUES ({', '.join(':' + n for n in row)})"), row)
-        return row["id"]
-
-    return make
-
-
-@pytest.fixture
-def outbox_row(db):
-    def read(outbox_id):
-        with db.read() as conn:
-            return conn.execute(sa.text("SELECT * FROM email_outbox WHERE id = :id"), {"id": outbox_id}).mappings().one()
-
-    return read
-
-
-@pytest.fixture
-def count_rows(db):
-    def count(table, where="1"):
-        with db.read() as conn:
-            return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}")).scalar()
-
-    return count
 
 
 @pytest.fixture

@@ -1,15 +1,16 @@
 """End to end over real HTTP: the provider model posts signed receipts to the portal, served on a
 free port, and the portal verifies and applies them. The send itself goes through the resend SDK;
-the engine's part (recording acceptance) is played by plain SQL, as the engine would write it."""
+the engine's part (recording acceptance) is its own mark_sent."""
 from __future__ import annotations
 
 import pytest
 import resend
 import sqlalchemy as sa
 
+from devtools.provider_model import ProviderModel
+from portal.outbox.reads import receipt_counts
+from portal.outbox.rows import mark_sent
 from portal.outbox.statuses import BOUNCED, COMPLAINED, DEAD_LETTER, DELIVERED, PROCESSING, UNKNOWN_OUTCOME
-from portal.provider_model import ProviderModel
-from portal.webhooks.service import receipt_counts
 
 
 @pytest.fixture
@@ -32,17 +33,11 @@ def send_for_row(outbox_id, to="ada@example.com", environment="development"):
     }, {"idempotency_key": f"invitation/{outbox_id}"})["id"]
 
 
-def record_acceptance(db, outbox_id, message_id):
-    with db.write() as conn:
-        conn.execute(sa.text("UPDATE email_outbox SET status = 'sent', provider_message_id = :m "
-                             "WHERE id = :id AND provider_message_id IS NULL"), {"id": outbox_id, "m": message_id})
-
-
 def test_receipts_move_an_accepted_email_to_delivered(provider, make_outbox_row, outbox_row, db):
     outbox_id = make_outbox_row(status=PROCESSING, provider_message_id=None)
     provider.pause_receipts()
     message_id = send_for_row(outbox_id)
-    record_acceptance(db, outbox_id, message_id)
+    assert mark_sent(db, outbox_id, message_id)  # the engine records the acceptance
     provider.resume_receipts()
     provider.wait_for_receipts()
 
@@ -88,7 +83,7 @@ def test_bounce_suppresses_and_complaint_suppresses(provider, make_outbox_row, o
     assert listed == [("bounce@example.com", "webhook"), ("complain@example.com", "webhook")]
 
 
-def test_redelivered_receipt_is_applied_once(provider, make_outbox_row, db, count_rows):
+def test_redelivered_receipt_is_applied_once(provider, make_outbox_row, db, count):
     outbox_id = make_outbox_row(status=PROCESSING, provider_message_id=None, recipient="bounce@example.com")
     send_for_row(outbox_id, to="bounce@example.com")
     provider.wait_for_receipts()
@@ -96,8 +91,8 @@ def test_redelivered_receipt_is_applied_once(provider, make_outbox_row, db, coun
         provider.redeliver_receipt(receipt["id"])
     provider.wait_for_receipts()
 
-    assert count_rows("email_receipts") == 2
-    assert count_rows("email_suppression_events") == 1
+    assert count("email_receipts") == 2
+    assert count("email_suppression_events") == 1
     assert {r["state"] for r in provider.receipts()} == {"delivered"}
 
 
@@ -110,7 +105,7 @@ def test_other_environments_mail_is_acknowledged_and_counted(provider, make_outb
     assert receipt_counts(db) == {"other_environment": 2}
 
 
-def test_receipts_signed_with_another_secret_are_refused(live_portal, count_rows, monkeypatch):
+def test_receipts_signed_with_another_secret_are_refused(live_portal, count, monkeypatch):
     model = ProviderModel(port=0, webhook_url=f"{live_portal}/webhooks/resend",
                           webhook_secret="whsec_b3RoZXItc2VjcmV0LW5vdC1vdXJzLWF0LWFsbA==").start()
     try:
@@ -119,6 +114,6 @@ def test_receipts_signed_with_another_secret_are_refused(live_portal, count_rows
         send_for_row("inv_" + "1" * 32)
         model.wait_for_receipts()
         assert {(r["state"], r["last_status"]) for r in model.receipts()} == {("failed", 401)}
-        assert count_rows("email_receipts") == 0
+        assert count("email_receipts") == 0
     finally:
         model.stop()

@@ -8,62 +8,96 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
-from tests.webhooks.builders import event, sign
+from tests.builders import event, sign
 
 OTHER_SECRET = "whsec_b3RoZXItc2VjcmV0LW5vdC1vdXJzLWF0LWFsbA=="
 FUZZ = hypothesis_settings(max_examples=60, deadline=None,
                            suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def test_signed_receipt_is_accepted(post_receipt, make_outbox_row, count_rows):
-    make_outbox_row()
-    response = post_receipt(event())
+def test_signed_receipt_is_accepted(post_receipt, make_outbox_row, outbox_row, count):
+    outbox_id = make_outbox_row(status="sent", provider_message_id="re_msg_1")
+    response = post_receipt(event(email_id="re_msg_1"), event_id="msg_a")
     assert response.status_code == 200
     assert response.json == {"outcome": "applied"}
-    assert count_rows("email_receipts") == 1
+    assert count("email_receipts") == 1
+    assert outbox_row(outbox_id)["status"] == "delivered"
+    again = post_receipt(event(email_id="re_msg_1"), event_id="msg_a")
+    assert again.status_code == 200 and again.json == {"outcome": "duplicate"}, "a redelivery is acknowledged"
+
+
+def test_receipt_from_another_environment_is_acknowledged(post_receipt, count):
+    response = post_receipt(event(environment="staging"))
+    assert response.status_code == 200 and response.json == {"outcome": "other_environment"}
+    assert count("email_receipts") == 1
+
+
+def test_a_receipt_the_database_cannot_take_is_503_and_its_redelivery_applies(post_receipt, make_outbox_row, db,
+                                                                              count):
+    make_outbox_row(status="sent", provider_message_id="re_msg_1")
+    with db.write() as conn:
+        conn.exec_driver_sql("CREATE TRIGGER fail_marker BEFORE UPDATE OF processed_at ON email_receipts "
+                             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+    failed = post_receipt(event("email.bounced"), event_id="msg_bounce")
+    assert failed.status_code == 503 and failed.headers["Retry-After"]
+    assert count("email_receipts") == 0
+
+    with db.write() as conn:
+        conn.exec_driver_sql("DROP TRIGGER fail_marker")
+    assert post_receipt(event("email.bounced"), event_id="msg_bounce").json == {"outcome": "applied"}
+
+
+def test_an_exception_while_applying_is_503_not_500(post_receipt, make_outbox_row, count, monkeypatch):
+    from portal.outbox import receipts
+
+    make_outbox_row(status="sent", provider_message_id="re_msg_1")
+    monkeypatch.setattr(receipts, "_mark_processed", lambda *args, **kwargs: 1 / 0)
+    response = post_receipt(event("email.complained"), event_id="msg_c")
+    assert response.status_code == 503 and response.headers["Retry-After"]
+    assert count("email_receipts") == 0
 
 
 @pytest.mark.parametrize("missing", ["svix-id", "svix-timestamp", "svix-signature"])
-def test_missing_signature_header_is_401(client, settings, count_rows, missing):
+def test_missing_signature_header_is_401(client, settings, count, missing):
     body = json.dumps(event())
     headers = sign(settings.resend_webhook_secret, body)
     del headers[missing]
     response = client.post("/webhooks/resend", data=body, headers=headers)
     assert response.status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
-def test_no_headers_at_all_is_401(client, count_rows):
+def test_no_headers_at_all_is_401(client, count):
     assert client.post("/webhooks/resend", json=event()).status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
-def test_signature_with_another_secret_is_401(post_receipt, count_rows):
+def test_signature_with_another_secret_is_401(post_receipt, count):
     assert post_receipt(event(), secret=OTHER_SECRET).status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
-def test_body_changed_after_signing_is_401(client, settings, count_rows):
+def test_body_changed_after_signing_is_401(client, settings, count):
     body = json.dumps(event())
     headers = sign(settings.resend_webhook_secret, body)
     tampered = body.replace("ada@example.com", "eve@example.com")
     assert client.post("/webhooks/resend", data=tampered, headers=headers).status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
-def test_signature_for_another_event_id_is_401(client, settings, count_rows):
+def test_signature_for_another_event_id_is_401(client, settings, count):
     body = json.dumps(event())
     headers = sign(settings.resend_webhook_secret, body, event_id="msg_original")
     headers["svix-id"] = "msg_replayed_under_a_new_id"
     assert client.post("/webhooks/resend", data=body, headers=headers).status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
 @pytest.mark.parametrize("offset", [timedelta(minutes=-6), timedelta(minutes=6), timedelta(days=-400)])
-def test_timestamp_more_than_five_minutes_off_is_401(post_receipt, count_rows, offset):
+def test_timestamp_more_than_five_minutes_off_is_401(post_receipt, count, offset):
     response = post_receipt(event(), timestamp=datetime.now(timezone.utc) + offset)
     assert response.status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
 def test_timestamp_within_five_minutes_is_accepted(post_receipt):
@@ -77,21 +111,21 @@ def test_timestamp_within_five_minutes_is_accepted(post_receipt):
     "v2,AAAA",                  # an unknown version only
     "",
 ])
-def test_malformed_signature_header_is_401(client, settings, count_rows, signature):
+def test_malformed_signature_header_is_401(client, settings, count, signature):
     body = json.dumps(event())
     headers = sign(settings.resend_webhook_secret, body)
     headers["svix-signature"] = signature
     assert client.post("/webhooks/resend", data=body, headers=headers).status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
 @pytest.mark.parametrize("timestamp", ["yesterday", "nan", "1e400", "-1", ""])
-def test_malformed_timestamp_header_is_401(client, settings, count_rows, timestamp):
+def test_malformed_timestamp_header_is_401(client, settings, count, timestamp):
     body = json.dumps(event())
     headers = sign(settings.resend_webhook_secret, body)
     headers["svix-timestamp"] = timestamp
     assert client.post("/webhooks/resend", data=body, headers=headers).status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
 def test_one_good_signature_among_several_is_enough(client, settings):
@@ -101,25 +135,25 @@ def test_one_good_signature_among_several_is_enough(client, settings):
     assert client.post("/webhooks/resend", data=body, headers=headers).status_code == 200
 
 
-def test_undecodable_body_is_401_not_500(client, count_rows):
+def test_undecodable_body_is_401_not_500(client, count):
     response = client.post("/webhooks/resend", data=b"\xff\xfe\x00garbage",
                            headers={"svix-id": "msg_1", "svix-timestamp": "1", "svix-signature": "v1,AAAA"})
     assert response.status_code == 401
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
 @pytest.mark.parametrize("body", ["{not json", "", "[1, 2]", '"text"', "null", '{"data": {}}', '{"type": 7}',
                                   "[" * 50_000 + "]" * 50_000])
-def test_signed_but_malformed_body_is_400_and_writes_nothing(post_receipt, count_rows, body):
+def test_signed_but_malformed_body_is_400_and_writes_nothing(post_receipt, count, body):
     response = post_receipt(body)
     assert response.status_code == 400
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
-def test_body_over_the_size_limit_is_413(post_receipt, count_rows):
+def test_body_over_the_size_limit_is_413(post_receipt, count):
     response = post_receipt(json.dumps({"type": "email.sent", "padding": "x" * (1024 * 1024)}))
     assert response.status_code == 413
-    assert count_rows("email_receipts") == 0
+    assert count("email_receipts") == 0
 
 
 def test_get_is_not_allowed(client):
@@ -162,18 +196,18 @@ receipt_like = st.fixed_dictionaries(
 @given(body=st.binary(max_size=300), headers=st.dictionaries(
     st.sampled_from(["svix-id", "svix-timestamp", "svix-signature"]),
     st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)))
-def test_fuzzed_unsigned_requests_are_refused_and_write_nothing(client, count_rows, body, headers):
+def test_fuzzed_unsigned_requests_are_refused_and_write_nothing(client, count, body, headers):
     response = client.post("/webhooks/resend", data=body, headers=headers)
     assert response.status_code == 401
-    assert count_rows("email_receipts") == 0
-    assert count_rows("email_suppressions") == 0
+    assert count("email_receipts") == 0
+    assert count("email_suppressions") == 0
 
 
 @pytest.fixture
 def rows_the_fuzz_can_hit(make_outbox_row):
     from portal.outbox.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
 
-    make_outbox_row(provider_message_id="re_msg_1")
+    make_outbox_row(status="sent", provider_message_id="re_msg_1")
     make_outbox_row(id="inv_1", provider_message_id=None, status=DEAD_LETTER, last_error=UNKNOWN_OUTCOME)
 
 

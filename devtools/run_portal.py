@@ -1,0 +1,124 @@
+"""`make run`: bring the whole portal up in the foreground, and take it down on Ctrl-C.
+
+Starts, as children of this process: Redis (only when nothing answers at REDIS_URL), the local
+provider model (only when RESEND_API_KEY is unset), the web server and the worker. Applies
+migrations and seeds the demo company first. On Ctrl-C it stops what it started and nothing else.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from portal.settings import ConfigError, Settings  # noqa: E402
+from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
+
+BIN = Path(sys.executable).parent
+children: list[tuple[str, subprocess.Popen]] = []
+
+
+def start(name: str, args: list[str], env: dict, log_file: Path | None = None) -> subprocess.Popen:
+    output = open(log_file, "ab") if log_file else None
+    process = subprocess.Popen(args, env=env, cwd=ROOT, stdout=output, stderr=output)
+    children.append((name, process))
+    return process
+
+
+def stop_all(*_ignored) -> None:
+    """Stop in reverse start order, each before the next, so Redis outlives the worker using it."""
+    for _name, process in reversed(children):
+        stop_process(process, timeout=15)
+    children.clear()
+
+
+def redis_answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def ensure_redis(settings: Settings, env: dict) -> None:
+    if redis_answers(settings.redis_url):
+        print(f"using the Redis that answers at {settings.redis_url}")
+        return
+    parsed = urlparse(settings.redis_url)
+    if parsed.hostname not in ("127.0.0.1", "localhost"):
+        raise SystemExit(f"REDIS_URL {parsed.hostname} does not answer, and only a local Redis can be started")
+    data_dir = settings.instance_path / "redis"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = parsed.port or 6379
+    print(f"starting redis-server on 127.0.0.1:{port} (log: {data_dir / 'redis.log'})")
+    process = start("redis", ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir),
+                              "--appendonly", "yes", "--loglevel", "warning"], env, log_file=data_dir / "redis.log")
+    wait_for_port(port, process=process)
+
+
+def ensure_provider_model(settings: Settings, env: dict) -> None:
+    if settings.resend_api_key:
+        print("RESEND_API_KEY is set: email goes to the real Resend")
+        return
+    port = int(env.get("PROVIDER_MODEL_PORT", "8025"))
+    try:
+        wait_for_port(port, timeout=0.2)
+        port = free_port()  # something else holds the usual port; never touch it
+    except TimeoutError:
+        pass
+    webhook_url = f"{settings.public_base_url}/webhooks/resend"
+    model_env = {**env, "RESEND_WEBHOOK_SECRET": settings.resend_webhook_secret}
+    process = start("provider model", [str(BIN / "python"), "-m", "devtools.provider_model", "--host", "127.0.0.1",
+                                       "--port", str(port), "--webhook-url", webhook_url], model_env)
+    wait_for_port(port, process=process)
+    env["RESEND_API_URL"] = f"http://127.0.0.1:{port}"
+
+
+def main() -> int:
+    env = dict(os.environ)
+    try:
+        settings = Settings.from_env(env)
+    except ConfigError as error:
+        print(error.code, file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(0)))
+    # A shell that starts us in the background leaves SIGINT ignored; Ctrl-C must always stop us.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        ensure_redis(settings, env)
+        flask = [str(BIN / "flask"), "--app", "portal"]
+        subprocess.run(flask + ["db", "upgrade"], env=env, cwd=ROOT, check=True)
+        seed = subprocess.run(flask + ["demo", "seed"], env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+        ensure_provider_model(settings, env)
+        bind = urlparse(settings.public_base_url)
+        web = start("web", [str(BIN / "gunicorn"), "--workers", "2", "--bind",
+                            f"{bind.hostname}:{bind.port or 80}", "--access-logfile", "-", "portal:create_app()"], env)
+        start("worker", [str(BIN / "python"), "worker.py"], env)
+        wait_for_port(bind.port or 80, timeout=30, process=web)
+        print()
+        print(f"  Partner portal: {settings.public_base_url}")
+        if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
+            print(f"  Mail viewer:    {env['RESEND_API_URL']}/")
+        print("  " + seed.stdout.strip().replace("\n", "\n  "))
+        print("  Ctrl-C stops everything started here.\n")
+        while all(process.poll() is None for _, process in children):
+            time.sleep(0.5)
+        stopped = [name for name, process in children if process.poll() is not None]
+        print(f"stopped unexpectedly: {', '.join(stopped)}; shutting down", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nstopping…")
+        return 0
+    finally:
+        stop_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Test-only helpers shared by tests, e2e and benchmarks: a private Redis, and a Redis dump.
+
+Nothing here is used by the running portal; it lives in the package so `bench/` and `e2e/`
+can import it without path tricks.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import zlib
+
+import redis
+
+from devtools.processes import free_port, stop_process, wait_for_port
+
+
+class PrivateRedis:
+    """A throwaway redis-server on a free loopback port, with no persistence."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._dir = tempfile.mkdtemp(prefix="portal-redis-")
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "PrivateRedis":
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed; `make test` installs it")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self._dir, "--daemonize", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, process=self.process)
+        return self
+
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url)
+
+    def stop(self) -> None:
+        if self.process:
+            stop_process(self.process)
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def redis_dump(redis) -> str:
+    """Every key and value in Redis as text, to search for things that must not be there."""
+    parts = []
+    for key in redis.scan_iter("*"):
+        parts.append(key.decode(errors="replace"))
+        kind = redis.type(key).decode()
+        if kind == "string":
+            parts.append(redis.get(key).decode(errors="replace"))
+        elif kind == "hash":
+            for field, value in redis.hgetall(key).items():
+                if field == b"data":  # RQ stores job payloads zlib-compressed
+                    value = zlib.decompress(value)
+                parts.append(f"{field.decode()}={value.decode(errors='replace')}")
+        elif kind == "list":
+            parts.extend(v.decode(errors="replace") for v in redis.lrange(key, 0, -1))
+        elif kind == "set":
+            parts.extend(v.decode(errors="replace") for v in redis.smembers(key))
+        elif kind == "zset":
+            parts.extend(v.decode(errors="replace") for v, _ in redis.zrange(key, 0, -1, withscores=True))
+        elif kind == "stream":
+            parts.extend(json.dumps({k.decode(): v.decode() for k, v in fields.items()})
+                         for _, fields in redis.xrange(key))
+    return "\n".join(parts)

@@ -1,0 +1,73 @@
+"""A company applied to become a partner: the confirmation, and the admin's decision."""
+
+from __future__ import annotations
+
+from portal.invitations.tokens import accept_url
+from portal.outbox import EmailIntent, Family
+
+DECISION_SUBJECTS = {
+    "approve": "Welcome to TEEI: your partner application is approved",
+    "decline": "About your TEEI partner application",
+    "request_info": "We need a little more information about your application",
+}
+
+RECEIVED = Family(
+    name="application_received",
+    id_prefix="apr",
+    template="application_received",
+    template_version=1,
+    subject=lambda data: "We received your partner application",
+)
+
+DECISION = Family(
+    name="application_decision",
+    id_prefix="apd",
+    template="application_decision",
+    template_version=2,
+    subject=lambda data: DECISION_SUBJECTS[data["decision"]],
+    # "Please reply to this email" must reach the partnerships team, not the no-reply sender.
+    reply_to=lambda data, settings: settings.sales_inbox,
+    # An approval invites the contact as the company's first manager; the link is built here.
+    prepare=lambda data, settings: {
+        **data,
+        "accept_url": accept_url(settings, data["token_nonce"]) if data.get("token_nonce") else None,
+    },
+)
+
+FAMILIES = (RECEIVED, DECISION)
+
+
+def application_subject(application_id: int) -> str:
+    return f"application:{application_id}"
+
+
+def received_key(application_id: int) -> str:
+    return f"application:{application_id}:received"
+
+
+def received_email(application_id: int, *, contact_email, contact_name, company_name, employee_count) -> EmailIntent:
+    return EmailIntent(
+        family=RECEIVED,
+        recipient=contact_email,
+        idempotency_key=received_key(application_id),
+        data={"contact_name": contact_name, "company_name": company_name, "employee_count": employee_count},
+        subject_ref=application_subject(application_id),
+    )
+
+
+def decision_email(application, sequence: int, *, decision: str, note: str, token_nonce: str | None) -> EmailIntent:
+    data = {
+        "decision": decision,
+        "note": note,
+        "contact_name": application["contact_name"],
+        "company_name": application["company_name"],
+    }
+    if token_nonce:
+        data["token_nonce"] = token_nonce
+    return EmailIntent(
+        family=DECISION,
+        recipient=application["contact_email"],
+        idempotency_key=f"application:{application['id']}:decision:{sequence}",
+        data=data,
+        subject_ref=application_subject(application["id"]),
+    )

@@ -1,0 +1,233 @@
+"""Writing partner applications: a company applies; an admin approves, declines or asks for more.
+
+Each write is one `write_then_publish` block holding the domain rows and the email, published
+only after the commit. Replays are harmless: an open application is unique per contact and
+company, and each decision is numbered, so a double click finds the row it already wrote and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from portal.applications.emails import decision_email, received_email
+from portal.applications.states import (
+    DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX, OPEN_STATES, STATE_LABELS, sql_list,
+)
+from portal.auth.operations import ensure_company
+from portal.invitations.operations import InvitationError, OpenedInvitation, insert_invitation
+from portal.outbox import clock, write_then_publish
+from portal.text import InputError, normalise_email, one_line, paragraphs
+
+log = logging.getLogger(__name__)
+
+
+class ApplicationError(InputError):
+    """Bad input for an application operation; the message is safe to show."""
+
+
+class DecisionRefused(ApplicationError):
+    """The application's state refuses this decision; nothing was written."""
+
+
+class ApplicationNotFound(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Submission:
+    application_id: int
+    created: bool  # False: a replay of an open application; nothing was written
+    queued: bool  # False: the confirmation is saved but waits for the relay
+
+
+_INSERT_APPLICATION = sa.text(
+    """
+    INSERT INTO company_applications (company_name, company_key, contact_name, contact_email,
+        employee_count, message, state, created_at, updated_at)
+    VALUES (:company_name, :company_key, :contact_name, :contact_email, :employee_count,
+        :message, 'new', :now, :now)
+    ON CONFLICT DO NOTHING
+    RETURNING id
+    """
+)
+_OPEN_APPLICATION = sa.text(
+    "SELECT id FROM company_applications WHERE contact_email = :contact_email AND company_key = :company_key "
+    f"AND state IN {sql_list(OPEN_STATES)}"
+)
+
+
+def submit_application(
+    ctx, *, company_name: str, contact_name: str, contact_email: str, employee_count: int, message: str = ""
+) -> Submission:
+    """Record an application and its confirmation email in one transaction, then publish."""
+    fields = {
+        "company_name": one_line(company_name, "your company's name", NAME_MAX),
+        "contact_name": one_line(contact_name, "your name", NAME_MAX),
+        "contact_email": normalise_email(contact_email),
+        "employee_count": employee_count,
+        "message": paragraphs(message, "the message", MESSAGE_MAX),
+    }
+    if "@" not in fields["contact_email"] or len(fields["contact_email"]) > EMAIL_MAX:
+        raise ApplicationError("Enter an email address like name@company.com.")
+    if not isinstance(employee_count, int) or not 1 <= employee_count <= EMPLOYEES_MAX:
+        raise ApplicationError("The number of employees must be a whole number of at least 1.")
+    fields["company_key"] = fields["company_name"].lower()
+
+    with write_then_publish(ctx) as work:
+        application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.now_iso()}).scalar()
+        if application_id is None:
+            # This contact already has an open application for this company: a replay.
+            existing = work.conn.execute(_OPEN_APPLICATION, fields).scalar_one()
+            return Submission(application_id=existing, created=False, queued=True)
+        work.add(
+            received_email(
+                application_id, contact_email=fields["contact_email"], contact_name=fields["contact_name"],
+                company_name=fields["company_name"], employee_count=employee_count,
+            )
+        )
+    log.info("application %s received", application_id)
+    return Submission(application_id=application_id, created=True, queued=work.queued)
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    application_id: int
+    decision: str
+    sequence: int
+    company_name: str
+    contact_name: str
+    replayed: bool  # True: this decision was already recorded; nothing was written now
+    queued: bool
+
+
+def record_decision(
+    ctx, *, application_id: int, decision: str, note: str, admin_user_id: int, decisions_seen: int | None = None
+) -> DecisionOutcome:
+    """Record an admin's decision and its email in one transaction, then publish.
+
+    `decisions_seen` is how many decisions the admin's page showed. A request that repeats the
+    latest decision it would have made (same decision and note) is a replay: nothing is written.
+    A decision taken on a page that is out of date, or on a closed application, is refused.
+    Approving creates the company and invites the contact as its first manager, in the same
+    transaction, and the decision email carries the invitation's token nonce.
+    """
+    note = _checked_note(decision, note)
+    with write_then_publish(ctx) as work:
+        application = _read_application(work.conn, application_id)
+        count = application["decision_count"]
+        if _repeats_latest_decision(work.conn, application, decision, note, decisions_seen):
+            return _outcome(application, decision, count, replayed=True, queued=True)
+        _refuse_stale_or_closed(application, decisions_seen)
+        sequence = count + 1
+        company_id, invitation = None, None
+        if decision == "approve":
+            company_id, invitation = _make_partner(work.conn, ctx.settings, application, admin_user_id)
+        token_nonce = invitation.token_nonce if invitation else None
+        (outbox_id,) = work.add(
+            decision_email(application, sequence, decision=decision, note=note, token_nonce=token_nonce)
+        )
+        _insert_decision(
+            work.conn, application, sequence, decision=decision, note=note, decided_by=admin_user_id,
+            invitation_id=invitation.id if invitation else None, outbox_id=outbox_id,
+        )
+        _move_application(work.conn, application, sequence, DECISIONS[decision], company_id)
+    log.info("application %s: decision %s (%s) recorded", application_id, sequence, decision)
+    return _outcome(application, decision, sequence, replayed=False, queued=work.queued)
+
+
+def _checked_note(decision: str, note: str) -> str:
+    if decision not in DECISIONS:
+        raise ApplicationError("Choose approve, decline or ask for more information.")
+    note = paragraphs(note, "the note", NOTE_MAX)
+    if decision == "request_info" and not note:
+        raise ApplicationError("Say what information you need, so the applicant can answer.")
+    return note
+
+
+def _read_application(conn, application_id: int):
+    application = conn.execute(
+        sa.text("SELECT * FROM company_applications WHERE id = :id"), {"id": application_id}
+    ).mappings().first()
+    if application is None:
+        raise ApplicationNotFound(application_id)
+    return application
+
+
+def _repeats_latest_decision(conn, application, decision: str, note: str, decisions_seen: int | None) -> bool:
+    """A double click or a resent form: the latest decision is this one, taken on the page before it."""
+    count = application["decision_count"]
+    latest = conn.execute(
+        sa.text("SELECT decision, note FROM application_decisions WHERE application_id = :id AND sequence = :n"),
+        {"id": application["id"], "n": count},
+    ).first()
+    return (
+        latest is not None
+        and (latest.decision, latest.note) == (decision, note)
+        and decisions_seen in (None, count - 1)
+    )
+
+
+def _refuse_stale_or_closed(application, decisions_seen: int | None) -> None:
+    state = STATE_LABELS[application["state"]].lower()
+    if decisions_seen is not None and decisions_seen != application["decision_count"]:
+        raise DecisionRefused(
+            f"This application changed while you had it open: it is now {state}. "
+            "Nothing was saved; review it before deciding."
+        )
+    if application["state"] not in OPEN_STATES:
+        raise DecisionRefused(
+            f"This application was already {state}, and that decision is final. "
+            "Nothing was saved and no email was sent."
+        )
+
+
+def _make_partner(conn, settings, application, admin_user_id: int) -> tuple[int, OpenedInvitation]:
+    """Create the company and invite the contact as its first manager."""
+    company_id = ensure_company(conn, application["company_name"])
+    try:
+        invitation = insert_invitation(
+            conn, settings, company_id=company_id, email=application["contact_email"], role="manager",
+            programme=None, invited_by=admin_user_id,
+        )
+    except InvitationError as error:
+        raise DecisionRefused(f"{error} Nothing was saved.") from None
+    return company_id, invitation
+
+
+def _insert_decision(conn, application, sequence: int, **fields) -> None:
+    conn.execute(
+        sa.text(
+            """
+            INSERT INTO application_decisions (application_id, sequence, decision, note, decided_by,
+                invitation_id, outbox_id, created_at)
+            VALUES (:id, :sequence, :decision, :note, :decided_by, :invitation_id, :outbox_id, :now)
+            """
+        ),
+        {"id": application["id"], "sequence": sequence, "now": clock.now_iso(), **fields},
+    )
+
+
+def _move_application(conn, application, sequence: int, state: str, company_id: int | None) -> None:
+    conn.execute(
+        sa.text(
+            """
+            UPDATE company_applications
+            SET state = :state, decision_count = :sequence, company_id = COALESCE(:company_id, company_id),
+                updated_at = :now
+            WHERE id = :id AND decision_count = :count
+            """
+        ),
+        {"state": state, "sequence": sequence, "company_id": company_id, "now": clock.now_iso(),
+         "id": application["id"], "count": application["decision_count"]},
+    )
+
+
+def _outcome(application, decision: str, sequence: int, *, replayed: bool, queued: bool) -> DecisionOutcome:
+    return DecisionOutcome(
+        application["id"], decision, sequence, application["company_name"], application["contact_name"],
+        replayed, queued,
+    )

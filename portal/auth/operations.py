@@ -1,0 +1,80 @@
+"""Writing accounts: companies, users and their password hashes."""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+
+from portal.db import Database
+
+from portal.text import InputError, normalise_email
+
+_hasher = PasswordHasher()
+MIN_PASSWORD_LENGTH = 10
+ROLES = ("admin", "manager", "employee")
+
+
+class AccountError(InputError):
+    """Bad input for an account operation; the message is safe to show."""
+
+
+def hash_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise AccountError(f"Passwords need at least {MIN_PASSWORD_LENGTH} characters.")
+    return _hasher.hash(password)
+
+
+def ensure_company(conn: sa.Connection, name: str) -> int:
+    """The company's ID, creating it if needed; names match case- and space-insensitively."""
+    clean = " ".join(name.split())
+    if not clean:
+        raise AccountError("A company needs a name.")
+    key = clean.lower()
+    conn.execute(
+        sa.text("INSERT INTO companies (name, name_key) VALUES (:n, :k) ON CONFLICT (name_key) DO NOTHING"),
+        {"n": clean, "k": key},
+    )
+    return conn.execute(sa.text("SELECT id FROM companies WHERE name_key = :k"), {"k": key}).scalar_one()
+
+
+def insert_user(
+    conn: sa.Connection,
+    *,
+    email: str,
+    password: str,
+    role: str,
+    company_id: int | None,
+    name: str = "",
+    programme: str | None = None,
+) -> int:
+    """Insert a user inside the caller's transaction; refuses an address already in use."""
+    email = normalise_email(email)
+    if "@" not in email:
+        raise AccountError("That email address does not look right.")
+    taken = conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": email}).first()
+    if taken:
+        raise AccountError("An account with that email address already exists.")
+    return conn.execute(
+        sa.text(
+            "INSERT INTO users (email, name, password_hash, role, company_id, programme) "
+            "VALUES (:email, :name, :hash, :role, :company_id, :programme) RETURNING id"
+        ),
+        {
+            "email": email,
+            "name": name.strip(),
+            "hash": hash_password(password),
+            "role": role,
+            "company_id": company_id,
+            "programme": programme,
+        },
+    ).scalar_one()
+
+
+def create_user(db: Database, *, email: str, password: str, role: str, company: str | None, name: str = "") -> int:
+    """Create a login; managers and employees need a company, which is created if needed."""
+    if role not in ROLES:
+        raise AccountError("Role must be admin, manager or employee.")
+    if role != "admin" and not company:
+        raise AccountError("Managers and employees belong to a company: give --company.")
+    with db.write() as conn:
+        company_id = ensure_company(conn, company) if role != "admin" else None
+        return insert_user(conn, email=email, password=password, role=role, company_id=company_id, name=name)

@@ -1,0 +1,62 @@
+"""Reading accounts: the signed-in user, and checking a password."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from flask_login import UserMixin
+
+from portal.db import Database
+from portal.text import normalise_email
+
+_hasher = PasswordHasher()
+# Verified against when the email is unknown, so both answers take the same time.
+_DUMMY_HASH = _hasher.hash("no-such-user-placeholder")
+
+
+@dataclass(frozen=True)
+class User(UserMixin):
+    id: int
+    email: str
+    name: str
+    role: str
+    company_id: int | None
+    company_name: str | None
+    programme: str | None
+
+    def get_id(self) -> str:
+        return str(self.id)
+
+
+_USER_COLUMNS = """
+    SELECT u.id, u.email, u.name, u.role, u.company_id, c.name AS company_name, u.programme
+    FROM users u LEFT JOIN companies c ON c.id = u.company_id
+"""
+
+
+def load_user(db: Database, user_id: int) -> User | None:
+    with db.read() as conn:
+        row = conn.execute(sa.text(_USER_COLUMNS + " WHERE u.id = :id"), {"id": user_id}).mappings().first()
+    return User(**row) if row else None
+
+
+def authenticate(db: Database, email: str, password: str) -> User | None:
+    """The user if the password matches; None for a wrong password and an unknown email alike."""
+    with db.read() as conn:
+        row = conn.execute(
+            sa.text(_USER_COLUMNS.replace("SELECT", "SELECT u.password_hash,", 1) + " WHERE u.email = :e"),
+            {"e": normalise_email(email)},
+        ).mappings().first()
+    stored_hash = row["password_hash"] if row else _DUMMY_HASH
+    try:
+        _hasher.verify(stored_hash, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    if row is None:
+        return None
+    fields = dict(row)
+    fields.pop("password_hash")
+    return User(**fields)

@@ -1,0 +1,45 @@
+"""Someone asked for a demo: a confirmation to them and a notification to the sales inbox."""
+
+from __future__ import annotations
+
+from portal.outbox import EmailIntent, Family
+
+CONFIRMATION = Family(
+    name="demo_confirmation",
+    id_prefix="dmc",
+    template="demo_confirmation",
+    template_version=1,
+    subject=lambda data: "We received your demo request",
+)
+
+SALES_NOTIFICATION = Family(
+    name="demo_notification",
+    id_prefix="dmn",
+    template="demo_notification",
+    template_version=1,
+    subject=lambda data: f"Demo request from {data['company']}",
+    # Sales can answer the requester straight from their inbox.
+    reply_to=lambda data, settings: data.get("requester_email"),
+)
+
+FAMILIES = (CONFIRMATION, SALES_NOTIFICATION)
+
+
+def demo_emails(submission_id: int, *, name, email, company, message, sales_inbox) -> list[EmailIntent]:
+    subject_ref = f"demo_submission:{submission_id}"
+    return [
+        EmailIntent(
+            family=CONFIRMATION,
+            recipient=email,
+            idempotency_key=f"demo:{submission_id}:confirmation",
+            data={"name": name, "company": company},
+            subject_ref=subject_ref,
+        ),
+        EmailIntent(
+            family=SALES_NOTIFICATION,
+            recipient=sales_inbox,
+            idempotency_key=f"demo:{submission_id}:notification",
+            data={"name": name, "company": company, "requester_email": email, "message": message},
+            subject_ref=subject_ref,
+        ),
+    ]

@@ -1,0 +1,107 @@
+"""Demo requests: record the lead and the form, and email the requester and the sales inbox.
+
+One transaction upserts the lead, stores the submission and adds both emails; publication happens
+after the commit. A replay of the same submission (a double click, a resent form) within
+REPLAY_WINDOW finds the live submission with the same fingerprint and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+import sqlalchemy as sa
+
+from portal.demo.emails import demo_emails
+from portal.outbox import clock, write_then_publish
+from portal.text import InputError, normalise_email, one_line, paragraphs
+
+log = logging.getLogger(__name__)
+
+NAME_MAX = 200
+EMAIL_MAX = 254
+MESSAGE_MAX = 2000
+# The same content again within this time is the same request; after it, a new one.
+REPLAY_WINDOW = timedelta(hours=24)
+
+
+class DemoRequestError(InputError):
+    """Bad input for a demo request; the message is safe to show."""
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    submission_id: int
+    created: bool  # False: a replay; nothing was written and no email added
+    queued: bool  # False: the emails are saved but wait for the relay
+
+
+_UPSERT_LEAD = sa.text(
+    """
+    INSERT INTO demo_leads (email, name, company, first_requested_at, last_requested_at)
+    VALUES (:email, :name, :company, :now, :now)
+    ON CONFLICT (email) DO UPDATE
+      SET name = excluded.name, company = excluded.company,
+          request_count = demo_leads.request_count + 1, last_requested_at = excluded.last_requested_at
+    RETURNING id
+    """
+)
+_INSERT_SUBMISSION = sa.text(
+    """
+    INSERT INTO demo_submissions (lead_id, replay_key, name, email, company, message, created_at)
+    VALUES (:lead_id, :key, :name, :email, :company, :message, :now)
+    RETURNING id
+    """
+)
+
+
+def request_demo(ctx, *, name: str, email: str, company: str, message: str = "") -> DemoRequest:
+    """Upsert the lead, store the submission and add both emails in one transaction; then publish."""
+    name = one_line(name, "your name", NAME_MAX)
+    company = one_line(company, "your company", NAME_MAX)
+    email = normalise_email(email)
+    if "@" not in email or len(email) > EMAIL_MAX:
+        raise DemoRequestError("Enter an email address like name@company.com.")
+    message = paragraphs(message, "the message", MESSAGE_MAX)
+    key = replay_key(name=name, email=email, company=company, message=message)
+
+    now = clock.utcnow()
+    fields = {"name": name, "email": email, "company": company, "now": clock.iso(now)}
+    with write_then_publish(ctx) as work:
+        live = work.conn.execute(
+            sa.text("SELECT id, created_at FROM demo_submissions WHERE replay_key = :k"), {"k": key}
+        ).first()
+        if live is not None and live.created_at > clock.iso(now - REPLAY_WINDOW):
+            return DemoRequest(submission_id=live.id, created=False, queued=True)
+        if live is not None:
+            # The same content long after: a new request. Retire the old key so the new one is live.
+            work.conn.execute(
+                sa.text("UPDATE demo_submissions SET replay_key = replay_key || ':' || id WHERE id = :id"),
+                {"id": live.id},
+            )
+        lead_id = work.conn.execute(_UPSERT_LEAD, fields).scalar_one()
+        submission_id = work.conn.execute(
+            _INSERT_SUBMISSION, {**fields, "lead_id": lead_id, "key": key, "message": message}
+        ).scalar_one()
+        work.add(
+            *demo_emails(
+                submission_id, name=name, email=email, company=company, message=message,
+                sales_inbox=ctx.settings.sales_inbox,
+            )
+        )
+    log.info("demo request %s recorded", submission_id)
+    return DemoRequest(submission_id=submission_id, created=True, queued=work.queued)
+
+
+def replay_key(*, name: str, email: str, company: str, message: str) -> str:
+    """SHA-256 of the normalised fields: the same form sent twice gives the same key."""
+    fields = [
+        " ".join(name.split()).lower(),
+        normalise_email(email),
+        " ".join(company.split()).lower(),
+        "\n".join(line.rstrip() for line in message.replace("\r\n", "\n").strip().split("\n")),
+    ]
+    return hashlib.sha256(json.dumps(fields).encode()).hexdigest()

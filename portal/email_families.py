@@ -1,0 +1,19 @@
+"""Every email family the portal sends: the one list the engine is given.
+
+Each area declares its families in its own `emails.py`; add a new area's tuple here.
+"""
+
+from portal.applications import emails as application_emails
+from portal.demo import emails as demo_emails
+from portal.invitations import emails as invitation_emails
+from portal.notices import emails as notice_emails
+from portal.outbox.families import FamilyRegistry
+
+FAMILIES = FamilyRegistry(
+    (
+        *invitation_emails.FAMILIES,
+        *application_emails.FAMILIES,
+        *demo_emails.FAMILIES,
+        *notice_emails.FAMILIES,
+    )
+)

@@ -1,0 +1,44 @@
+"""The invitation email: a manager invites a colleague to volunteer in a TEEI programme."""
+
+from __future__ import annotations
+
+from portal.invitations.tokens import accept_url
+from portal.outbox import EmailIntent, Family
+from portal.programmes import PROGRAMMES
+
+INVITATION = Family(
+    name="invitation",
+    id_prefix="inv",
+    template="invitation",
+    template_version=1,
+    subject=lambda data: f"{data['company_name']} invites you to volunteer with {PROGRAMMES[data['programme']]}",
+    prepare=lambda data, settings: {
+        **data,
+        "programme_name": PROGRAMMES[data["programme"]],
+        "accept_url": accept_url(settings, data["token_nonce"]),
+    },
+)
+
+FAMILIES = (INVITATION,)
+
+
+def invitation_email(invitation, address: str, programme: str, manager) -> EmailIntent:
+    """The intent for one send of an invitation; a resend has a new send number, so its own key."""
+    return EmailIntent(
+        family=INVITATION,
+        recipient=address,
+        idempotency_key=f"invitation:{invitation.id}:send:{invitation.send_number}",
+        subject_ref=invitation_subject(invitation.id),
+        data={
+            "company_name": manager.company_name,
+            "inviter_name": manager.name or "A colleague",
+            "programme": programme,
+            "token_nonce": invitation.token_nonce,
+            "expires_on": invitation.expires_on,
+        },
+    )
+
+
+def invitation_subject(invitation_id: int) -> str:
+    """The subject_ref that ties an invitation's emails to it."""
+    return f"invitation:{invitation_id}"

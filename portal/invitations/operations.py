@@ -1,0 +1,204 @@
+"""Writing invitations: invite colleagues, send one again, accept one.
+
+Each operation is one `write_then_publish` block: the invitation rows and their emails commit
+together, and the emails are published after the commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import NamedTuple
+
+import sqlalchemy as sa
+
+from portal.auth.operations import AccountError, insert_user
+from portal.db import Database, json_array
+from portal.invitations import tokens
+from portal.invitations.addresses import MAX_ADDRESSES
+from portal.invitations.emails import invitation_email, invitation_subject
+from portal.outbox import clock, reads, write_then_publish
+from portal.outbox.statuses import SETTLED
+from portal.programmes import PROGRAMMES
+from portal.settings import Settings
+from portal.text import InputError
+
+INVITATION_DAYS = 14
+
+
+class InvitationError(InputError):
+    """Bad input or a state that refuses the action; the message is safe to show."""
+
+
+class OpenedInvitation(NamedTuple):
+    id: int
+    token_nonce: str
+    send_number: int  # the email intent's key includes it, so a resend is a new intent
+    expires_at: str
+
+    @property
+    def expires_on(self) -> str:
+        """The expiry as the email states it."""
+        return clock.parse(self.expires_at).strftime("%d %B %Y")
+
+
+_UPSERT_INVITATION = sa.text(
+    """
+    INSERT INTO invitations (company_id, email, role, programme, token_nonce, token_hash, invited_by,
+                             expires_at, created_at)
+    VALUES (:company_id, :email, :role, :programme, :nonce, :hash, :invited_by, :expires, :now)
+    ON CONFLICT (company_id, email) DO UPDATE
+      SET token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
+          role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
+          expires_at = excluded.expires_at, send_count = invitations.send_count + 1
+      WHERE invitations.accepted_at IS NULL
+    """
+)
+_OPEN_INVITATIONS = sa.text(
+    "SELECT id, email, token_nonce, send_count, expires_at FROM invitations WHERE company_id = :company_id "
+    "AND accepted_at IS NULL AND email IN (SELECT value FROM json_each(:emails))"
+)
+
+
+def insert_invitations(
+    conn: sa.Connection,
+    settings: Settings,
+    *,
+    company_id: int,
+    emails: list[str],
+    role: str,
+    programme: str | None,
+    invited_by: int | None,
+) -> dict[str, OpenedInvitation]:
+    """Create, or renew unaccepted, invitation rows inside the caller's transaction.
+
+    Returns {email: OpenedInvitation} for each address that is now open; an address whose
+    invitation was already accepted is left out. The caller adds the emails, keyed on the send number.
+    """
+    if not emails:
+        return {}
+    now = clock.utcnow()
+    expires, created = clock.iso(now + timedelta(days=INVITATION_DAYS)), clock.iso(now)
+    rows = []
+    for email in emails:
+        nonce = tokens.new_nonce()
+        token = tokens.token_for(settings.secret_key, nonce)
+        rows.append(
+            {"company_id": company_id, "email": email, "role": role, "programme": programme, "nonce": nonce,
+             "hash": tokens.token_hash(token), "invited_by": invited_by, "expires": expires, "now": created}
+        )
+    conn.execute(_UPSERT_INVITATION, rows)
+    found = conn.execute(_OPEN_INVITATIONS, {"emails": json_array(emails), "company_id": company_id})
+    return {row.email: OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at) for row in found}
+
+
+def insert_invitation(conn: sa.Connection, settings: Settings, *, email: str, **fields) -> OpenedInvitation:
+    """One invitation (see insert_invitations); refuses an address that already accepted."""
+    opened = insert_invitations(conn, settings, emails=[email], **fields)
+    if email not in opened:
+        raise InvitationError(f"{email} has already accepted an invitation.")
+    return opened[email]
+
+
+@dataclass(frozen=True)
+class InviteResult:
+    invited: tuple[str, ...]  # new (or renewed expired) invitations, emailed now
+    already_invited: tuple[str, ...]  # a live invitation exists: nothing new is sent
+    already_members: tuple[str, ...]  # the address already has an account
+    queued: bool
+
+
+_EXISTING_USERS = sa.text("SELECT email FROM users WHERE email IN (SELECT value FROM json_each(:emails))")
+_LIVE_INVITATIONS = sa.text(
+    "SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL AND expires_at > :now "
+    "AND email IN (SELECT value FROM json_each(:emails))"
+)
+
+
+def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> InviteResult:
+    """Invite addresses (already parsed) to the manager's company: one transaction, then publish."""
+    if programme not in PROGRAMMES:
+        raise InvitationError("Choose TEEI Language or TEEI Mentorship.")
+    if not addresses:
+        raise InvitationError("Add at least one email address.")
+    if len(addresses) > MAX_ADDRESSES:
+        raise InvitationError(f"Invite at most {MAX_ADDRESSES} people at a time.")
+    with write_then_publish(ctx) as work:
+        emails = json_array(addresses)
+        members = set(work.conn.execute(_EXISTING_USERS, {"emails": emails}).scalars())
+        live = set(
+            work.conn.execute(
+                _LIVE_INVITATIONS, {"emails": emails, "company_id": manager.company_id, "now": clock.now_iso()}
+            ).scalars()
+        )
+        invited = [a for a in addresses if a not in members and a not in live]
+        opened = insert_invitations(
+            work.conn, ctx.settings, company_id=manager.company_id, emails=invited, role="employee",
+            programme=programme, invited_by=manager.id,
+        )
+        work.add(*(invitation_email(opened[address], address, programme, manager) for address in invited))
+    return InviteResult(
+        invited=tuple(invited),
+        already_invited=tuple(a for a in addresses if a in live and a not in members),
+        already_members=tuple(a for a in addresses if a in members),
+        queued=work.queued,
+    )
+
+
+def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
+    """Send an open invitation again; only once its latest email has settled. Returns queued."""
+    with write_then_publish(ctx) as work:
+        invitation = work.conn.execute(
+            sa.text(
+                "SELECT id, email, programme, token_nonce, accepted_at, expires_at, role "
+                "FROM invitations WHERE id = :id AND company_id = :company_id"
+            ),
+            {"id": invitation_id, "company_id": manager.company_id},
+        ).mappings().first()
+        if invitation is None or invitation["role"] != "employee":
+            raise InvitationError("That invitation does not exist.")
+        if invitation["accepted_at"] is not None:
+            raise InvitationError(f"{invitation['email']} has already accepted.")
+        if invitation["expires_at"] <= clock.now_iso():
+            raise InvitationError("That invitation has expired; invite the address again for a new link.")
+        latest = reads.latest_status(work.conn, invitation_subject(invitation_id))
+        if latest is not None and latest not in SETTLED:
+            raise InvitationError(
+                f"The email to {invitation['email']} is still being sent; resend it once it has gone out."
+            )
+        send_number = work.conn.execute(
+            sa.text("UPDATE invitations SET send_count = send_count + 1 WHERE id = :id RETURNING send_count"),
+            {"id": invitation_id},
+        ).scalar_one()
+        opened = OpenedInvitation(invitation_id, invitation["token_nonce"], send_number, invitation["expires_at"])
+        work.add(invitation_email(opened, invitation["email"], invitation["programme"], manager))
+    return work.queued
+
+
+def accept_invitation(db: Database, *, token: str, name: str, password: str) -> int:
+    """Create the invited person's account and use up the token, in one transaction; return the user ID."""
+    if not name.strip():
+        raise InvitationError("Tell us your name.")
+    now = clock.now_iso()
+    with db.write() as conn:
+        # Single use: only one acceptance can change the row, however many arrive at once.
+        invitation = conn.execute(
+            sa.text(
+                "UPDATE invitations SET accepted_at = :now WHERE token_hash = :hash AND accepted_at IS NULL "
+                "AND expires_at > :now RETURNING id, email, role, programme, company_id"
+            ),
+            {"hash": tokens.token_hash(token), "now": now},
+        ).mappings().first()
+        if invitation is None:
+            raise InvitationError("This invitation link is no longer valid.")
+        try:
+            user_id = insert_user(
+                conn, email=invitation["email"], password=password, role=invitation["role"],
+                company_id=invitation["company_id"], name=name, programme=invitation["programme"],
+            )
+        except AccountError as error:
+            raise InvitationError(str(error)) from None
+        conn.execute(
+            sa.text("UPDATE invitations SET accepted_user_id = :u WHERE id = :id"), {"u": user_id, "id": invitation["id"]}
+        )
+    return user_id

@@ -1,0 +1,1 @@
+"""Plain notices from the portal team, typed into a Flask shell by an operator."""

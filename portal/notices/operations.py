@@ -1,0 +1,26 @@
+"""Sending a notice by hand, from a Flask shell:
+
+    >>> from portal.notices.operations import send_notice
+    >>> send_notice(app.extensions["portal"], to="someone@example.org", subject="Hello",
+    ...             body="First paragraph.\\n\\nSecond.")
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from portal.notices.emails import NOTICE
+from portal.outbox import EmailIntent, write_then_publish
+
+
+def send_notice(ctx, *, to: str, subject: str, body: str, key: str | None = None) -> bool:
+    """Write the notice's intent and publish it; returns whether it reached the queue now."""
+    intent = EmailIntent(
+        family=NOTICE,
+        recipient=to,
+        idempotency_key=key or f"notice:{uuid.uuid4().hex}",
+        data={"subject": subject, "body": body},
+    )
+    with write_then_publish(ctx) as work:
+        work.add(intent)
+    return work.queued

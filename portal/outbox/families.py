@@ -1,0 +1,83 @@
+"""Email families as the engine sees them, and the registry that maps an outbox ID to its family.
+
+The engine knows no family by name: each area declares its own in `<area>/emails.py`, and
+`portal/email_families.py` lists them all once. Every ID the portal builds must be recognised
+by the registry (a property test checks each family), or the consumer would fail its row as
+`outbox_id_unclaimed`.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from portal.outbox.rendering import RenderedEmail, render_bodies
+from portal.settings import Settings
+
+OUTBOX_ID = re.compile(r"^([a-z]{3})_([0-9a-f]{32})$")
+
+
+def _no_reply_to(data: dict, settings: Settings) -> str | None:
+    return None
+
+
+def _as_stored(data: dict, settings: Settings) -> dict:
+    return data
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # the `family` column and tag
+    id_prefix: str  # outbox IDs are f"{id_prefix}_{32 hex digits}"
+    template: str  # portal/templates/emails/<template>.{html,txt}
+    template_version: int
+    subject: Callable[[dict], str]
+    reply_to: Callable[[dict, Settings], str | None] = _no_reply_to
+    # Values computed at render time from stored input (e.g. a link that needs SECRET_KEY).
+    prepare: Callable[[dict, Settings], dict] = _as_stored
+
+    def __post_init__(self):
+        if not re.fullmatch(r"[a-z]{3}", self.id_prefix):
+            raise ValueError(f"family {self.name}: id_prefix must be three lower-case letters")
+
+    def new_outbox_id(self) -> str:
+        return f"{self.id_prefix}_{uuid.uuid4().hex}"
+
+    def render(self, data: dict, settings: Settings) -> RenderedEmail:
+        data = self.prepare(data, settings)
+        html, text = render_bodies(self.template, {**data, "base_url": settings.public_base_url})
+        return RenderedEmail(
+            from_address=settings.email_from,
+            reply_to=self.reply_to(data, settings),
+            subject=self.subject(data),
+            html=html,
+            text=text,
+            tags=(("template", self.template), ("template_version", str(self.template_version))),
+        )
+
+
+class FamilyRegistry:
+    """Every family the portal sends, found by name or by the prefix of an outbox ID."""
+
+    def __init__(self, families: Iterable[Family]):
+        self._by_name: dict[str, Family] = {}
+        self._by_prefix: dict[str, Family] = {}
+        for family in families:
+            if family.name in self._by_name:
+                raise ValueError(f"two families are named {family.name}")
+            if family.id_prefix in self._by_prefix:
+                raise ValueError(f"families {family.name} and {self._by_prefix[family.id_prefix].name} share an ID prefix")
+            self._by_name[family.name] = family
+            self._by_prefix[family.id_prefix] = family
+
+    def __iter__(self):
+        return iter(self._by_name.values())
+
+    def __getitem__(self, name: str) -> Family:
+        return self._by_name[name]
+
+    def for_outbox_id(self, outbox_id: str) -> Family | None:
+        match = OUTBOX_ID.match(outbox_id)
+        return self._by_prefix.get(match.group(1)) if match else None

@@ -1,0 +1,71 @@
+"""How areas read email state: by the domain row an email is about, by row ID or by key.
+
+Areas never query the email tables themselves; these functions are the engine's read side.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from portal.db import Database, json_array
+
+_LATEST_FOR_SUBJECTS = sa.text(
+    """
+    SELECT subject_ref, status FROM (
+        SELECT subject_ref, status,
+               ROW_NUMBER() OVER (PARTITION BY subject_ref ORDER BY created_at DESC, rowid DESC) AS newest
+        FROM email_outbox WHERE subject_ref IN (SELECT value FROM json_each(:refs)))
+    WHERE newest = 1
+    """
+)
+
+
+def latest_status(conn: sa.Connection, subject_ref: str) -> str | None:
+    """The status of the newest email about one domain row, inside the caller's transaction."""
+    return latest_statuses(conn, [subject_ref]).get(subject_ref)
+
+
+def latest_statuses(conn: sa.Connection, subject_refs: list[str]) -> dict[str, str]:
+    """{subject_ref: status of its newest email}; refs with no email are left out."""
+    if not subject_refs:
+        return {}
+    return dict(conn.execute(_LATEST_FOR_SUBJECTS, {"refs": json_array(subject_refs)}).all())
+
+
+def statuses_by_id(conn: sa.Connection, outbox_ids: list[str]) -> dict[str, str]:
+    ids = [i for i in outbox_ids if i]
+    if not ids:
+        return {}
+    return dict(
+        conn.execute(
+            sa.text("SELECT id, status FROM email_outbox WHERE id IN (SELECT value FROM json_each(:ids))"),
+            {"ids": json_array(ids)},
+        ).all()
+    )
+
+
+def status_by_key(conn: sa.Connection, idempotency_key: str) -> str | None:
+    return conn.execute(
+        sa.text("SELECT status FROM email_outbox WHERE idempotency_key = :k"), {"k": idempotency_key}
+    ).scalar()
+
+
+def status_counts(db: Database) -> list[dict]:
+    """Rows by family and status, for `flask outbox status`."""
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT family, status, COUNT(*) AS count FROM email_outbox GROUP BY family, status "
+                "ORDER BY family, status"
+            )
+        ).mappings()
+        return [dict(row) for row in rows]
+
+
+def receipt_counts(db: Database) -> dict[str, int]:
+    """Receipts by outcome (other_environment is the skipped-and-counted one)."""
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.text("SELECT COALESCE(outcome, 'unprocessed'), COUNT(*) FROM email_receipts GROUP BY 1 ORDER BY 1")
+        ).all()
+    return dict(rows)

@@ -1,0 +1,106 @@
+"""Reading a provider receipt (Resend's JSON) into the fields the engine acts on.
+
+The webhook verifies the signature first (portal/webhooks/signature.py). Nothing here touches
+the database. Errors carry no part of the body: bodies hold addresses, and these messages reach logs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parseaddr
+from typing import Any, Mapping
+
+from portal.outbox import clock
+
+MAX_EVENT_TYPE_LENGTH = 100
+MAX_ID_LENGTH = 256
+
+
+class MalformedReceipt(ValueError):
+    """Signed, but not a JSON object with an event type."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    event_id: str                 # the svix-id header: one per event, the same on every redelivery
+    type: str                     # e.g. email.delivered
+    email_id: str | None          # data.email_id, the provider's message ID
+    environment: str | None       # data.tags.environment
+    outbox_id: str | None         # data.tags.outbox_id
+    event_at: str | None          # created_at as a fixed-width UTC ISO string, or None if unusable
+    recipient: str | None         # data.to[0], the bare address, lower-cased
+    bounce_type: str | None       # data.bounce.type
+    body: str                     # the JSON exactly as received
+
+
+def parse_receipt(event_id: str, body: bytes) -> Receipt:
+    try:
+        text = body.decode("utf-8")
+        event = json.loads(text)
+    except (ValueError, RecursionError):
+        # RecursionError: deeply nested arrays are valid JSON that json cannot read.
+        raise MalformedReceipt("the body is not JSON") from None
+    if not isinstance(event, dict):
+        raise MalformedReceipt("the body is not a JSON object")
+    event_type = event.get("type")
+    if not isinstance(event_type, str) or not 0 < len(event_type) <= MAX_EVENT_TYPE_LENGTH:
+        raise MalformedReceipt("the event has no type")
+
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    tags = read_tags(data.get("tags"))
+    bounce = data.get("bounce") if isinstance(data.get("bounce"), dict) else {}
+    return Receipt(
+        event_id=event_id,
+        type=event_type,
+        email_id=_short_text(data.get("email_id")),
+        environment=_short_text(tags.get("environment")),
+        outbox_id=_short_text(tags.get("outbox_id")),
+        event_at=event_time(event.get("created_at")),
+        recipient=first_recipient(data.get("to")),
+        bounce_type=_short_text(bounce.get("type")),
+        body=text,
+    )
+
+
+def read_tags(tags: Any) -> dict[str, str]:
+    """Resend sends tags as {"name": "value"}; the API's own list of {name, value} is read too."""
+    if isinstance(tags, dict):
+        return {k: v for k, v in tags.items() if isinstance(v, str)}
+    if isinstance(tags, list):
+        return {
+            tag["name"]: tag["value"]
+            for tag in tags
+            if isinstance(tag, dict) and isinstance(tag.get("name"), str) and isinstance(tag.get("value"), str)
+        }
+    return {}
+
+
+def event_time(value: Any) -> str | None:
+    """The event's time in the clock module's fixed-width format, so it orders as text and by julianday."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+    # Four-digit years only: anything else would not be fixed-width, and is not a real receipt.
+    if not 2000 <= moment.year <= 9999:
+        return None
+    return clock.iso(moment)
+
+
+def first_recipient(to: Any) -> str | None:
+    if isinstance(to, list):
+        to = to[0] if to else None
+    if not isinstance(to, str) or len(to) > 320:
+        return None
+    address = parseaddr(to)[1].strip().lower()
+    return address if "@" in address else None
+
+
+def _short_text(value: Any) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH else None

@@ -1,0 +1,146 @@
+"""Applying a provider receipt to the outbox, once, in one transaction.
+
+The webhook verifies the signature and hands the raw event to `apply_receipt_event`: read it,
+then apply it. `apply_receipt` stores the receipt
+(ON CONFLICT(provider_event_id) DO NOTHING) and, in the same `db.write()`, moves the outbox row,
+suppresses a bounced or complained address and marks the receipt processed. Every statement after
+the insert carries the guard "this receipt is still unprocessed", so a redelivered receipt whose
+first delivery committed changes nothing, and one whose first delivery rolled back applies once.
+
+Which status may replace which:
+
+    sent < delivered < bounced = complained
+
+A row moves only when the event is not older than its last_event_at (by julianday) and its status
+ranks at least as high as the row's: newer or equally new, and never back to an earlier status.
+A bounce and a complaint are both the last word on an email and both stop mail to the address, so
+neither outranks the other and time decides between them. Two contradictory receipts where the
+higher-ranked one is older (a bounce dated before a delivery) leave the row at whichever arrived
+first; both receipts are kept, with their outcome, for a person to read.
+"""
+from __future__ import annotations
+
+from portal.db import Database, Statement
+from portal.outbox import clock
+from portal.outbox.receipt_events import Receipt, parse_receipt
+from portal.outbox.rows import advance_on_receipt, settle_from_receipt_tag
+from portal.outbox.statuses import BOUNCED, COMPLAINED, DELIVERED, RECEIPT_RANK, RECEIPT_STATUSES, SENT
+from portal.outbox.suppressions import suppress_from_receipt
+
+# Event type -> the outbox status it reports (None: recorded, but says nothing about status).
+EVENT_STATUS = {
+    "email.sent": SENT,
+    "email.delivered": DELIVERED,
+    "email.delivery_delayed": None,
+    "email.bounced": BOUNCED,
+    "email.complained": COMPLAINED,
+}
+SUPPRESSING_EVENTS = {"email.bounced": "bounced (permanent)", "email.complained": "complained"}
+
+# What happened to a receipt: the `outcome` column, and the webhook's answer.
+APPLIED = "applied"  # the outbox row moved (or was settled through its outbox_id tag)
+STALE = "stale"  # our row, but older or lower-ranked than its state: nothing moved
+NOT_ELIGIBLE = "not_eligible"  # our row, in a state no receipt may change (e.g. failed)
+NO_STATUS_CHANGE = "no_status_change"  # our row; the event carries no status (email.delivery_delayed)
+UNMATCHED = "unmatched"  # our environment, but no outbox row of ours: stored, ignored
+OTHER_ENVIRONMENT = "other_environment"  # another environment's mail: counted, not applied, no payload kept
+IGNORED_TYPE = "ignored_type"  # an event type we do not act on (opened, clicked, contact.*)
+UNDATED = "undated"  # no usable created_at: it cannot be ordered, so it is not applied
+DUPLICATE = "duplicate"  # answer only: this event was processed before
+OUTCOMES = (APPLIED, STALE, NOT_ELIGIBLE, NO_STATUS_CHANGE, UNMATCHED, OTHER_ENVIRONMENT, IGNORED_TYPE, UNDATED)
+
+assert {status for status in EVENT_STATUS.values() if status} == set(RECEIPT_RANK)
+
+# Another environment's receipt holds another environment's addresses: its payload is not kept.
+_STORE_RECEIPT = Statement(
+    """
+    INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
+                                environment, payload, received_at)
+    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now)
+    ON CONFLICT (provider_event_id) DO NOTHING
+    """
+)
+_FIND_BY_MESSAGE_ID = Statement("SELECT id, status FROM email_outbox WHERE provider_message_id = :email_id")
+_FIND_BY_ID = Statement("SELECT id FROM email_outbox WHERE id = :outbox_id")
+_MARK_PROCESSED = Statement(
+    """
+    UPDATE email_receipts SET processed_at = :now, outcome = :outcome, outbox_id = :outbox_id
+    WHERE provider_event_id = :event_id AND processed_at IS NULL
+    """
+)
+
+
+def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str) -> str:
+    """A verified receipt as the webhook received it; raises MalformedReceipt (400); returns the outcome."""
+    return apply_receipt(db, parse_receipt(event_id, body), environment=environment)
+
+
+def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
+    ours = receipt.environment == environment
+    params = {
+        "event_id": receipt.event_id,
+        "now": clock.now_iso(),
+        "email_id": receipt.email_id,
+        "event_at": receipt.event_at,
+    }
+    with db.write() as conn:
+        _STORE_RECEIPT(
+            conn,
+            {**params, "type": receipt.type, "environment": receipt.environment, "payload": receipt.body if ours else None},
+        )
+        outbox_id = None
+        if receipt.type not in EVENT_STATUS:
+            outcome = IGNORED_TYPE
+        elif not ours:
+            outcome = OTHER_ENVIRONMENT
+        elif receipt.event_at is None:
+            outcome = UNDATED
+        else:
+            outcome, outbox_id = _apply_to_outbox(conn, receipt, params)
+            if outbox_id is not None:
+                _suppress_recipient(conn, receipt, params)
+        if not _mark_processed(conn, outcome, outbox_id, params):
+            return DUPLICATE
+    return outcome
+
+
+def _apply_to_outbox(conn, receipt: Receipt, params: dict) -> tuple[str, str | None]:
+    """Move the matched row; return the outcome and the row's ID (None: not one of ours)."""
+    status = EVENT_STATUS[receipt.type]
+    if receipt.email_id is None:
+        return UNMATCHED, None
+    if status is not None:
+        # The common case first, in one statement: our row, and the receipt moves it.
+        moved = advance_on_receipt(conn, params, status)
+        if moved is not None:
+            return APPLIED, moved
+    matched = _FIND_BY_MESSAGE_ID(conn, params).first()
+    if matched is not None:
+        if matched.status not in RECEIPT_STATUSES:
+            return NOT_ELIGIBLE, matched.id
+        return (STALE if status is not None else NO_STATUS_CHANGE), matched.id
+    if receipt.outbox_id is not None:
+        tagged = _FIND_BY_ID(conn, {"outbox_id": receipt.outbox_id}).scalar()
+        if tagged is not None:
+            # The provider accepted this row's email, though we never recorded its answer.
+            settled = settle_from_receipt_tag(conn, params, tagged, status or SENT)
+            return (APPLIED if settled else NOT_ELIGIBLE), tagged
+    return UNMATCHED, None
+
+
+def _suppress_recipient(conn, receipt: Receipt, params: dict) -> None:
+    """A permanent (or untyped) bounce, or a complaint, puts the address on the suppression list.
+
+    It applies whether or not the row's status moved: an old bounce is still a fact about the address.
+    """
+    reason = SUPPRESSING_EVENTS.get(receipt.type)
+    if reason is None or receipt.recipient is None:
+        return
+    if receipt.type == "email.bounced" and (receipt.bounce_type or "permanent").lower() != "permanent":
+        return
+    suppress_from_receipt(conn, params, email=receipt.recipient, reason=reason)
+
+
+def _mark_processed(conn, outcome: str, outbox_id: str | None, params: dict) -> bool:
+    """The last statement of the transaction; False when this receipt was processed before."""
+    return _MARK_PROCESSED(conn, {**params, "outcome": outcome, "outbox_id": outbox_id}).rowcount == 1

@@ -1,0 +1,97 @@
+"""Applies the numbered SQL files in portal/migrations/, the one source of the schema.
+
+Each applied file is recorded in `schema_migrations` with a SHA-256 of its content. Applying twice
+changes nothing; a recorded file whose content changed since is refused, because the database
+was built from the old text and silently skipping or re-running the new one would both lie.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from portal.db import Database
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+FILENAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+LEDGER_DDL = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    filename TEXT PRIMARY KEY,
+    checksum TEXT NOT NULL,
+    applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+)
+"""
+
+
+class MigrationError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Migration:
+    filename: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+
+def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+    migrations = []
+    for path in sorted(directory.glob("*.sql")):
+        if not FILENAME.match(path.name):
+            raise MigrationError(f"{path.name}: migration files are named NNNN_description.sql")
+        migrations.append(Migration(path.name, path.read_text()))
+    return migrations
+
+
+def upgrade(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    """Apply every pending migration in order; return the names applied."""
+    with db.write() as conn:
+        conn.exec_driver_sql(LEDGER_DDL)
+    applied_now = []
+    for migration in discover(directory):
+        with db.write() as conn:
+            recorded = conn.execute(
+                sa.text("SELECT checksum FROM schema_migrations WHERE filename = :f"),
+                {"f": migration.filename},
+            ).scalar()
+            if recorded == migration.checksum:
+                continue
+            if recorded is not None:
+                raise MigrationError(
+                    f"{migration.filename} was changed after it was applied; "
+                    "add a new migration instead of editing an applied one"
+                )
+            for statement in split_statements(migration.sql):
+                conn.exec_driver_sql(statement)
+            conn.execute(
+                sa.text("INSERT INTO schema_migrations (filename, checksum) VALUES (:f, :c)"),
+                {"f": migration.filename, "c": migration.checksum},
+            )
+        applied_now.append(migration.filename)
+    return applied_now
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a migration into statements; `--` comments are dropped first.
+
+    Migrations are plain DDL, so a semicolon at the end of a line ends a statement.
+    """
+    lines = [line for line in sql.splitlines() if not line.strip().startswith("--")]
+    statements, current = [], []
+    for line in lines:
+        current.append(line)
+        if line.rstrip().endswith(";"):
+            statement = "\n".join(current).strip().rstrip(";").strip()
+            if statement:
+                statements.append(statement)
+            current = []
+    tail = "\n".join(current).strip()
+    if tail:
+        statements.append(tail)
+    return statements

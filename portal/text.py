@@ -1,0 +1,39 @@
+"""Cleaning what people type, the same way in every area.
+
+Forms validate first and show their own messages; domain operations clean again with these, so
+their rules hold for any caller (a CLI, a test, a replay). Errors are InputError, whose message
+is safe to show.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input for an operation; the message is safe to show."""
+
+
+def normalise_email(email: str) -> str:
+    return (email or "").strip().lower()
+
+
+def strip(value):
+    """A WTForms filter: surrounding spaces go, anything that is not text is left for validators."""
+    return value.strip() if isinstance(value, str) else value
+
+
+def one_line(value: str | None, what: str, limit: int) -> str:
+    """Inner runs of spaces and line breaks become one space; empty or too long is refused."""
+    clean = " ".join((value or "").split())
+    if not clean:
+        raise InputError(f"Enter {what}.")
+    if len(clean) > limit:
+        raise InputError(f"Keep {what} under {limit:,} characters.")
+    return clean
+
+
+def paragraphs(value: str | None, what: str, limit: int) -> str:
+    """Multi-line text with Windows line ends made plain; may be empty."""
+    clean = (value or "").replace("\r\n", "\n").strip()
+    if len(clean) > limit:
+        raise InputError(f"Keep {what} under {limit:,} characters.")
+    return clean
