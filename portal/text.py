@@ -21,19 +21,19 @@ def strip(value):
     return value.strip() if isinstance(value, str) else value
 
 
-def one_line(value: str | None, what: str, limit: int) -> str:
-    """Inner runs of spaces and line breaks become one space; empty or too long is refused."""
+def one_line(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
+    """Inner runs of spaces and line breaks become one space; empty or too long is refused with `error`."""
     clean = " ".join((value or "").split())
     if not clean:
-        raise InputError(f"Enter {what}.")
+        raise error(f"Enter {what}.")
     if len(clean) > limit:
-        raise InputError(f"Keep {what} under {limit:,} characters.")
+        raise error(f"Keep {what} under {limit:,} characters.")
     return clean
 
 
-def paragraphs(value: str | None, what: str, limit: int) -> str:
-    """Multi-line text with Windows line ends made plain; may be empty."""
+def paragraphs(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
+    """Multi-line text with Windows line ends made plain; may be empty; too long is refused with `error`."""
     clean = (value or "").replace("\r\n", "\n").strip()
     if len(clean) > limit:
-        raise InputError(f"Keep {what} under {limit:,} characters.")
+        raise error(f"Keep {what} under {limit:,} characters.")
     return clean

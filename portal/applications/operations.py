@@ -65,11 +65,11 @@ def submit_application(
 ) -> Submission:
     """Record an application and its confirmation email in one transaction, then publish."""
     fields = {
-        "company_name": one_line(company_name, "your company's name", NAME_MAX),
-        "contact_name": one_line(contact_name, "your name", NAME_MAX),
+        "company_name": one_line(company_name, "your company's name", NAME_MAX, ApplicationError),
+        "contact_name": one_line(contact_name, "your name", NAME_MAX, ApplicationError),
         "contact_email": normalise_email(contact_email),
         "employee_count": employee_count,
-        "message": paragraphs(message, "the message", MESSAGE_MAX),
+        "message": paragraphs(message, "the message", MESSAGE_MAX, ApplicationError),
     }
     if "@" not in fields["contact_email"] or len(fields["contact_email"]) > EMAIL_MAX:
         raise ApplicationError("Enter an email address like name@company.com.")
@@ -142,7 +142,7 @@ def record_decision(
 def _checked_note(decision: str, note: str) -> str:
     if decision not in DECISIONS:
         raise ApplicationError("Choose approve, decline or ask for more information.")
-    note = paragraphs(note, "the note", NOTE_MAX)
+    note = paragraphs(note, "the note", NOTE_MAX, ApplicationError)
     if decision == "request_info" and not note:
         raise ApplicationError("Say what information you need, so the applicant can answer.")
     return note

@@ -60,12 +60,12 @@ _INSERT_SUBMISSION = sa.text(
 
 def request_demo(ctx, *, name: str, email: str, company: str, message: str = "") -> DemoRequest:
     """Upsert the lead, store the submission and add both emails in one transaction; then publish."""
-    name = one_line(name, "your name", NAME_MAX)
-    company = one_line(company, "your company", NAME_MAX)
+    name = one_line(name, "your name", NAME_MAX, DemoRequestError)
+    company = one_line(company, "your company", NAME_MAX, DemoRequestError)
     email = normalise_email(email)
     if "@" not in email or len(email) > EMAIL_MAX:
         raise DemoRequestError("Enter an email address like name@company.com.")
-    message = paragraphs(message, "the message", MESSAGE_MAX)
+    message = paragraphs(message, "the message", MESSAGE_MAX, DemoRequestError)
     key = replay_key(name=name, email=email, company=company, message=message)
 
     now = clock.utcnow()

@@ -6,7 +6,6 @@ import pytest
 from portal.applications import operations
 from portal.email_families import FAMILIES
 from portal.outbox.statuses import ENQUEUED
-from portal.text import InputError
 
 
 def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_rows, settings):
@@ -89,9 +88,6 @@ def test_the_operation_refuses_bad_input_and_writes_nothing(submit, count):
     assert count("company_applications") == 0 and count("email_outbox") == 0
 
 
-@pytest.mark.xfail(strict=True, raises=InputError,
-                   reason="product: submit_application cleans names with portal.text.one_line, which raises the base "
-                          "InputError, not ApplicationError")
 def test_a_blank_name_is_refused_as_an_application_error(submit, count):
     with pytest.raises(operations.ApplicationError):
         submit(contact_name="   ")

@@ -7,7 +7,6 @@ import sqlalchemy as sa
 from portal.demo import operations
 from portal.email_families import FAMILIES
 from portal.outbox.statuses import ENQUEUED
-from portal.text import InputError
 
 
 def test_a_request_records_the_lead_the_submission_and_two_emails(ask, table_rows, outbox_rows, settings):
@@ -111,9 +110,6 @@ def test_the_operation_refuses_bad_input_and_writes_nothing(ask, count):
     assert count("demo_leads") == 0 and count("email_outbox") == 0
 
 
-@pytest.mark.xfail(strict=True, raises=InputError,
-                   reason="product: request_demo cleans names with portal.text.one_line, which raises the base "
-                          "InputError, not DemoRequestError")
 def test_a_blank_company_is_refused_as_a_demo_request_error(ask, count):
     with pytest.raises(operations.DemoRequestError):
         ask(company="")
