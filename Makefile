@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test install bench clean
+.PHONY: run test install bench clean lint
 
 $(STAMP): pyproject.toml
 	# Debian's own python3 ships venv separately (python3-venv).
@@ -23,6 +23,8 @@ run: $(STAMP)
 test: $(STAMP)
 	# Chromium only recommends its fonts; without them screenshots have no readable text.
 	bash devtools/ensure-system-packages.sh redis-server chromium fonts-liberation
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
@@ -31,3 +33,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) instance/ .pytest_cache test-artifacts
+
+lint: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .

@@ -1,14 +1,15 @@
 """Fixtures shared by tests/ and e2e/: a private Redis for the run, and databases built from migrations."""
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
 
+from devtools.testing import PrivateRedis
 from portal import schema
 from portal.db import Database
 from portal.settings import Settings
-from devtools.testing import PrivateRedis
 
 
 @pytest.fixture(scope="session")

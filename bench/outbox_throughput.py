@@ -16,6 +16,7 @@ reported, and --model subprocess measured no faster). Exits non-zero if any row 
 model did not send exactly N emails, or a no-op job did not finish; a ratio below target is reported,
 not failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ import tempfile
 import time
 import urllib.request
 from contextlib import ExitStack
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 
 from redis import Redis
@@ -41,7 +42,7 @@ from rq.serializers import JSONSerializer
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
 TARGET = 0.6
-NOOP_QUEUES = ("bench-noop", "bench-noop-dead-letter")   # two queues, as the email worker listens on two
+NOOP_QUEUES = ("bench-noop", "bench-noop-dead-letter")  # two queues, as the email worker listens on two
 NOOP_FUNCTION = "outbox_throughput.noop"
 WORKER_CLASSES = {"simple": SimpleWorker, "fork": Worker}
 
@@ -57,16 +58,18 @@ def noop(envelope) -> str:
 
 # --- worker entry points, run as `python bench/outbox_throughput.py --role ...` ---------------
 
+
 def run_role(role: str, worker_class: str) -> int:
     cls = WORKER_CLASSES[worker_class]
     if role == "noop":
         import outbox_throughput  # noqa: F401  (import the job's module once, before any fork)
+
         redis = Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=5)
         queues = [Queue(name, connection=redis, serializer=JSONSerializer) for name in NOOP_QUEUES]
     else:  # the outbox under a class other than worker.py's: the same set-up as run_worker()
+        from portal.context import PortalContext
         from portal.outbox.consumer import use_context
         from portal.outbox.worker import worker_queues
-        from portal.context import PortalContext
         from portal.settings import Settings
 
         ctx = PortalContext.from_settings(Settings.from_env())
@@ -75,11 +78,13 @@ def run_role(role: str, worker_class: str) -> int:
         os.register_at_fork(after_in_child=lambda: ctx.db.engine.dispose(close=False))
         redis, queues = ctx.redis, worker_queues(ctx.redis)
     cls(queues, connection=redis, serializer=JSONSerializer).work(
-        burst=True, with_scheduler=True, logging_level="WARNING")
+        burst=True, with_scheduler=True, logging_level="WARNING"
+    )
     return 0
 
 
 # --- the measurement -------------------------------------------------------------------------
+
 
 class Run:
     """Everything one benchmark run starts, stopped in reverse order by the ExitStack."""
@@ -89,6 +94,7 @@ class Run:
         self.deadline = time.monotonic() + args.timeout
         self.tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="outbox-bench-")))
         from devtools.testing import PrivateRedis
+
         self.redis_server = PrivateRedis().start()
         stack.callback(self.redis_server.stop)
         self.redis = self.redis_server.client()
@@ -96,14 +102,17 @@ class Run:
     def start_model(self) -> tuple[str, callable]:
         """(URL, count of sent emails) of a fresh provider model."""
         from devtools.processes import free_port, stop_process, wait_for_port
+
         if self.args.model == "inprocess":
             from devtools.provider_model import ProviderModel
+
             model = ProviderModel(port=0).start()
             self.stack.callback(model.stop)
             return model.url, lambda: len(model.sent())
         port = free_port()
-        process = subprocess.Popen([sys.executable, "-m", "devtools.provider_model", "--port", str(port)],
-                                   cwd=ROOT, stdout=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devtools.provider_model", "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL
+        )
         self.stack.callback(stop_process, process)
         wait_for_port(port, process=process)
         url = f"http://127.0.0.1:{port}"
@@ -112,23 +121,31 @@ class Run:
     def workers(self, label: str, argv: list[str], env: dict) -> tuple[float, float]:
         """Start W burst workers and wait for all; (CPU seconds of the workers, of this process)."""
         from devtools.processes import stop_process
+
         cpu = lambda who: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(who))  # noqa: E731
         children, me = cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF)
         processes, logs = [], []
         for i in range(self.args.workers):
             logs.append(self.tmp / f"{label}-{i}.log")
-            profile = (["-m", "cProfile", "-o", str(Path(self.args.profile) / f"{label}-{i}.prof")]
-                       if self.args.profile else [])
-            process = subprocess.Popen([sys.executable, *profile, *argv], cwd=ROOT, env=env,
-                                       stdout=self.stack.enter_context(logs[-1].open("w")),
-                                       stderr=subprocess.STDOUT)
+            profile = (
+                ["-m", "cProfile", "-o", str(Path(self.args.profile) / f"{label}-{i}.prof")]
+                if self.args.profile
+                else []
+            )
+            process = subprocess.Popen(
+                [sys.executable, *profile, *argv],
+                cwd=ROOT,
+                env=env,
+                stdout=self.stack.enter_context(logs[-1].open("w")),
+                stderr=subprocess.STDOUT,
+            )
             self.stack.callback(stop_process, process)
             processes.append(process)
         while any(p.poll() is None for p in processes):
             if time.monotonic() > self.deadline:
                 raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} workers still running")
             time.sleep(0.02)
-        for process, log in zip(processes, logs):
+        for process, log in zip(processes, logs, strict=True):
             if process.returncode != 0:
                 raise BenchError(f"{label} worker exited {process.returncode}:\n{log.read_text()[-3000:]}")
         return cpu(resource.RUSAGE_CHILDREN) - children, cpu(resource.RUSAGE_SELF) - me
@@ -139,17 +156,24 @@ class Run:
         jobs = [j for j in Job.fetch_many(registry.get_job_ids(), self.redis, JSONSerializer) if j]
         if not jobs:
             raise BenchError(f"no finished jobs on {queue_name}")
-        epoch = lambda d: d.replace(tzinfo=d.tzinfo or timezone.utc).timestamp()  # noqa: E731
+        epoch = lambda d: d.replace(tzinfo=d.tzinfo or UTC).timestamp()  # noqa: E731
         return min(epoch(j.started_at) for j in jobs), max(epoch(j.ended_at) for j in jobs)
 
     def env(self, db_path: Path, model_url: str) -> dict:
-        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": f"{BENCH}{os.pathsep}{ROOT}",
-                "DATABASE_URL": f"sqlite+libsql:///{db_path}", "REDIS_URL": self.redis_server.url,
-                "SECRET_KEY": "bench-secret-key", "PORTAL_ENV": "development",
-                "RESEND_API_URL": model_url, "PORTAL_INSTANCE_PATH": str(self.tmp / "instance")}
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": f"{BENCH}{os.pathsep}{ROOT}",
+            "DATABASE_URL": f"sqlite+libsql:///{db_path}",
+            "REDIS_URL": self.redis_server.url,
+            "SECRET_KEY": "bench-secret-key",
+            "PORTAL_ENV": "development",
+            "RESEND_API_URL": model_url,
+            "PORTAL_INSTANCE_PATH": str(self.tmp / "instance"),
+        }
 
     def outbox(self, worker_class: str) -> dict:
         import sqlalchemy as sa
+
         from portal import migrations
         from portal.db import Database
         from portal.outbox import EmailIntent, add_outbox_rows, clock, publish_outbox_rows
@@ -167,10 +191,15 @@ class Run:
 
         committed = {}
         for start in range(0, n, batch):
-            intents = [EmailIntent(family="notice", recipient=f"bench{i}@example.org",
-                                   idempotency_key=f"bench:{worker_class}:{i}",
-                                   data={"subject": f"Notice {i}", "body": "Hello.\n\nSecond paragraph."})
-                       for i in range(start, min(start + batch, n))]
+            intents = [
+                EmailIntent(
+                    family="notice",
+                    recipient=f"bench{i}@example.org",
+                    idempotency_key=f"bench:{worker_class}:{i}",
+                    data={"subject": f"Notice {i}", "body": "Hello.\n\nSecond paragraph."},
+                )
+                for i in range(start, min(start + batch, n))
+            ]
             with db.write() as conn:
                 ids = add_outbox_rows(conn, intents, settings)
             at = clock.utcnow()
@@ -180,7 +209,7 @@ class Run:
         published = time.time()
 
         if worker_class == "simple":
-            argv = [str(ROOT / "worker.py"), "--burst"]   # exactly what production runs
+            argv = [str(ROOT / "worker.py"), "--burst"]  # exactly what production runs
         else:
             argv = [str(Path(__file__)), "--role", "outbox", "--worker-class", worker_class]
         worker_cpu, own_cpu = self.workers(f"outbox-{worker_class}", argv, env)
@@ -196,9 +225,15 @@ class Run:
         first, last = min(committed.values()), max(sent.values())
         latencies = sorted((sent[i] - committed[i]).total_seconds() for i in sent)
         drain_start, drain_end = self.drain_window(EMAIL_QUEUE)
-        return {"rate": n / (last - first).total_seconds(), "drain": n / (drain_end - drain_start),
-                "prep": published - first.timestamp(), "p50": pct(latencies, 50), "p99": pct(latencies, 99),
-                "cpu": worker_cpu / n, "model_cpu": own_cpu / n if self.args.model == "inprocess" else None}
+        return {
+            "rate": n / (last - first).total_seconds(),
+            "drain": n / (drain_end - drain_start),
+            "prep": published - first.timestamp(),
+            "p50": pct(latencies, 50),
+            "p99": pct(latencies, 99),
+            "cpu": worker_cpu / n,
+            "model_cpu": own_cpu / n if self.args.model == "inprocess" else None,
+        }
 
     def noop(self, worker_class: str) -> dict:
         from portal.outbox.publish import JOB_TIMEOUT_SECONDS
@@ -209,24 +244,39 @@ class Run:
         queue = Queue(NOOP_QUEUES[0], connection=self.redis, serializer=JSONSerializer)
         first = None
         for start in range(0, n, batch):
-            jobs = [Queue.prepare_data(NOOP_FUNCTION, args=(build_envelope(f"ntc_{i:032x}"),),
-                                       timeout=JOB_TIMEOUT_SECONDS, meta={"attempt": 1}, result_ttl=600,
-                                       failure_ttl=7 * 86400) for i in range(start, min(start + batch, n))]
+            jobs = [
+                Queue.prepare_data(
+                    NOOP_FUNCTION,
+                    args=(build_envelope(f"ntc_{i:032x}"),),
+                    timeout=JOB_TIMEOUT_SECONDS,
+                    meta={"attempt": 1},
+                    result_ttl=600,
+                    failure_ttl=7 * 86400,
+                )
+                for i in range(start, min(start + batch, n))
+            ]
             with self.redis.pipeline() as pipe:
                 queue.enqueue_many(jobs, pipeline=pipe)
                 pipe.execute()
             first = first or time.time()
         enqueued = time.time()
         argv = [str(Path(__file__)), "--role", "noop", "--worker-class", worker_class]
-        env = self.env(self.tmp / "unused.db", "http://127.0.0.1:9")   # no-op workers touch neither
+        env = self.env(self.tmp / "unused.db", "http://127.0.0.1:9")  # no-op workers touch neither
         worker_cpu, _ = self.workers(f"noop-{worker_class}", argv, env)
         finished = FinishedJobRegistry(queue.name, connection=self.redis, serializer=JSONSerializer).count
         failed = FailedJobRegistry(queue.name, connection=self.redis, serializer=JSONSerializer).count
         if finished != n or failed:
             raise BenchError(f"no-op jobs: {finished} finished, {failed} failed, expected {n} finished")
         drain_start, drain_end = self.drain_window(queue.name)
-        return {"rate": n / (drain_end - first), "drain": n / (drain_end - drain_start),
-                "prep": enqueued - first, "p50": None, "p99": None, "cpu": worker_cpu / n, "model_cpu": None}
+        return {
+            "rate": n / (drain_end - first),
+            "drain": n / (drain_end - drain_start),
+            "prep": enqueued - first,
+            "p50": None,
+            "p99": None,
+            "cpu": worker_cpu / n,
+            "model_cpu": None,
+        }
 
 
 def pct(sorted_values: list[float], p: float) -> float:
@@ -236,24 +286,33 @@ def pct(sorted_values: list[float], p: float) -> float:
 
 def print_table(args, results: dict) -> None:
     ms = lambda v, f=".0f": "-" if v is None else f"{v * 1000:{f}}"  # noqa: E731
-    print(f"\nN={args.n} W={args.workers} batch={args.batch} model={args.model} cpus={os.cpu_count()} "
-          f"load={os.getloadavg()[0]:.2f}")
-    print(f"{'worker class':<16}{'path':<8}{'e2e /s':>9}{'drain /s':>10}{'prep s':>8}{'p50 ms':>9}{'p99 ms':>9}"
-          f"{'cpu ms/job':>12}{'model cpu':>11}")
+    print(
+        f"\nN={args.n} W={args.workers} batch={args.batch} model={args.model} cpus={os.cpu_count()} "
+        f"load={os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"{'worker class':<16}{'path':<8}{'e2e /s':>9}{'drain /s':>10}{'prep s':>8}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'cpu ms/job':>12}{'model cpu':>11}"
+    )
     for worker_class, pair in results.items():
         name = {"simple": "SimpleWorker", "fork": "Worker (fork)"}[worker_class]
         for path, r in pair.items():
-            print(f"{name:<16}{path:<8}{r['rate']:>9.1f}{r['drain']:>10.1f}{r['prep']:>8.2f}"
-                  f"{ms(r['p50']):>9}{ms(r['p99']):>9}{ms(r['cpu'], '.2f'):>12}{ms(r['model_cpu'], '.2f'):>11}")
+            print(
+                f"{name:<16}{path:<8}{r['rate']:>9.1f}{r['drain']:>10.1f}{r['prep']:>8.2f}"
+                f"{ms(r['p50']):>9}{ms(r['p99']):>9}{ms(r['cpu'], '.2f'):>12}{ms(r['model_cpu'], '.2f'):>11}"
+            )
         e2e, drain = (pair["outbox"][k] / pair["no-op"][k] for k in ("rate", "drain"))
         verdict = "meets" if e2e >= TARGET else "BELOW"
         cpu = pair["no-op"]["cpu"] / pair["outbox"]["cpu"]
-        print(f"{'':<16}ratio outbox/no-op: e2e {e2e:.3f} ({verdict} target {TARGET}), drain {drain:.3f}, "
-              f"cpu {cpu:.3f}")
-    print("e2e: first commit (enqueue) to last sent_at (job end); drain: first job start to last job end;\n"
-          "prep: committing+publishing (enqueueing) before the workers start; latency: commit to sent_at;\n"
-          "cpu ms/job: CPU of all workers (and forked horses) per job; model cpu: this process's, per email;\n"
-          "cpu ratio: no-op cpu/job over outbox cpu/job, the e2e ratio to expect when the CPUs are the limit.")
+        print(
+            f"{'':<16}ratio outbox/no-op: e2e {e2e:.3f} ({verdict} target {TARGET}), drain {drain:.3f}, cpu {cpu:.3f}"
+        )
+    print(
+        "e2e: first commit (enqueue) to last sent_at (job end); drain: first job start to last job end;\n"
+        "prep: committing+publishing (enqueueing) before the workers start; latency: commit to sent_at;\n"
+        "cpu ms/job: CPU of all workers (and forked horses) per job; model cpu: this process's, per email;\n"
+        "cpu ratio: no-op cpu/job over outbox cpu/job, the e2e ratio to expect when the CPUs are the limit."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

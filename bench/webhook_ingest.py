@@ -11,6 +11,7 @@ Prints receipts/second for both and their ratio (target: at least 0.4). Loopback
 in count and time. With --strict, a ratio under the target is a failure exit; a receipt that is
 not answered 200 or not applied always is.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,7 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,9 +61,9 @@ def main(argv=None) -> int:
     workers = min(max(args.workers, 1), 8)
 
     sys.path.insert(0, str(REPO))
+    from devtools.testing import PrivateRedis
     from portal import migrations
     from portal.db import Database
-    from devtools.testing import PrivateRedis
 
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
     redis = PrivateRedis().start()
@@ -73,9 +74,15 @@ def main(argv=None) -> int:
             migrations.upgrade(db)
             message_ids = seed_sent_rows(db, WARMUP_REQUESTS + count)
             db.dispose()
-            env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis.url,
-                   "SECRET_KEY": secrets.token_hex(16), "PORTAL_ENV": "development",
-                   "RESEND_WEBHOOK_SECRET": secret, "PORTAL_INSTANCE_PATH": str(Path(tmp) / "instance")}
+            env = {
+                **os.environ,
+                "DATABASE_URL": database_url,
+                "REDIS_URL": redis.url,
+                "SECRET_KEY": secrets.token_hex(16),
+                "PORTAL_ENV": "development",
+                "RESEND_WEBHOOK_SECRET": secret,
+                "PORTAL_INSTANCE_PATH": str(Path(tmp) / "instance"),
+            }
             requests_ = [raw_request(*signed_receipt(secret, message_id)) for message_id in message_ids]
             warmup, measured = requests_[:WARMUP_REQUESTS], requests_[WARMUP_REQUESTS:]
 
@@ -88,12 +95,16 @@ def main(argv=None) -> int:
         redis.stop()
 
     ratio = portal["rate"] / bare["rate"]
-    print(f"portal webhook: {portal['rate']:8.1f} receipts/s  ({count} in {portal['seconds']:.2f}s, "
-          f"{clients} clients, gunicorn {workers} sync workers)")
+    print(
+        f"portal webhook: {portal['rate']:8.1f} receipts/s  ({count} in {portal['seconds']:.2f}s, "
+        f"{clients} clients, gunicorn {workers} sync workers)"
+    )
     print(f"bare flask:     {bare['rate']:8.1f} requests/s  ({count} in {bare['seconds']:.2f}s)")
     print(f"ratio:          {ratio:8.2f}  (target >= {TARGET_RATIO})")
-    print(f"server CPU per request: portal {portal['cpu_us']:.0f} µs, bare {bare['cpu_us']:.0f} µs "
-          f"(ratio {bare['cpu_us'] / portal['cpu_us']:.2f}); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"server CPU per request: portal {portal['cpu_us']:.0f} µs, bare {bare['cpu_us']:.0f} µs "
+        f"(ratio {bare['cpu_us'] / portal['cpu_us']:.2f}); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
     problems = []
     if portal["failures"] or bare["failures"]:
         problems.append(f"non-200 answers: portal {portal['failures']}, bare {bare['failures']}")
@@ -114,32 +125,55 @@ def seed_sent_rows(db, count: int) -> list[str]:
     from portal.outbox.statuses import SENT
 
     now = clock.now_iso()
-    rows = [{"id": f"inv_{uuid.uuid4().hex}", "key": f"bench/{i}", "mid": str(uuid.uuid4()),
-             "recipient": f"person{i}@example.com", "status": SENT, "now": now} for i in range(count)]
+    rows = [
+        {
+            "id": f"inv_{uuid.uuid4().hex}",
+            "key": f"bench/{i}",
+            "mid": str(uuid.uuid4()),
+            "recipient": f"person{i}@example.com",
+            "status": SENT,
+            "now": now,
+        }
+        for i in range(count)
+    ]
     with db.write() as conn:
-        conn.execute(sa.text(
-            "INSERT INTO email_outbox (id, family, recipient, idempotency_key, provider_message_id, status, "
-            "template, template_version, layout_version, template_input, environment, created_at, updated_at) "
-            "VALUES (:id, 'invitation', :recipient, :key, :mid, :status, 'invitation', 1, 1, '{}', "
-            "'development', :now, :now)"), rows)
+        conn.execute(
+            sa.text(
+                "INSERT INTO email_outbox (id, family, recipient, idempotency_key, provider_message_id, status, "
+                "template, template_version, layout_version, template_input, environment, created_at, updated_at) "
+                "VALUES (:id, 'invitation', :recipient, :key, :mid, :status, 'invitation', 1, 1, '{}', "
+                "'development', :now, :now)"
+            ),
+            rows,
+        )
     return [row["mid"] for row in rows]
 
 
 def signed_receipt(secret: str, message_id: str) -> tuple[bytes, dict]:
     from svix.webhooks import Webhook
 
-    now = datetime.now(timezone.utc)
-    body = json.dumps({
-        "type": "email.delivered",
-        "created_at": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "data": {"email_id": message_id, "from": "Partner Portal <portal@localhost>",
-                 "to": ["person@example.com"], "subject": "You are invited",
-                 "created_at": now.isoformat(), "tags": {"environment": "development", "family": "invitation"}},
-    })
+    now = datetime.now(UTC)
+    body = json.dumps(
+        {
+            "type": "email.delivered",
+            "created_at": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "data": {
+                "email_id": message_id,
+                "from": "Partner Portal <portal@localhost>",
+                "to": ["person@example.com"],
+                "subject": "You are invited",
+                "created_at": now.isoformat(),
+                "tags": {"environment": "development", "family": "invitation"},
+            },
+        }
+    )
     event_id = f"msg_{uuid.uuid4().hex}"
-    headers = {"content-type": "application/json", "svix-id": event_id,
-               "svix-timestamp": str(int(now.timestamp())),
-               "svix-signature": Webhook(secret).sign(event_id, now, body)}
+    headers = {
+        "content-type": "application/json",
+        "svix-id": event_id,
+        "svix-timestamp": str(int(now.timestamp())),
+        "svix-signature": Webhook(secret).sign(event_id, now, body),
+    }
     return body.encode(), headers
 
 
@@ -148,9 +182,22 @@ def run_phase(app_spec: str, env: dict, warmup: list, measured: list, clients: i
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
-         "--pythonpath", str(REPO / "bench"), "--log-level", "warning", app_spec],
-        cwd=REPO, env=env,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--pythonpath",
+            str(REPO / "bench"),
+            "--log-level",
+            "warning",
+            app_spec,
+        ],
+        cwd=REPO,
+        env=env,
     )
     try:
         wait_for_port(port, timeout=30, process=server)
@@ -162,8 +209,12 @@ def run_phase(app_spec: str, env: dict, warmup: list, measured: list, clients: i
         cpu = server_cpu_seconds(server.pid) - cpu_before
     finally:
         stop_process(server)
-    return {"rate": len(measured) / seconds, "seconds": seconds, "failures": failures,
-            "cpu_us": cpu / len(measured) * 1e6}
+    return {
+        "rate": len(measured) / seconds,
+        "seconds": seconds,
+        "failures": failures,
+        "cpu_us": cpu / len(measured) * 1e6,
+    }
 
 
 def server_cpu_seconds(pid: int) -> float:
@@ -211,8 +262,10 @@ def raw_request(body: bytes, headers: dict) -> bytes:
     """The whole HTTP request, built before the clock starts: the load generator shares the CPUs
     with the servers it measures, so it should spend as little of them as it can."""
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    return (f"POST /webhooks/resend HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
-            f"Connection: close\r\n{head}\r\n").encode() + body
+    return (
+        f"POST /webhooks/resend HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+        f"Connection: close\r\n{head}\r\n"
+    ).encode() + body
 
 
 def post_raw(port: int, request: bytes) -> bool:

@@ -1,4 +1,5 @@
 """Starting and stopping local processes on free loopback ports: used by `make run`, tests and benchmarks."""
+
 from __future__ import annotations
 
 import socket

@@ -4,6 +4,7 @@ Starts, as children of this process: Redis (only when nothing answers at REDIS_U
 provider model (only when RESEND_API_KEY is unset), the web server and the worker. Applies
 migrations and seeds the demo company first. On Ctrl-C it stops what it started and nothing else.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,8 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from portal.settings import ConfigError, Settings  # noqa: E402
 from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
+from portal.settings import ConfigError, Settings  # noqa: E402
 
 BIN = Path(sys.executable).parent
 children: list[tuple[str, subprocess.Popen]] = []
@@ -58,8 +59,24 @@ def ensure_redis(settings: Settings, env: dict) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     port = parsed.port or 6379
     print(f"starting redis-server on 127.0.0.1:{port} (log: {data_dir / 'redis.log'})")
-    process = start("redis", ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir),
-                              "--appendonly", "yes", "--loglevel", "warning"], env, log_file=data_dir / "redis.log")
+    process = start(
+        "redis",
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(data_dir),
+            "--appendonly",
+            "yes",
+            "--loglevel",
+            "warning",
+        ],
+        env,
+        log_file=data_dir / "redis.log",
+    )
     wait_for_port(port, process=process)
 
 
@@ -75,8 +92,21 @@ def ensure_provider_model(settings: Settings, env: dict) -> None:
         pass
     webhook_url = f"{settings.public_base_url}/webhooks/resend"
     model_env = {**env, "RESEND_WEBHOOK_SECRET": settings.resend_webhook_secret}
-    process = start("provider model", [str(BIN / "python"), "-m", "devtools.provider_model", "--host", "127.0.0.1",
-                                       "--port", str(port), "--webhook-url", webhook_url], model_env)
+    process = start(
+        "provider model",
+        [
+            str(BIN / "python"),
+            "-m",
+            "devtools.provider_model",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webhook-url",
+            webhook_url,
+        ],
+        model_env,
+    )
     wait_for_port(port, process=process)
     env["RESEND_API_URL"] = f"http://127.0.0.1:{port}"
 
@@ -98,8 +128,20 @@ def main() -> int:
         seed = subprocess.run(flask + ["demo", "seed"], env=env, cwd=ROOT, check=True, capture_output=True, text=True)
         ensure_provider_model(settings, env)
         bind = urlparse(settings.public_base_url)
-        web = start("web", [str(BIN / "gunicorn"), "--workers", "2", "--bind",
-                            f"{bind.hostname}:{bind.port or 80}", "--access-logfile", "-", "portal:create_app()"], env)
+        web = start(
+            "web",
+            [
+                str(BIN / "gunicorn"),
+                "--workers",
+                "2",
+                "--bind",
+                f"{bind.hostname}:{bind.port or 80}",
+                "--access-logfile",
+                "-",
+                "portal:create_app()",
+            ],
+            env,
+        )
         start("worker", [str(BIN / "python"), "worker.py"], env)
         wait_for_port(bind.port or 80, timeout=30, process=web)
         print()

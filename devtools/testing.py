@@ -3,6 +3,7 @@
 Nothing here is used by the running portal; it lives in the package so `bench/` and `e2e/`
 can import it without path tricks.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,30 @@ class PrivateRedis:
         self._dir = tempfile.mkdtemp(prefix="portal-redis-")
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "PrivateRedis":
+    def start(self) -> PrivateRedis:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed; `make test` installs it")
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self._dir, "--daemonize", "no", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self._dir,
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         wait_for_port(self.port, process=self.process)
         return self
@@ -66,6 +83,7 @@ def redis_dump(redis) -> str:
         elif kind == "zset":
             parts.extend(v.decode(errors="replace") for v, _ in redis.zrange(key, 0, -1, withscores=True))
         elif kind == "stream":
-            parts.extend(json.dumps({k.decode(): v.decode() for k, v in fields.items()})
-                         for _, fields in redis.xrange(key))
+            parts.extend(
+                json.dumps({k.decode(): v.decode() for k, v in fields.items()}) for _, fields in redis.xrange(key)
+            )
     return "\n".join(parts)

@@ -1,4 +1,5 @@
 """Browser tests: a real portal (gunicorn), on free ports, driven by Debian's Chromium."""
+
 from __future__ import annotations
 
 import os
@@ -9,10 +10,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
+from devtools.processes import free_port, stop_process, wait_for_port
 from portal.db import Database
 from portal.seed import seed_demo
 from portal.settings import DEV_WEBHOOK_SECRET
-from devtools.processes import free_port, stop_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -49,15 +50,26 @@ def stack(portal_env, database_path):
     seed_demo(Database(portal_env["DATABASE_URL"]))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    model = ProviderModel(port=0, webhook_url=f"{url}/webhooks/resend",
-                          webhook_secret=DEV_WEBHOOK_SECRET).start()
-    env = {**portal_env, "PUBLIC_BASE_URL": url, "RESEND_API_URL": model.url, "RELAY_INTERVAL_SECONDS": "1",
-           "OUTBOX_REPUBLISH_AFTER_SECONDS": "2", "OUTBOX_RETRY_BASE_SECONDS": "1"}
+    model = ProviderModel(port=0, webhook_url=f"{url}/webhooks/resend", webhook_secret=DEV_WEBHOOK_SECRET).start()
+    env = {
+        **portal_env,
+        "PUBLIC_BASE_URL": url,
+        "RESEND_API_URL": model.url,
+        "RELAY_INTERVAL_SECONDS": "1",
+        "OUTBOX_REPUBLISH_AFTER_SECONDS": "2",
+        "OUTBOX_RETRY_BASE_SECONDS": "1",
+    }
     processes = [
-        subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}",
-                          "portal:create_app()"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-        subprocess.Popen([sys.executable, "worker.py"], env=env, cwd=ROOT,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}", "portal:create_app()"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        ),
+        subprocess.Popen(
+            [sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ),
     ]
     try:
         wait_for_port(port, timeout=30, process=processes[0])

@@ -1,4 +1,5 @@
 """A company applies, and an admin decides: in Chromium against a running portal, worker and provider model."""
+
 import re
 import time
 from pathlib import Path
@@ -27,7 +28,8 @@ def apply_as_a_company(page, stack, company="Fjord Analytics AS"):
     page.get_by_label("Work email", exact=True).fill(APPLICANT)
     page.get_by_label("Number of employees", exact=True).fill("120")
     page.get_by_label("Why would you like to partner with TEEI?").fill(
-        "Our analysts would like to mentor women starting careers in data.")
+        "Our analysts would like to mentor women starting careers in data."
+    )
     snapshot(page, "applications-form-filled")
     page.get_by_role("button", name="Send application").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Thank you for applying")
@@ -97,7 +99,11 @@ def test_admin_approves_and_the_applicant_gets_an_accept_link(pages, page, stack
     assert link and link.group(0).startswith(stack.url)
     expect(page.get_by_role("row", name=re.compile("Approved by Ada Admin"))).to_be_visible()
     with stack.db.read() as conn:
-        managers_invited = conn.execute(sa.text(
-            "SELECT COUNT(*) FROM invitations i JOIN companies c ON c.id = i.company_id "
-            "WHERE c.name = 'Lumen Retail' AND i.role = 'manager' AND i.email = :e"), {"e": APPLICANT}).scalar()
+        managers_invited = conn.execute(
+            sa.text(
+                "SELECT COUNT(*) FROM invitations i JOIN companies c ON c.id = i.company_id "
+                "WHERE c.name = 'Lumen Retail' AND i.role = 'manager' AND i.email = :e"
+            ),
+            {"e": APPLICANT},
+        ).scalar()
     assert managers_invited == 1

@@ -30,5 +30,6 @@ def test_a_bounced_address_is_shown_bounced_then_blocked(pages, page):
         page.wait_for_timeout(250)
         page.reload()
     expect(row).to_contain_text("blocked: the address bounced before")
-    assert len([e for e in pages.stack.model.sent() if "bounce-test@northwind.example" in e["to"]]) == 1, \
+    assert len([e for e in pages.stack.model.sent() if "bounce-test@northwind.example" in e["to"]]) == 1, (
         "a suppressed address is never sent to again"
+    )

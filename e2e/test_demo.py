@@ -1,11 +1,12 @@
 """A visitor asks for a demo: in Chromium against a running portal, worker and provider model."""
+
 from pathlib import Path
 
 from playwright.sync_api import expect
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VISITOR = "sofia@lumen.example"
-SALES_INBOX = "sales@teei.example"   # the default SALES_INBOX
+SALES_INBOX = "sales@teei.example"  # the default SALES_INBOX
 
 
 def snapshot(page, name):

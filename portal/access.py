@@ -4,6 +4,7 @@ Every endpoint must carry a declaration (`public` or `roles_required`); `enforce
 refuses any endpoint that has none, so a new view cannot be forgotten. Company scoping lives here
 too: views never take a company ID from the URL or the form, only from `current_company_id()`.
 """
+
 from __future__ import annotations
 
 from functools import wraps

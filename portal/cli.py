@@ -1,4 +1,5 @@
 """Commands registered on the app: `flask --app portal db|users|demo|outbox ...`."""
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,9 @@ def db_upgrade():
 def users_create(email, role, company, password, name):
     """Create a login (and its company, if new)."""
     try:
-        user_id = create_user(portal_context().db, email=email, password=password, role=role, company=company, name=name)
+        user_id = create_user(
+            portal_context().db, email=email, password=password, role=role, company=company, name=name
+        )
     except AccountError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"created {role} #{user_id}")

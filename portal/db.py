@@ -5,13 +5,14 @@ before any statement runs and can be retried safely. Once statements have run, a
 COMMIT is ambiguous (over a network the commit may have landed), so it is raised as
 AmbiguousCommitError and never replayed as a fresh transaction.
 """
+
 from __future__ import annotations
 
 import json
 import re
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -84,9 +85,7 @@ class Database:
             except Exception as error:
                 # The connection's state is unknown too: never hand it back to the pool.
                 conn.invalidate()
-                raise AmbiguousCommitError(
-                    "could not confirm the transaction was committed"
-                ) from error
+                raise AmbiguousCommitError("could not confirm the transaction was committed") from error
 
     @staticmethod
     def _begin_immediate(conn: Connection, retries: int):

@@ -4,6 +4,7 @@ Each applied file is recorded in `schema_migrations` with a SHA-256 of its conte
 changes nothing; a recorded file whose content changed since is refused, because the database
 was built from the old text and silently skipping or re-running the new one would both lie.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,6 +15,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from portal.db import Database
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 FILENAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 

@@ -1,13 +1,14 @@
 """The demo company that `flask demo seed` (and `make run`) creates, idempotently."""
+
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
 from portal.auth.operations import ensure_company, insert_user
-from portal.text import normalise_email
 from portal.db import Database
+from portal.text import normalise_email
 
 DEMO_COMPANY = "Northwind Logistics"
 DEMO_PASSWORD = "demo-password-1"
@@ -24,7 +25,7 @@ DEMO_EMPLOYEES = (
 
 def seed_demo(db: Database, now: datetime | None = None) -> list[tuple[str, str, str]]:
     """Create the demo company, logins, employees and attendance; return (email, role, password)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     with db.write() as conn:
         company_id = ensure_company(conn, DEMO_COMPANY)
         for email, role, name in DEMO_LOGINS:

@@ -3,6 +3,7 @@
 Every variable of the contract lives here. A bad value stops start-up with one line that names
 the variable (ConfigError is a SystemExit, so an uncaught one prints just that line).
 """
+
 from __future__ import annotations
 
 import os
@@ -51,11 +52,11 @@ class Settings:
     def is_production(self) -> bool:
         return self.portal_env == "production"
 
-    def with_overrides(self, **changes) -> "Settings":
+    def with_overrides(self, **changes) -> Settings:
         return replace(self, **changes)
 
     @classmethod
-    def from_env(cls, environ=None, instance_path: Path | None = None) -> "Settings":
+    def from_env(cls, environ=None, instance_path: Path | None = None) -> Settings:
         env = dict(os.environ if environ is None else environ)
         instance = Path(instance_path or env.get("PORTAL_INSTANCE_PATH") or DEFAULT_INSTANCE).absolute()
 
@@ -109,9 +110,7 @@ class Settings:
             outbox_retry_cap_seconds=_positive_int(env, "OUTBOX_RETRY_CAP_SECONDS", 3600),
             relay_interval_seconds=_positive_int(env, "RELAY_INTERVAL_SECONDS", 60),
             outbox_republish_after_seconds=_positive_int(env, "OUTBOX_REPUBLISH_AFTER_SECONDS", 300),
-            provider_idempotency_window_seconds=_positive_int(
-                env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400
-            ),
+            provider_idempotency_window_seconds=_positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400),
             instance_path=instance,
         )
 

@@ -1,13 +1,14 @@
 """Receipt builders shared by the receipt tests (tests/outbox) and the endpoint tests (tests/webhooks):
 Resend's payload shape, signed as Svix signs it."""
+
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from svix.webhooks import Webhook
 
-T0 = datetime(2026, 10, 15, 9, 30, tzinfo=timezone.utc)
+T0 = datetime(2026, 10, 15, 9, 30, tzinfo=UTC)
 
 
 def at(seconds: float = 0) -> str:
@@ -17,7 +18,7 @@ def at(seconds: float = 0) -> str:
 
 def sign(secret: str, body: str, event_id: str | None = None, timestamp: datetime | None = None) -> dict:
     event_id = event_id or f"msg_{uuid.uuid4().hex}"
-    timestamp = timestamp or datetime.now(timezone.utc)
+    timestamp = timestamp or datetime.now(UTC)
     return {
         "svix-id": event_id,
         "svix-timestamp": str(int(timestamp.timestamp())),
@@ -26,8 +27,16 @@ def sign(secret: str, body: str, event_id: str | None = None, timestamp: datetim
     }
 
 
-def event(type="email.delivered", email_id="re_msg_1", to="ada@example.com", created_at=None,
-          environment="development", outbox_id=None, tags=None, **data) -> dict:
+def event(
+    type="email.delivered",
+    email_id="re_msg_1",
+    to="ada@example.com",
+    created_at=None,
+    environment="development",
+    outbox_id=None,
+    tags=None,
+    **data,
+) -> dict:
     """A Resend webhook payload; `tags` replaces the environment/family/outbox_id tags outright."""
     if tags is None:
         tags = {"environment": environment, "family": "invitation"}
@@ -36,6 +45,13 @@ def event(type="email.delivered", email_id="re_msg_1", to="ada@example.com", cre
     return {
         "type": type,
         "created_at": created_at or at(0),
-        "data": {"email_id": email_id, "from": "Partner Portal <portal@localhost>", "to": [to],
-                 "subject": "You are invited", "created_at": at(-1), "tags": tags, **data},
+        "data": {
+            "email_id": email_id,
+            "from": "Partner Portal <portal@localhost>",
+            "to": [to],
+            "subject": "You are invited",
+            "created_at": at(-1),
+            "tags": tags,
+            **data,
+        },
     }

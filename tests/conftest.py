@@ -1,4 +1,5 @@
 """Fixtures for tests/: the app, its PortalContext (`ctx`), and one way to read, count and make rows."""
+
 from __future__ import annotations
 
 import itertools
@@ -49,6 +50,7 @@ def runner(app):
 @pytest.fixture
 def count(db):
     """count(table, where="1=1", **params): rows in a table, read from the test's database."""
+
     def count(table, where="1=1", **params):
         with db.read() as conn:
             return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar_one()
@@ -59,11 +61,16 @@ def count(db):
 @pytest.fixture
 def outbox_rows(db):
     """outbox_rows(**column_values): the matching outbox rows as dicts, oldest first."""
+
     def read(**filters):
         where = " AND ".join(f"{column} = :{column}" for column in filters) or "1=1"
         with db.read() as conn:
-            return [dict(row) for row in conn.execute(
-                sa.text(f"SELECT * FROM email_outbox WHERE {where} ORDER BY created_at, rowid"), filters).mappings()]
+            return [
+                dict(row)
+                for row in conn.execute(
+                    sa.text(f"SELECT * FROM email_outbox WHERE {where} ORDER BY created_at, rowid"), filters
+                ).mappings()
+            ]
 
     return read
 
@@ -71,10 +78,12 @@ def outbox_rows(db):
 @pytest.fixture
 def outbox_row(db):
     """outbox_row(id): that outbox row as a dict (fails if there is none)."""
+
     def read(outbox_id):
         with db.read() as conn:
-            return dict(conn.execute(sa.text("SELECT * FROM email_outbox WHERE id = :id"),
-                                     {"id": outbox_id}).mappings().one())
+            return dict(
+                conn.execute(sa.text("SELECT * FROM email_outbox WHERE id = :id"), {"id": outbox_id}).mappings().one()
+            )
 
     return read
 
@@ -106,8 +115,9 @@ def make_outbox_row(ctx):
             if status is not None or columns:
                 state = {"status": status or "sent", "provider_message_id": "re_msg_1", **columns}
                 assignments = ", ".join(f"{column} = :{column}" for column in state)
-                conn.execute(sa.text(f"UPDATE email_outbox SET {assignments} WHERE id = :row_id"),
-                             {**state, "row_id": outbox_id})
+                conn.execute(
+                    sa.text(f"UPDATE email_outbox SET {assignments} WHERE id = :row_id"), {**state, "row_id": outbox_id}
+                )
                 outbox_id = state.get("id", outbox_id)
         if publish:
             publish_outbox_rows(ctx.db, ctx.redis, [outbox_id])
@@ -132,6 +142,7 @@ def make_user(db):
 @pytest.fixture
 def user_id(db):
     """user_id(email): the ID of the login with that address."""
+
     def find(email):
         with db.read() as conn:
             return conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": email}).scalar_one()

@@ -1,4 +1,5 @@
 """Every page declares who may see it, and managers stay inside their own company."""
+
 import pytest
 
 from portal.access import PUBLIC
@@ -48,18 +49,30 @@ def test_admin_sees_companies(client, auth, make_user):
     assert "Partner companies" in page and "Acme Ltd" in page
 
 
-ALLOWED_PUBLIC = {"/", "/healthz", "/login", "/invitations/accept/<token>", "/apply", "/apply/thanks",
-                  "/demo", "/demo/thanks"}
+ALLOWED_PUBLIC = {
+    "/",
+    "/healthz",
+    "/login",
+    "/invitations/accept/<token>",
+    "/apply",
+    "/apply/thanks",
+    "/demo",
+    "/demo/thanks",
+}
 
 
 def test_public_endpoints_are_only_the_known_few(app):
-    public = {r.rule for r in app.url_map.iter_rules()
-              if r.endpoint != "static" and app.view_functions[r.endpoint].access == PUBLIC}
+    public = {
+        r.rule
+        for r in app.url_map.iter_rules()
+        if r.endpoint != "static" and app.view_functions[r.endpoint].access == PUBLIC
+    }
     assert public <= ALLOWED_PUBLIC, public - ALLOWED_PUBLIC
     assert {"/", "/healthz", "/login", "/invitations/accept/<token>"} <= public
 
 
 # --- the receipt app, mounted at /webhooks: its own URL map and its own access check -------------
+
 
 @pytest.fixture
 def receipt_app(ctx):
@@ -68,8 +81,11 @@ def receipt_app(ctx):
 
 
 def test_the_receipt_app_serves_only_the_signed_receipt_endpoint(app, receipt_app):
-    rules = {(MOUNT_POINT + rule.rule, receipt_app.view_functions[rule.endpoint].access)
-             for rule in receipt_app.url_map.iter_rules() if rule.endpoint != "static"}
+    rules = {
+        (MOUNT_POINT + rule.rule, receipt_app.view_functions[rule.endpoint].access)
+        for rule in receipt_app.url_map.iter_rules()
+        if rule.endpoint != "static"
+    }
     assert rules == {("/webhooks/resend", PUBLIC)}
     assert not any(r.rule.startswith(MOUNT_POINT) for r in app.url_map.iter_rules()), "mounted, not registered"
 

@@ -1,14 +1,27 @@
 def test_users_create_makes_a_login_and_its_company(runner, auth, count):
-    result = runner.invoke(args=["users", "create", "--email", "Boss@Globex.example", "--role", "manager",
-                                 "--company", "Globex", "--password", "correct-horse-battery"])
+    result = runner.invoke(
+        args=[
+            "users",
+            "create",
+            "--email",
+            "Boss@Globex.example",
+            "--role",
+            "manager",
+            "--company",
+            "Globex",
+            "--password",
+            "correct-horse-battery",
+        ]
+    )
     assert result.exit_code == 0, result.output
     assert auth.login("boss@globex.example").status_code == 302
     assert count("companies", "name = 'Globex'") == 1
 
 
 def test_users_create_refuses_bad_input_and_writes_nothing(runner, count):
-    result = runner.invoke(args=["users", "create", "--email", "x@y.example", "--role", "manager",
-                                 "--password", "correct-horse-battery"])
+    result = runner.invoke(
+        args=["users", "create", "--email", "x@y.example", "--role", "manager", "--password", "correct-horse-battery"]
+    )
     assert result.exit_code != 0
     assert "--company" in result.output
     short = runner.invoke(args=["users", "create", "--email", "x@y.example", "--role", "admin", "--password", "short"])

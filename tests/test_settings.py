@@ -36,8 +36,12 @@ def test_bad_configuration_names_the_variable(tmp_path, env, variable):
 
 
 def test_production_refuses_the_development_webhook_secret(tmp_path):
-    env = {"PORTAL_ENV": "production", "SECRET_KEY": "k", "RESEND_API_KEY": "re_x",
-           "RESEND_WEBHOOK_SECRET": DEV_WEBHOOK_SECRET}
+    env = {
+        "PORTAL_ENV": "production",
+        "SECRET_KEY": "k",
+        "RESEND_API_KEY": "re_x",
+        "RESEND_WEBHOOK_SECRET": DEV_WEBHOOK_SECRET,
+    }
     with pytest.raises(ConfigError, match="RESEND_WEBHOOK_SECRET"):
         Settings.from_env(env, instance_path=tmp_path)
 
@@ -46,7 +50,9 @@ def test_start_up_with_bad_configuration_prints_one_line(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "portal", "db", "upgrade"],
         env={"PORTAL_ENV": "production", "PATH": "/usr/bin:/bin", "PORTAL_INSTANCE_PATH": str(tmp_path)},
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]

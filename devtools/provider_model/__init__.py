@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .receipts import ReceiptSender, events_for
@@ -95,15 +95,17 @@ class ProviderModel:
 
     # --- running -----------------------------------------------------------------------------
 
-    def start(self) -> "ProviderModel":
+    def start(self) -> ProviderModel:
         if self._server is not None:
             raise RuntimeError("the provider model is already running")
         self._server = make_server(self, self.host, self.port)
         self.port = self._server.server_address[1]
         # A short poll interval so stop() returns quickly: tests start and stop one model each.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-            name=f"provider-model:{self.port}", daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"provider-model:{self.port}",
+            daemon=True,
         )
         self._thread.start()
         if self._receipts is not None:
@@ -120,7 +122,7 @@ class ProviderModel:
         if self._receipts is not None:
             self._receipts.stop()
 
-    def __enter__(self) -> "ProviderModel":
+    def __enter__(self) -> ProviderModel:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:
@@ -134,8 +136,9 @@ class ProviderModel:
 
     # --- controls and inspection (thread-safe) -------------------------------------------------
 
-    def fail_next(self, mode: str, count: int = 1, retry_after: float | None = None,
-                  delay: float | None = None) -> None:
+    def fail_next(
+        self, mode: str, count: int = 1, retry_after: float | None = None, delay: float | None = None
+    ) -> None:
         """Make the next `count` POST /emails requests meet `mode` (see FAULT_MODES)."""
         if mode not in FAULT_MODES:
             raise ValueError(f"unknown fault mode {mode!r}; expected one of {', '.join(FAULT_MODES)}")
@@ -200,7 +203,7 @@ class ProviderModel:
             raise TimeoutError(f"receipts still queued after {timeout}s (paused, or the receiver is slow)")
 
     def _now(self) -> datetime:
-        return datetime.now(timezone.utc) + timedelta(seconds=self._clock_offset)
+        return datetime.now(UTC) + timedelta(seconds=self._clock_offset)
 
     # --- the Resend API, called by the HTTP layer ----------------------------------------------
 
@@ -208,9 +211,14 @@ class ProviderModel:
         """POST /emails: every request is logged, then faults, validation and idempotency apply."""
         fingerprint = hashlib.sha256(raw).hexdigest()
         with self._lock:
-            entry = {"at": self._now().isoformat(), "idempotency_key": idempotency_key,
-                     "fingerprint": fingerprint, "status": None, "outcome": "in_flight",
-                     "message_id": None}
+            entry = {
+                "at": self._now().isoformat(),
+                "idempotency_key": idempotency_key,
+                "fingerprint": fingerprint,
+                "status": None,
+                "outcome": "in_flight",
+                "message_id": None,
+            }
             self._log.append(entry)
             refused = _check_auth(authorization)
             # A request the provider refuses at the door never reaches the faulty machinery.
@@ -220,12 +228,15 @@ class ProviderModel:
 
         mode = fault["mode"] if fault else None
         if mode == "http_500":
-            return self._settle(entry, _error(500, "application_error", "Injected fault: internal server error."), "fault_500")
+            return self._settle(
+                entry, _error(500, "application_error", "Injected fault: internal server error."), "fault_500"
+            )
         if mode == "http_429":
             return self._settle(entry, _rate_limited(fault["retry_after"]), "fault_429")
 
-        answer, outcome = self._accept(raw, fingerprint, idempotency_key,
-                                       delay=fault["delay"] if mode == "slow_accept" else 0)
+        answer, outcome = self._accept(
+            raw, fingerprint, idempotency_key, delay=fault["delay"] if mode == "slow_accept" else 0
+        )
         if mode == "drop_after_accept":
             # Whatever the provider decided stands; only the answer is lost on the way back.
             answer = dataclasses.replace(answer, drop=True)
@@ -241,18 +252,30 @@ class ProviderModel:
             email = next((e for e in self._sent if e["id"] == message_id), None)
         if email is None:
             return _error(404, "not_found", "Email not found")
-        return Answer(200, {
-            "object": "email", "id": email["id"], "from": email["from"], "to": email["to"],
-            "cc": email["cc"] or None, "bcc": email["bcc"] or None,
-            "reply_to": email["reply_to"] or None, "subject": email["subject"],
-            "html": email["html"], "text": email["text"], "created_at": email["created_at"],
-            "scheduled_at": None, "last_event": "sent",
-        })
+        return Answer(
+            200,
+            {
+                "object": "email",
+                "id": email["id"],
+                "from": email["from"],
+                "to": email["to"],
+                "cc": email["cc"] or None,
+                "bcc": email["bcc"] or None,
+                "reply_to": email["reply_to"] or None,
+                "subject": email["subject"],
+                "html": email["html"],
+                "text": email["text"],
+                "created_at": email["created_at"],
+                "scheduled_at": None,
+                "last_event": "sent",
+            },
+        )
 
     def _accept(self, raw: bytes, fingerprint: str, key: str | None, delay: float) -> tuple[Answer, str]:
         if key is not None and not 1 <= len(key) <= _MAX_KEY_LENGTH:
-            return _error(400, "invalid_idempotency_key",
-                          "The idempotency key has to be between 1-256 characters."), "invalid"
+            return _error(
+                400, "invalid_idempotency_key", "The idempotency key has to be between 1-256 characters."
+            ), "invalid"
         try:
             payload = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
@@ -265,12 +288,18 @@ class ProviderModel:
             record = self._live_key(key) if key is not None else None
             if record is not None:
                 if record.answer is None:
-                    return _error(409, "concurrent_idempotent_requests",
-                                  "Same idempotency key used while original request is still in progress."), "conflict_concurrent"
+                    return _error(
+                        409,
+                        "concurrent_idempotent_requests",
+                        "Same idempotency key used while original request is still in progress.",
+                    ), "conflict_concurrent"
                 if record.fingerprint != fingerprint:
-                    return _error(409, "invalid_idempotent_request",
-                                  "This idempotency key has already been used on a request that had a different payload. "
-                                  "Retrying this request is useless without changing the idempotency key or payload."), "conflict_payload"
+                    return _error(
+                        409,
+                        "invalid_idempotent_request",
+                        "This idempotency key has already been used on a request that had a different payload. "
+                        "Retrying this request is useless without changing the idempotency key or payload.",
+                    ), "conflict_payload"
                 return record.answer, "replayed"
             if key is not None:
                 # Reserved before any delay, so a second request meanwhile sees it in flight.
@@ -343,9 +372,12 @@ def _check_auth(authorization: str | None) -> Answer | None:
 
 def _rate_limited(retry_after: float) -> Answer:
     seconds = str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)
-    return _error(429, "rate_limit_exceeded", "Too many requests. Please retry after the given delay.",
-                  {"retry-after": seconds, "ratelimit-limit": "2", "ratelimit-remaining": "0",
-                   "ratelimit-reset": seconds})
+    return _error(
+        429,
+        "rate_limit_exceeded",
+        "Too many requests. Please retry after the given delay.",
+        {"retry-after": seconds, "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": seconds},
+    )
 
 
 def _as_list(value: Any) -> list:
@@ -399,18 +431,21 @@ def _check_tags(tags: Any) -> Answer | None:
         if not isinstance(tag, dict) or not all(isinstance(tag.get(k), str) for k in ("name", "value")):
             return _error(422, "validation_error", "Each tag needs a string `name` and `value`.")
         if not (_TAG_PART.match(tag["name"]) and _TAG_PART.match(tag["value"])):
-            return _error(422, "validation_error",
-                          "Tags should only contain ASCII letters, numbers, underscores, or dashes (1-256 characters).")
+            return _error(
+                422,
+                "validation_error",
+                "Tags should only contain ASCII letters, numbers, underscores, or dashes (1-256 characters).",
+            )
     return None
 
 
 def _check_extras(payload: dict) -> Answer | None:
     headers = payload.get("headers")
-    if headers is not None and (not isinstance(headers, dict)
-                                or not all(isinstance(v, str) for v in headers.values())):
+    if headers is not None and (not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values())):
         return _error(422, "validation_error", "The `headers` field must be an object of strings.")
     attachments = payload.get("attachments")
-    if attachments is not None and (not isinstance(attachments, list)
-                                    or not all(isinstance(a, dict) for a in attachments)):
+    if attachments is not None and (
+        not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments)
+    ):
         return _error(422, "validation_error", "The `attachments` field must be a list of objects.")
     return None

@@ -24,28 +24,39 @@ def _positive(value: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m devtools.provider_model",
-        description="A local model of the Resend email API, with a mail viewer.")
+        description="A local model of the Resend email API, with a mail viewer.",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8025, help="0 picks a free port")
-    parser.add_argument("--window-seconds", type=_positive, default=86400,
-                        help="how long an idempotency key is remembered (default: 86400)")
+    parser.add_argument(
+        "--window-seconds",
+        type=_positive,
+        default=86400,
+        help="how long an idempotency key is remembered (default: 86400)",
+    )
     parser.add_argument("--webhook-url", help="where signed receipts (Resend webhook events) are posted")
     # The secret comes from the environment by default: a command line is visible to everyone in `ps`.
-    parser.add_argument("--webhook-secret", default=os.environ.get("RESEND_WEBHOOK_SECRET"),
-                        help="whsec_… secret for receipt signatures (default: $RESEND_WEBHOOK_SECRET)")
+    parser.add_argument(
+        "--webhook-secret",
+        default=os.environ.get("RESEND_WEBHOOK_SECRET"),
+        help="whsec_… secret for receipt signatures (default: $RESEND_WEBHOOK_SECRET)",
+    )
     args = parser.parse_args(argv)
 
     try:
-        model = ProviderModel(host=args.host, port=args.port,
-                              idempotency_window_seconds=args.window_seconds,
-                              webhook_url=args.webhook_url, webhook_secret=args.webhook_secret)
+        model = ProviderModel(
+            host=args.host,
+            port=args.port,
+            idempotency_window_seconds=args.window_seconds,
+            webhook_url=args.webhook_url,
+            webhook_secret=args.webhook_secret,
+        )
     except ValueError as exc:
         parser.error(str(exc))
     try:
         model.start()
     except OSError as exc:
-        print(f"provider model: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
-              file=sys.stderr)
+        print(f"provider model: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
     stopping = threading.Event()

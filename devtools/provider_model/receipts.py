@@ -44,7 +44,7 @@ def decode_secret(secret: str) -> bytes:
     if not isinstance(secret, str) or not secret.startswith(SECRET_PREFIX):
         raise ValueError("webhook_secret must be a whsec_… secret")
     try:
-        key = base64.b64decode(secret[len(SECRET_PREFIX):], validate=True)
+        key = base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
     except binascii.Error:
         raise ValueError("webhook_secret must be base64 after whsec_") from None
     if not key:
@@ -76,16 +76,28 @@ def events_for(email: dict, now: datetime) -> list[dict]:
     }
     steps = [("email.sent", {})]
     if "bounce" in local_part:
-        steps.append(("email.bounced", {"bounce": {
-            "type": "Permanent", "subType": "General",
-            "message": "The recipient's mail server permanently rejected the email."}}))
+        steps.append(
+            (
+                "email.bounced",
+                {
+                    "bounce": {
+                        "type": "Permanent",
+                        "subType": "General",
+                        "message": "The recipient's mail server permanently rejected the email.",
+                    }
+                },
+            )
+        )
     else:
         steps.append(("email.delivered", {}))
         if "complain" in local_part:
             steps.append(("email.complained", {}))
     return [
-        {"type": kind, "created_at": _resend_time(now + timedelta(milliseconds=500 * i)),
-         "data": {**copy.deepcopy(data), **extra}}
+        {
+            "type": kind,
+            "created_at": _resend_time(now + timedelta(milliseconds=500 * i)),
+            "data": {**copy.deepcopy(data), **extra},
+        }
         for i, (kind, extra) in enumerate(steps)
     ]
 
@@ -124,9 +136,16 @@ class ReceiptSender:
     def enqueue(self, events: list[dict]) -> None:
         with self._changed:
             for event in events:
-                record = {"id": f"msg_{uuid.uuid4().hex}", "type": event["type"],
-                          "email_id": event["data"]["email_id"], "payload": event,
-                          "state": QUEUED, "attempts": 0, "last_status": None, "last_error": None}
+                record = {
+                    "id": f"msg_{uuid.uuid4().hex}",
+                    "type": event["type"],
+                    "email_id": event["data"]["email_id"],
+                    "payload": event,
+                    "state": QUEUED,
+                    "attempts": 0,
+                    "last_status": None,
+                    "last_error": None,
+                }
                 self._records.append(record)
                 self._queue.append(record)
             self._changed.notify_all()
@@ -195,7 +214,7 @@ class ReceiptSender:
 
     def _deliver(self, record: dict) -> None:
         body = json.dumps(record["payload"])
-        for attempt, pause in enumerate((0.0,) + RETRY_PAUSES, start=1):
+        for pause in (0.0, *RETRY_PAUSES):
             if pause and self._sleep(pause):
                 return
             status, error = self._post(record["id"], body)
@@ -207,20 +226,30 @@ class ReceiptSender:
                     return
         with self._changed:
             record["state"] = FAILED
-        log.warning("receipt %s (%s) not accepted after %d tries: %s", record["id"], record["type"],
-                    record["attempts"], record["last_error"] or record["last_status"])
+        log.warning(
+            "receipt %s (%s) not accepted after %d tries: %s",
+            record["id"],
+            record["type"],
+            record["attempts"],
+            record["last_error"] or record["last_status"],
+        )
 
     def _post(self, message_id: str, body: str) -> tuple[int | None, str | None]:
         # The timestamp is the real time of this attempt, not the model's clock: the receiver
         # refuses signatures more than five minutes from its own time.
         timestamp = int(time.time())
-        request = urllib.request.Request(self.url, data=body.encode(), method="POST", headers={
-            "content-type": "application/json",
-            "user-agent": "provider-model-webhooks/1",
-            "svix-id": message_id,
-            "svix-timestamp": str(timestamp),
-            "svix-signature": sign(self._key, message_id, timestamp, body),
-        })
+        request = urllib.request.Request(
+            self.url,
+            data=body.encode(),
+            method="POST",
+            headers={
+                "content-type": "application/json",
+                "user-agent": "provider-model-webhooks/1",
+                "svix-id": message_id,
+                "svix-timestamp": str(timestamp),
+                "svix-signature": sign(self._key, message_id, timestamp, body),
+            },
+        )
         try:
             with self._opener.open(request, timeout=POST_TIMEOUT_SECONDS) as response:
                 return response.status, None

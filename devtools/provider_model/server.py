@@ -43,13 +43,13 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/":
             return self._html(200, render_index(model.sent()))
         if path.startswith("/view/"):
-            email = _find(model.sent(), path[len("/view/"):])
+            email = _find(model.sent(), path[len("/view/") :])
             if email is None:
                 return self._html(404, _page("Not found", "<p>No email with that ID was sent.</p>"))
             receipts = [r for r in model.receipts() if r["email_id"] == email["id"]]
             return self._html(200, render_email(email, receipts))
         if path.startswith("/emails/"):
-            return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/"):]))
+            return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/") :]))
         if path == "/_model/requests":
             return self._json(200, model.requests())
         if path == "/_model/sent":
@@ -63,7 +63,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if path == "/emails":
             answer = self.server.model.handle_send(
-                raw, self.headers.get("Authorization"), self.headers.get("Idempotency-Key"))
+                raw, self.headers.get("Authorization"), self.headers.get("Idempotency-Key")
+            )
             if answer.drop:
                 # No status line, no headers: the server closes the socket after this returns.
                 self.close_connection = True
@@ -108,8 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 _CONTROLS = {
     "/_model/faults": lambda model, body: model.fail_next(
-        body.get("mode"), count=body.get("count", 1),
-        retry_after=body.get("retry_after"), delay=body.get("delay")),
+        body.get("mode"), count=body.get("count", 1), retry_after=body.get("retry_after"), delay=body.get("delay")
+    ),
     "/_model/clock": lambda model, body: model.advance_clock(body.get("advance_seconds")),
     "/_model/reset": lambda model, body: model.reset(),
     "/_model/receipts/pause": lambda model, body: model.pause_receipts(),
@@ -147,16 +148,18 @@ pre { background: #fff; border: 1px solid #dde1e6; padding: 1rem; white-space: p
 
 def _page(title: str, body: str, subtitle: str = "") -> str:
     return (
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)} · provider model</title><style>{_CSS}</style></head><body>"
-        f"<header><a href=\"/\">Provider model · sent mail</a><span>{escape(subtitle)}</span></header>"
+        f'<header><a href="/">Provider model · sent mail</a><span>{escape(subtitle)}</span></header>'
         f"<main>{body}</main></body></html>"
     )
 
 
 def _tags(tags: list[dict]) -> str:
-    return "".join(f'<span class="tag">{escape(str(t.get("name")))}={escape(str(t.get("value")))}</span>'
-                   for t in tags) or '<span class="muted">none</span>'
+    return (
+        "".join(f'<span class="tag">{escape(str(t.get("name")))}={escape(str(t.get("value")))}</span>' for t in tags)
+        or '<span class="muted">none</span>'
+    )
 
 
 def _when(iso: str) -> str:
@@ -172,7 +175,7 @@ def render_index(emails: list[dict]) -> str:
     rows = "".join(
         "<tr>"
         f'<td title="{escape(e["created_at"])}">{escape(_when(e["created_at"]))}</td>'
-        f'<td>{escape(", ".join(e["to"]))}</td>'
+        f"<td>{escape(', '.join(e['to']))}</td>"
         f'<td><a href="/view/{escape(e["id"])}">{escape(e["subject"])}</a></td>'
         f"<td>{_tags(e['tags'])}</td>"
         f"<td>{_key(e['idempotency_key'])}</td>"
@@ -182,15 +185,23 @@ def render_index(emails: list[dict]) -> str:
     if not rows:
         body = '<p class="muted">Nothing has been sent yet.</p>'
     else:
-        body = ("<table><thead><tr><th>Sent</th><th>To</th><th>Subject</th><th>Tags</th>"
-                f"<th>Idempotency key</th></tr></thead><tbody>{rows}</tbody></table>")
+        body = (
+            "<table><thead><tr><th>Sent</th><th>To</th><th>Subject</th><th>Tags</th>"
+            f"<th>Idempotency key</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
     return _page("Sent mail", body, f"{len(emails)} sent · newest first")
 
 
 def _receipt_lines(receipts: list[dict]) -> str:
-    lines = [f"{escape(r['type'])}: {escape(r['state'])}"
-             + (f" ({escape(str(r['last_error'] or r['last_status']))})" if r["state"] != "delivered" and r["attempts"] else "")
-             for r in receipts]
+    lines = [
+        f"{escape(r['type'])}: {escape(r['state'])}"
+        + (
+            f" ({escape(str(r['last_error'] or r['last_status']))})"
+            if r["state"] != "delivered" and r["attempts"]
+            else ""
+        )
+        for r in receipts
+    ]
     return "<br>".join(lines) or '<span class="muted">none</span>'
 
 
@@ -221,11 +232,12 @@ def render_email(email: dict, receipts: list[dict] = ()) -> str:
         # No allow-scripts: the email's markup renders, its scripts never run. Links open
         # outside the frame so a dev can follow e.g. an invitation link.
         srcdoc = escape('<base target="_blank">' + email["html"], quote=True)
-        html_part = (f'<iframe title="HTML version" sandbox="allow-popups allow-popups-to-escape-sandbox" '
-                     f'srcdoc="{srcdoc}"></iframe>')
+        html_part = (
+            f'<iframe title="HTML version" sandbox="allow-popups allow-popups-to-escape-sandbox" '
+            f'srcdoc="{srcdoc}"></iframe>'
+        )
     else:
         html_part = '<p class="muted">No HTML version.</p>'
     text_part = f"<pre>{escape(email['text'])}</pre>" if email["text"] else '<p class="muted">No text version.</p>'
-    body = (f"<table><tbody>{table}</tbody></table>"
-            f"<h2>HTML</h2>{html_part}<h2>Text</h2>{text_part}")
+    body = f"<table><tbody>{table}</tbody></table><h2>HTML</h2>{html_part}<h2>Text</h2>{text_part}"
     return _page(email["subject"], body, email["subject"])

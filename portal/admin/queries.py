@@ -1,4 +1,5 @@
 """What an admin sees across every partner company."""
+
 from __future__ import annotations
 
 import sqlalchemy as sa

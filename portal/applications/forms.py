@@ -33,22 +33,31 @@ class WholeNumberField(IntegerField):
 
 
 class ApplicationForm(PublicForm):
-    company_name = StringField("Company name", filters=[strip],
-                               validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)])
-    contact_name = StringField("Your name", filters=[strip],
-                               validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)])
+    company_name = StringField(
+        "Company name", filters=[strip], validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)]
+    )
+    contact_name = StringField(
+        "Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)]
+    )
     contact_email = EmailField(
-        "Work email", filters=[strip],
-        validators=[DataRequired("Enter your work email address."),
-                    Email("Enter an email address like name@company.com."), Length(max=EMAIL_MAX)],
+        "Work email",
+        filters=[strip],
+        validators=[
+            DataRequired("Enter your work email address."),
+            Email("Enter an email address like name@company.com."),
+            Length(max=EMAIL_MAX),
+        ],
     )
     employee_count = WholeNumberField(
         "Number of employees",
-        validators=[InputRequired("Enter how many people work at your company."),
-                    NumberRange(min=1, max=EMPLOYEES_MAX, message="Enter a whole number of at least 1.")],
+        validators=[
+            InputRequired("Enter how many people work at your company."),
+            NumberRange(min=1, max=EMPLOYEES_MAX, message="Enter a whole number of at least 1."),
+        ],
     )
     message = TextAreaField(
-        "Why would you like to partner with TEEI?", filters=[strip],
+        "Why would you like to partner with TEEI?",
+        filters=[strip],
         validators=[Optional(), Length(max=MESSAGE_MAX, message=f"Keep it under {MESSAGE_MAX:,} characters.")],
     )
 
@@ -56,11 +65,14 @@ class ApplicationForm(PublicForm):
 class DecisionForm(FlaskForm):
     decision = HiddenField(
         "Decision",
-        validators=[InputRequired("Choose approve, decline or ask for more information."),
-                    AnyOf(list(DECISIONS), message="Choose approve, decline or ask for more information.")],
+        validators=[
+            InputRequired("Choose approve, decline or ask for more information."),
+            AnyOf(list(DECISIONS), message="Choose approve, decline or ask for more information."),
+        ],
     )
     note = TextAreaField(
-        "Note to the applicant", filters=[strip],
+        "Note to the applicant",
+        filters=[strip],
         validators=[Length(max=NOTE_MAX, message=f"Keep the note under {NOTE_MAX:,} characters.")],
     )
     # How many decisions the page showed: a stale page or a replay is recognised by it.

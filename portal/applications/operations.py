@@ -15,7 +15,15 @@ import sqlalchemy as sa
 
 from portal.applications.emails import decision_email, received_email
 from portal.applications.states import (
-    DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX, OPEN_STATES, STATE_LABELS, sql_list,
+    DECISIONS,
+    EMAIL_MAX,
+    EMPLOYEES_MAX,
+    MESSAGE_MAX,
+    NAME_MAX,
+    NOTE_MAX,
+    OPEN_STATES,
+    STATE_LABELS,
+    sql_list,
 )
 from portal.auth.operations import ensure_company
 from portal.invitations.operations import InvitationError, OpenedInvitation, insert_invitation
@@ -85,8 +93,11 @@ def submit_application(
             return Submission(application_id=existing, created=False, queued=True)
         work.add(
             received_email(
-                application_id, contact_email=fields["contact_email"], contact_name=fields["contact_name"],
-                company_name=fields["company_name"], employee_count=employee_count,
+                application_id,
+                contact_email=fields["contact_email"],
+                contact_name=fields["contact_name"],
+                company_name=fields["company_name"],
+                employee_count=employee_count,
             )
         )
     log.info("application %s received", application_id)
@@ -131,8 +142,14 @@ def record_decision(
             decision_email(application, sequence, decision=decision, note=note, token_nonce=token_nonce)
         )
         _insert_decision(
-            work.conn, application, sequence, decision=decision, note=note, decided_by=admin_user_id,
-            invitation_id=invitation.id if invitation else None, outbox_id=outbox_id,
+            work.conn,
+            application,
+            sequence,
+            decision=decision,
+            note=note,
+            decided_by=admin_user_id,
+            invitation_id=invitation.id if invitation else None,
+            outbox_id=outbox_id,
         )
         _move_application(work.conn, application, sequence, DECISIONS[decision], company_id)
     log.info("application %s: decision %s (%s) recorded", application_id, sequence, decision)
@@ -149,9 +166,11 @@ def _checked_note(decision: str, note: str) -> str:
 
 
 def _read_application(conn, application_id: int):
-    application = conn.execute(
-        sa.text("SELECT * FROM company_applications WHERE id = :id"), {"id": application_id}
-    ).mappings().first()
+    application = (
+        conn.execute(sa.text("SELECT * FROM company_applications WHERE id = :id"), {"id": application_id})
+        .mappings()
+        .first()
+    )
     if application is None:
         raise ApplicationNotFound(application_id)
     return application
@@ -190,8 +209,13 @@ def _make_partner(conn, settings, application, admin_user_id: int) -> tuple[int,
     company_id = ensure_company(conn, application["company_name"])
     try:
         invitation = insert_invitation(
-            conn, settings, company_id=company_id, email=application["contact_email"], role="manager",
-            programme=None, invited_by=admin_user_id,
+            conn,
+            settings,
+            company_id=company_id,
+            email=application["contact_email"],
+            role="manager",
+            programme=None,
+            invited_by=admin_user_id,
         )
     except InvitationError as error:
         raise DecisionRefused(f"{error} Nothing was saved.") from None
@@ -221,13 +245,24 @@ def _move_application(conn, application, sequence: int, state: str, company_id: 
             WHERE id = :id AND decision_count = :count
             """
         ),
-        {"state": state, "sequence": sequence, "company_id": company_id, "now": clock.now_iso(),
-         "id": application["id"], "count": application["decision_count"]},
+        {
+            "state": state,
+            "sequence": sequence,
+            "company_id": company_id,
+            "now": clock.now_iso(),
+            "id": application["id"],
+            "count": application["decision_count"],
+        },
     )
 
 
 def _outcome(application, decision: str, sequence: int, *, replayed: bool, queued: bool) -> DecisionOutcome:
     return DecisionOutcome(
-        application["id"], decision, sequence, application["company_name"], application["contact_name"],
-        replayed, queued,
+        application["id"],
+        decision,
+        sequence,
+        application["company_name"],
+        application["contact_name"],
+        replayed,
+        queued,
     )

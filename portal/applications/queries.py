@@ -91,35 +91,50 @@ def applications_by_state(db: Database) -> tuple[dict[str, list[Application]], d
 
 def get_application(db: Database, application_id: int) -> ApplicationDetail | None:
     with db.read() as conn:
-        row = conn.execute(
-            sa.text(f"SELECT {_COLUMNS} FROM company_applications WHERE id = :id"), {"id": application_id}
-        ).mappings().first()
+        row = (
+            conn.execute(sa.text(f"SELECT {_COLUMNS} FROM company_applications WHERE id = :id"), {"id": application_id})
+            .mappings()
+            .first()
+        )
         if row is None:
             return None
         application = Application(**row)
-        decisions = conn.execute(
-            sa.text(
-                """
+        decisions = (
+            conn.execute(
+                sa.text(
+                    """
                 SELECT d.sequence, d.decision, d.note, COALESCE(NULLIF(u.name, ''), u.email) AS decided_by,
                        d.outbox_id, d.created_at
                 FROM application_decisions d JOIN users u ON u.id = d.decided_by
                 WHERE d.application_id = :id ORDER BY d.sequence
                 """
-            ),
-            {"id": application_id},
-        ).mappings().all()
+                ),
+                {"id": application_id},
+            )
+            .mappings()
+            .all()
+        )
         email_statuses = reads.statuses_by_id(conn, [d["outbox_id"] for d in decisions])
         received = reads.status_by_key(conn, received_key(application_id))
-        company_exists = application.is_open and conn.execute(
-            sa.text("SELECT 1 FROM companies WHERE name_key = :k"), {"k": application.company_name.lower()}
-        ).first() is not None
-        has_account = conn.execute(
-            sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": application.contact_email}
-        ).first() is not None
+        company_exists = (
+            application.is_open
+            and conn.execute(
+                sa.text("SELECT 1 FROM companies WHERE name_key = :k"), {"k": application.company_name.lower()}
+            ).first()
+            is not None
+        )
+        has_account = (
+            conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": application.contact_email}).first()
+            is not None
+        )
     history = [
         Decision(
-            sequence=d["sequence"], decision=d["decision"], note=d["note"], decided_by=d["decided_by"],
-            email_status=email_statuses.get(d["outbox_id"]), created_at=d["created_at"],
+            sequence=d["sequence"],
+            decision=d["decision"],
+            note=d["note"],
+            decided_by=d["decided_by"],
+            email_status=email_statuses.get(d["outbox_id"]),
+            created_at=d["created_at"],
         )
         for d in decisions
     ]

@@ -26,8 +26,11 @@ def apply():
 
     def submit():
         operations.submit_application(
-            portal_context(), company_name=form.company_name.data, contact_name=form.contact_name.data,
-            contact_email=form.contact_email.data, employee_count=form.employee_count.data,
+            portal_context(),
+            company_name=form.company_name.data,
+            contact_name=form.contact_name.data,
+            contact_email=form.contact_email.data,
+            employee_count=form.employee_count.data,
             message=form.message.data,
         )
 
@@ -65,8 +68,12 @@ def decide(application_id: int):
         return _render_detail(application_id, form, status=400)
     try:
         outcome = operations.record_decision(
-            portal_context(), application_id=application_id, decision=form.decision.data, note=form.note.data,
-            admin_user_id=current_user.id, decisions_seen=form.decisions_seen.data,
+            portal_context(),
+            application_id=application_id,
+            decision=form.decision.data,
+            note=form.note.data,
+            admin_user_id=current_user.id,
+            decisions_seen=form.decisions_seen.data,
         )
     except operations.ApplicationNotFound:
         abort(404)

@@ -1,11 +1,11 @@
 """Writing accounts: companies, users and their password hashes."""
+
 from __future__ import annotations
 
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 
 from portal.db import Database
-
 from portal.text import InputError, normalise_email
 
 _hasher = PasswordHasher()

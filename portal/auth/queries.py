@@ -46,10 +46,14 @@ def load_user(db: Database, user_id: int) -> User | None:
 def authenticate(db: Database, email: str, password: str) -> User | None:
     """The user if the password matches; None for a wrong password and an unknown email alike."""
     with db.read() as conn:
-        row = conn.execute(
-            sa.text(_USER_COLUMNS.replace("SELECT", "SELECT u.password_hash,", 1) + " WHERE u.email = :e"),
-            {"e": normalise_email(email)},
-        ).mappings().first()
+        row = (
+            conn.execute(
+                sa.text(_USER_COLUMNS.replace("SELECT", "SELECT u.password_hash,", 1) + " WHERE u.email = :e"),
+                {"e": normalise_email(email)},
+            )
+            .mappings()
+            .first()
+        )
     stored_hash = row["password_hash"] if row else _DUMMY_HASH
     try:
         _hasher.verify(stored_hash, password)

@@ -6,8 +6,7 @@ from flask_login import current_user, login_user, logout_user
 from portal.access import public, roles_required
 from portal.auth import queries
 from portal.auth.forms import LoginForm
-from portal.extensions import limiter, submitted_email_key
-from portal.extensions import portal_context
+from portal.extensions import limiter, portal_context, submitted_email_key
 
 bp = Blueprint("auth", __name__)
 

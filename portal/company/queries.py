@@ -1,4 +1,5 @@
 """A company's volunteers and their hours, always read within one company."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +8,6 @@ import sqlalchemy as sa
 
 from portal.db import Database
 from portal.programmes import PROGRAMMES
-
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,7 @@ def employee_sessions(db: Database, *, company_id: int, employee_id: int) -> tup
     with db.read() as conn:
         rows = conn.execute(
             sa.text(
-                "SELECT held_at, programme, minutes FROM session_attendance "
-                "WHERE user_id = :id ORDER BY held_at DESC"
+                "SELECT held_at, programme, minutes FROM session_attendance WHERE user_id = :id ORDER BY held_at DESC"
             ),
             {"id": employee_id},
         ).mappings()

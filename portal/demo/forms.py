@@ -7,7 +7,9 @@ from portal.text import strip
 
 
 class DemoRequestForm(PublicForm):
-    name = StringField("Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)])
+    name = StringField(
+        "Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)]
+    )
     email = EmailField(
         "Work email",
         filters=[strip],

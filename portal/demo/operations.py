@@ -88,7 +88,11 @@ def request_demo(ctx, *, name: str, email: str, company: str, message: str = "")
         ).scalar_one()
         work.add(
             *demo_emails(
-                submission_id, name=name, email=email, company=company, message=message,
+                submission_id,
+                name=name,
+                email=email,
+                company=company,
+                message=message,
                 sales_inbox=ctx.settings.sales_inbox,
             )
         )

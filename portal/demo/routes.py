@@ -22,7 +22,10 @@ def request_demo():
 
     def submit():
         operations.request_demo(
-            portal_context(), name=form.name.data, email=form.email.data, company=form.company.data,
+            portal_context(),
+            name=form.name.data,
+            email=form.email.data,
+            company=form.company.data,
             message=form.message.data,
         )
 

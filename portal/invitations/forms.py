@@ -10,8 +10,11 @@ from portal.programmes import PROGRAMMES
 
 class InviteForm(FlaskForm):
     emails = TextAreaField("Email addresses", validators=[DataRequired(message="Add at least one email address.")])
-    programme = RadioField("Programme", choices=[SelectChoice(value, label) for value, label in PROGRAMMES.items()],
-                           validators=[DataRequired(message="Choose a programme.")])
+    programme = RadioField(
+        "Programme",
+        choices=[SelectChoice(value, label) for value, label in PROGRAMMES.items()],
+        validators=[DataRequired(message="Choose a programme.")],
+    )
     parsed = None
 
     def validate_emails(self, field):
@@ -21,8 +24,9 @@ class InviteForm(FlaskForm):
         if not self.parsed.valid and not self.parsed.invalid:
             raise ValidationError("Add at least one email address.")
         if len(self.parsed.valid) > MAX_ADDRESSES:
-            raise ValidationError(f"Invite at most {MAX_ADDRESSES} people at a time "
-                                  f"(you pasted {len(self.parsed.valid)}).")
+            raise ValidationError(
+                f"Invite at most {MAX_ADDRESSES} people at a time (you pasted {len(self.parsed.valid)})."
+            )
         if self.parsed.invalid:
             raise ValidationError("Nothing was sent: fix the addresses above and try again.")
 
@@ -31,6 +35,8 @@ class AcceptForm(FlaskForm):
     name = StringField("Your name", validators=[DataRequired(message="Tell us your name."), Length(max=120)])
     password = PasswordField(
         "Choose a password",
-        validators=[DataRequired(), Length(min=MIN_PASSWORD_LENGTH, max=1024,
-                                           message=f"Use at least {MIN_PASSWORD_LENGTH} characters.")],
+        validators=[
+            DataRequired(),
+            Length(min=MIN_PASSWORD_LENGTH, max=1024, message=f"Use at least {MIN_PASSWORD_LENGTH} characters."),
+        ],
     )

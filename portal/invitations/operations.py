@@ -84,8 +84,17 @@ def insert_invitations(
         nonce = tokens.new_nonce()
         token = tokens.token_for(settings.secret_key, nonce)
         rows.append(
-            {"company_id": company_id, "email": email, "role": role, "programme": programme, "nonce": nonce,
-             "hash": tokens.token_hash(token), "invited_by": invited_by, "expires": expires, "now": created}
+            {
+                "company_id": company_id,
+                "email": email,
+                "role": role,
+                "programme": programme,
+                "nonce": nonce,
+                "hash": tokens.token_hash(token),
+                "invited_by": invited_by,
+                "expires": expires,
+                "now": created,
+            }
         )
     conn.execute(_UPSERT_INVITATION, rows)
     found = conn.execute(_OPEN_INVITATIONS, {"emails": json_array(emails), "company_id": company_id})
@@ -133,8 +142,13 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
         )
         invited = [a for a in addresses if a not in members and a not in live]
         opened = insert_invitations(
-            work.conn, ctx.settings, company_id=manager.company_id, emails=invited, role="employee",
-            programme=programme, invited_by=manager.id,
+            work.conn,
+            ctx.settings,
+            company_id=manager.company_id,
+            emails=invited,
+            role="employee",
+            programme=programme,
+            invited_by=manager.id,
         )
         work.add(*(invitation_email(opened[address], address, programme, manager) for address in invited))
     return InviteResult(
@@ -148,13 +162,17 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
 def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
     """Send an open invitation again; only once its latest email has settled. Returns queued."""
     with write_then_publish(ctx) as work:
-        invitation = work.conn.execute(
-            sa.text(
-                "SELECT id, email, programme, token_nonce, accepted_at, expires_at, role "
-                "FROM invitations WHERE id = :id AND company_id = :company_id"
-            ),
-            {"id": invitation_id, "company_id": manager.company_id},
-        ).mappings().first()
+        invitation = (
+            work.conn.execute(
+                sa.text(
+                    "SELECT id, email, programme, token_nonce, accepted_at, expires_at, role "
+                    "FROM invitations WHERE id = :id AND company_id = :company_id"
+                ),
+                {"id": invitation_id, "company_id": manager.company_id},
+            )
+            .mappings()
+            .first()
+        )
         if invitation is None or invitation["role"] != "employee":
             raise InvitationError("That invitation does not exist.")
         if invitation["accepted_at"] is not None:
@@ -182,23 +200,33 @@ def accept_invitation(db: Database, *, token: str, name: str, password: str) -> 
     now = clock.now_iso()
     with db.write() as conn:
         # Single use: only one acceptance can change the row, however many arrive at once.
-        invitation = conn.execute(
-            sa.text(
-                "UPDATE invitations SET accepted_at = :now WHERE token_hash = :hash AND accepted_at IS NULL "
-                "AND expires_at > :now RETURNING id, email, role, programme, company_id"
-            ),
-            {"hash": tokens.token_hash(token), "now": now},
-        ).mappings().first()
+        invitation = (
+            conn.execute(
+                sa.text(
+                    "UPDATE invitations SET accepted_at = :now WHERE token_hash = :hash AND accepted_at IS NULL "
+                    "AND expires_at > :now RETURNING id, email, role, programme, company_id"
+                ),
+                {"hash": tokens.token_hash(token), "now": now},
+            )
+            .mappings()
+            .first()
+        )
         if invitation is None:
             raise InvitationError("This invitation link is no longer valid.")
         try:
             user_id = insert_user(
-                conn, email=invitation["email"], password=password, role=invitation["role"],
-                company_id=invitation["company_id"], name=name, programme=invitation["programme"],
+                conn,
+                email=invitation["email"],
+                password=password,
+                role=invitation["role"],
+                company_id=invitation["company_id"],
+                name=name,
+                programme=invitation["programme"],
             )
         except AccountError as error:
             raise InvitationError(str(error)) from None
         conn.execute(
-            sa.text("UPDATE invitations SET accepted_user_id = :u WHERE id = :id"), {"u": user_id, "id": invitation["id"]}
+            sa.text("UPDATE invitations SET accepted_user_id = :u WHERE id = :id"),
+            {"u": user_id, "id": invitation["id"]},
         )
     return user_id

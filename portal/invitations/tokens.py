@@ -5,6 +5,7 @@ nonce under SECRET_KEY, recomputed by whoever renders the link (the worker, for 
 copy of the database alone opens no invitation, and the outbox row's template input holds only
 the nonce.
 """
+
 from __future__ import annotations
 
 import base64

@@ -1,8 +1,8 @@
 """Sending a notice by hand, from a Flask shell:
 
-    >>> from portal.notices.operations import send_notice
-    >>> send_notice(app.extensions["portal"], to="someone@example.org", subject="Hello",
-    ...             body="First paragraph.\\n\\nSecond.")
+>>> from portal.notices.operations import send_notice
+>>> send_notice(app.extensions["portal"], to="someone@example.org", subject="Hello",
+...             body="First paragraph.\\n\\nSecond.")
 """
 
 from __future__ import annotations

@@ -1,15 +1,16 @@
 """Timestamps as fixed-width UTC ISO strings, so SQL compares them as text in time order."""
-from datetime import datetime, timedelta, timezone
+
+from datetime import UTC, datetime, timedelta
 
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime(FORMAT)
+    return moment.astimezone(UTC).strftime(FORMAT)
 
 
 def now_iso() -> str:
@@ -21,7 +22,7 @@ def iso_in(seconds: float, start: datetime | None = None) -> str:
 
 
 def parse(value: str) -> datetime:
-    return datetime.strptime(value, FORMAT).replace(tzinfo=timezone.utc)
+    return datetime.strptime(value, FORMAT).replace(tzinfo=UTC)
 
 
 def display_time(value: str) -> str:

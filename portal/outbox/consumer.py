@@ -5,6 +5,7 @@ family does its ID belong to? An invalid envelope is acknowledged without touchi
 A valid one whose ID no family recognises fails its row *before* we acknowledge, so the row never
 looks alive after its message is gone; if that write fails, the message is retried.
 """
+
 from __future__ import annotations
 
 import logging
@@ -12,11 +13,11 @@ from datetime import timedelta
 
 from rq import get_current_job
 
-from portal.outbox.retry import retry_delay
 from portal.outbox.delivery import RETRYING, deliver_outbox_row
 from portal.outbox.handles import EmailHandles
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION, JOB_TIMEOUT_SECONDS
 from portal.outbox.queues import dead_letter_queue, email_queue, is_valid_envelope
+from portal.outbox.retry import retry_delay
 from portal.outbox.rows import mark_unclaimed_row_failed, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED
 
@@ -79,10 +80,15 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
 def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: float) -> None:
     """Re-deliver after the delay, or hand the message to the dead-letter queue once attempts run out."""
     if attempt >= ctx.settings.outbox_max_attempts:
-        dead_letter_queue(ctx.redis).enqueue(DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS,
-                                             failure_ttl=7 * 86400)
+        dead_letter_queue(ctx.redis).enqueue(
+            DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS, failure_ttl=7 * 86400
+        )
         return
     email_queue(ctx.redis).enqueue_in(
-        timedelta(seconds=delay_seconds), JOB_FUNCTION, body,
-        job_timeout=JOB_TIMEOUT_SECONDS, meta={"attempt": attempt + 1}, failure_ttl=7 * 86400,
+        timedelta(seconds=delay_seconds),
+        JOB_FUNCTION,
+        body,
+        job_timeout=JOB_TIMEOUT_SECONDS,
+        meta={"attempt": attempt + 1},
+        failure_ttl=7 * 86400,
     )

@@ -1,14 +1,16 @@
 """One delivery of one outbox row: claim, check, render, freeze, send, settle."""
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
-from portal.outbox import clock, provider as answers
-from portal.outbox.retry import retry_delay
+from portal.outbox import clock
+from portal.outbox import provider as answers
 from portal.outbox.families import Family
-from portal.outbox.handles import EmailHandles
 from portal.outbox.freeze import freeze_or_replay
+from portal.outbox.handles import EmailHandles
+from portal.outbox.retry import retry_delay
 from portal.outbox.rows import claim_outbox_row, mark_retry, mark_sent, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 

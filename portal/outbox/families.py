@@ -68,7 +68,9 @@ class FamilyRegistry:
             if family.name in self._by_name:
                 raise ValueError(f"two families are named {family.name}")
             if family.id_prefix in self._by_prefix:
-                raise ValueError(f"families {family.name} and {self._by_prefix[family.id_prefix].name} share an ID prefix")
+                raise ValueError(
+                    f"families {family.name} and {self._by_prefix[family.id_prefix].name} share an ID prefix"
+                )
             self._by_name[family.name] = family
             self._by_prefix[family.id_prefix] = family
 

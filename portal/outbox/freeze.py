@@ -5,6 +5,7 @@ payload is stored for the row, that is what we send (even if a later deploy chan
 otherwise we store ours with INSERT OR IGNORE, read back what won, validate it and send that.
 The provider's idempotency key only protects a retry that carries the same content.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,10 +16,21 @@ from portal.outbox.rendering import Attachment, RenderedEmail
 from portal.outbox.rows import record_first_attempt
 from portal.outbox.statuses import PROCESSING
 
-REQUIRED_COLUMNS = frozenset({
-    "outbox_id", "from_address", "reply_to", "subject", "html", "text", "tags",
-    "attachment_filename", "attachment_content", "attachment_content_type", "created_at",
-})
+REQUIRED_COLUMNS = frozenset(
+    {
+        "outbox_id",
+        "from_address",
+        "reply_to",
+        "subject",
+        "html",
+        "text",
+        "tags",
+        "attachment_filename",
+        "attachment_content",
+        "attachment_content_type",
+        "created_at",
+    }
+)
 _verified_databases: set[str] = set()
 # Stores our fields only if no attempt froze first, and only while the row is still ours to send.
 _FREEZE = Statement(

@@ -5,6 +5,7 @@ and adds their intents on it, so the domain change and the email intent commit t
 at all. Replaying the
 same intent (same idempotency key) creates no second row. Publication happens after the commit.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,8 @@ from portal.settings import Settings
 class EmailIntent:
     family: Family
     recipient: str
-    idempotency_key: str        # stable for the domain event: a replay must build the same key
-    data: dict = field(default_factory=dict)   # the template input; stored on the row as JSON
+    idempotency_key: str  # stable for the domain event: a replay must build the same key
+    data: dict = field(default_factory=dict)  # the template input; stored on the row as JSON
     subject_ref: str | None = None
 
 
@@ -53,20 +54,22 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     rows = []
     for intent in intents:
         family = intent.family
-        rows.append({
-            "id": family.new_outbox_id(),
-            "family": family.name,
-            "recipient": intent.recipient.strip().lower(),
-            "key": intent.idempotency_key,
-            "status": PENDING,
-            "template": family.template,
-            "template_version": family.template_version,
-            "layout_version": LAYOUT_VERSION,
-            "data": json.dumps(intent.data, sort_keys=True),
-            "environment": settings.portal_env,
-            "subject_ref": intent.subject_ref,
-            "now": now,
-        })
+        rows.append(
+            {
+                "id": family.new_outbox_id(),
+                "family": family.name,
+                "recipient": intent.recipient.strip().lower(),
+                "key": intent.idempotency_key,
+                "status": PENDING,
+                "template": family.template,
+                "template_version": family.template_version,
+                "layout_version": LAYOUT_VERSION,
+                "data": json.dumps(intent.data, sort_keys=True),
+                "environment": settings.portal_env,
+                "subject_ref": intent.subject_ref,
+                "now": now,
+            }
+        )
     conn.execute(_INSERT_ROW, rows)
     # A replayed intent kept its first row: read every ID back by key.
     ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())

@@ -3,6 +3,7 @@
 It adds the portal's tags, cleans every tag to Resend's allowed characters, sends with the row's
 idempotency key and a timeout, and classifies every answer into what the engine must do next.
 """
+
 from __future__ import annotations
 
 import json as jsonlib
@@ -71,8 +72,9 @@ class PooledHTTPClient(HTTPClient):
         body = None if json is None else jsonlib.dumps(json, allow_nan=False).encode()
         headers = {**headers, "Content-Type": "application/json"} if body is not None else dict(headers)
         try:
-            response = self._pool.request(method.upper(), url, body=body, headers=headers, timeout=self._timeout,
-                                          retries=False, redirect=False)
+            response = self._pool.request(
+                method.upper(), url, body=body, headers=headers, timeout=self._timeout, retries=False, redirect=False
+            )
         except urllib3.exceptions.HTTPError as error:
             # The SDK turns this into ResendError(error_type="HttpClientError"): the request may have landed.
             raise RuntimeError(f"Request failed: {type(error).__name__}") from error
@@ -99,11 +101,18 @@ class ResendProvider:
             params["reply_to"] = message.reply_to
         if message.attachments:
             attachment = message.attachments[0]
-            params["attachments"] = [{"filename": attachment.filename, "content": attachment.content_b64,
-                                      "content_type": attachment.content_type}]
+            params["attachments"] = [
+                {
+                    "filename": attachment.filename,
+                    "content": attachment.content_b64,
+                    "content_type": attachment.content_type,
+                }
+            ]
         return params
 
-    def send(self, message: RenderedEmail, *, to: str, idempotency_key: str, family: str, outbox_id: str) -> ProviderAnswer:
+    def send(
+        self, message: RenderedEmail, *, to: str, idempotency_key: str, family: str, outbox_id: str
+    ) -> ProviderAnswer:
         # The SDK keeps its configuration in module globals; set ours on every call.
         resend.api_key, resend.api_url, resend.default_http_client = self.api_key, self.api_url, self.http_client
         params = self.build_params(message, to=to, family=family, outbox_id=outbox_id)

@@ -7,6 +7,7 @@ so a late update cannot overwrite a claim or a settled row. If publishing fails 
 We may publish a row twice (a try whose answer was lost, then the relay): the claim makes that
 harmless.
 """
+
 from __future__ import annotations
 
 import logging

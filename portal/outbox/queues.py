@@ -2,6 +2,7 @@
 
 The envelope carries no contact details; the consumer reads everything else from the database.
 """
+
 from __future__ import annotations
 
 from redis import Redis

@@ -3,13 +3,14 @@
 The webhook verifies the signature first (portal/webhooks/signature.py). Nothing here touches
 the database. Errors carry no part of the body: bodies hold addresses, and these messages reach logs.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parseaddr
-from typing import Any, Mapping
+from typing import Any
 
 from portal.outbox import clock
 
@@ -23,15 +24,15 @@ class MalformedReceipt(ValueError):
 
 @dataclass(frozen=True)
 class Receipt:
-    event_id: str                 # the svix-id header: one per event, the same on every redelivery
-    type: str                     # e.g. email.delivered
-    email_id: str | None          # data.email_id, the provider's message ID
-    environment: str | None       # data.tags.environment
-    outbox_id: str | None         # data.tags.outbox_id
-    event_at: str | None          # created_at as a fixed-width UTC ISO string, or None if unusable
-    recipient: str | None         # data.to[0], the bare address, lower-cased
-    bounce_type: str | None       # data.bounce.type
-    body: str                     # the JSON exactly as received
+    event_id: str  # the svix-id header: one per event, the same on every redelivery
+    type: str  # e.g. email.delivered
+    email_id: str | None  # data.email_id, the provider's message ID
+    environment: str | None  # data.tags.environment
+    outbox_id: str | None  # data.tags.outbox_id
+    event_at: str | None  # created_at as a fixed-width UTC ISO string, or None if unusable
+    recipient: str | None  # data.to[0], the bare address, lower-cased
+    bounce_type: str | None  # data.bounce.type
+    body: str  # the JSON exactly as received
 
 
 def parse_receipt(event_id: str, body: bytes) -> Receipt:
@@ -83,8 +84,8 @@ def event_time(value: Any) -> str | None:
     try:
         moment = datetime.fromisoformat(value)
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        moment = moment.astimezone(timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
+        moment = moment.astimezone(UTC)
     except (ValueError, OverflowError):
         return None
     # Four-digit years only: anything else would not be fixed-width, and is not a real receipt.

@@ -18,6 +18,7 @@ neither outranks the other and time decides between them. Two contradictory rece
 higher-ranked one is older (a bounce dated before a delivery) leave the row at whichever arrived
 first; both receipts are kept, with their outcome, for a person to read.
 """
+
 from __future__ import annotations
 
 from portal.db import Database, Statement
@@ -86,7 +87,12 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
     with db.write() as conn:
         _STORE_RECEIPT(
             conn,
-            {**params, "type": receipt.type, "environment": receipt.environment, "payload": receipt.body if ours else None},
+            {
+                **params,
+                "type": receipt.type,
+                "environment": receipt.environment,
+                "payload": receipt.body if ours else None,
+            },
         )
         outbox_id = None
         if receipt.type not in EVENT_STATUS:

@@ -4,6 +4,7 @@ The database row is the truth; Redis may lose every key and nothing is lost, bec
 finds the rows again: `pending` (publication never recorded), `enqueued` for too long, `retry`
 well past its time, and `processing` whose claim expired (a worker died mid-delivery).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,14 +3,14 @@
 Every email shares templates/emails/_layout.html; LAYOUT_VERSION is recorded on each outbox row
 so a person can tell which layout an email was first rendered with.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
-from pathlib import Path
 
 LAYOUT_VERSION = 1
 EMAIL_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "emails"

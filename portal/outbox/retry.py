@@ -1,4 +1,5 @@
 """The one retry schedule for email deliveries."""
+
 from __future__ import annotations
 
 import random

@@ -5,6 +5,7 @@ deliveries the same waiting row and reserve it for neither. Rows are inserted by
 from then on, publication, the claim, each settle and each receipt change them here and nowhere
 else.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,20 @@ import sqlalchemy as sa
 from portal.db import Database, Statement, json_array
 from portal.outbox import clock
 from portal.outbox.statuses import (
-    DEAD_LETTER, ENQUEUED, FAILED, OUTBOX_ID_UNCLAIMED, PROCESSING, RECEIPT_RANK, RECEIPT_STATUSES, RETRY, SENT,
-    SUPPRESSED, UNKNOWN_OUTCOME, UNSETTLED, WAITING, sql_list,
+    DEAD_LETTER,
+    ENQUEUED,
+    FAILED,
+    OUTBOX_ID_UNCLAIMED,
+    PROCESSING,
+    RECEIPT_RANK,
+    RECEIPT_STATUSES,
+    RETRY,
+    SENT,
+    SUPPRESSED,
+    UNKNOWN_OUTCOME,
+    UNSETTLED,
+    WAITING,
+    sql_list,
 )
 
 
@@ -30,7 +43,7 @@ class ClaimedRow:
     environment: str
     outcome_unknown: bool
     first_attempt_at: str | None
-    suppressed: bool   # the recipient is on the suppression list at claim time
+    suppressed: bool  # the recipient is on the suppression list at claim time
 
 
 # Built once: these run for every email.
@@ -64,9 +77,11 @@ def claim_outbox_row(db: Database, outbox_id: str, claim_seconds: int) -> Claime
     """
     now = clock.utcnow()
     with db.write() as conn:
-        row = _CLAIM(
-            conn, {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
-        ).mappings().first()
+        row = (
+            _CLAIM(conn, {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)})
+            .mappings()
+            .first()
+        )
     if row is None:
         return None
     return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})
@@ -110,6 +125,8 @@ _MARK_RETRY = Statement(
     WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
     """
 )
+
+
 def mark_retry(
     db: Database, outbox_id: str, attempt: int, delay_seconds: float, reason: str, outcome_unknown: bool
 ) -> bool:
@@ -120,11 +137,20 @@ def mark_retry(
     """
     now = clock.utcnow()
     with db.write() as conn:
-        return _MARK_RETRY(
-            conn,
-            {"id": outbox_id, "attempt": attempt, "next_at": clock.iso_in(delay_seconds, now), "reason": reason,
-             "unknown": int(outcome_unknown), "now": clock.iso(now)},
-        ).rowcount == 1
+        return (
+            _MARK_RETRY(
+                conn,
+                {
+                    "id": outbox_id,
+                    "attempt": attempt,
+                    "next_at": clock.iso_in(delay_seconds, now),
+                    "reason": reason,
+                    "unknown": int(outcome_unknown),
+                    "now": clock.iso(now),
+                },
+            ).rowcount
+            == 1
+        )
 
 
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
@@ -180,7 +206,8 @@ def record_publication(db: Database, outbox_ids: list[str], status: str, error: 
     late write never overwrites a claim or a settled row."""
     with db.write() as conn:
         conn.execute(
-            _RECORD_PUBLICATION, {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.now_iso()}
+            _RECORD_PUBLICATION,
+            {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.now_iso()},
         )
 
 

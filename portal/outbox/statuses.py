@@ -1,16 +1,16 @@
 """The one place that knows the outbox statuses, which may change into which, and the reasons."""
 
-PENDING = "pending"            # committed; publication not recorded
-ENQUEUED = "enqueued"          # a queue message was published
-PROCESSING = "processing"      # claimed by one delivery until claim_expires_at
-RETRY = "retry"                # waiting for next_attempt_at
-SENT = "sent"                  # accepted by the provider
+PENDING = "pending"  # committed; publication not recorded
+ENQUEUED = "enqueued"  # a queue message was published
+PROCESSING = "processing"  # claimed by one delivery until claim_expires_at
+RETRY = "retry"  # waiting for next_attempt_at
+SENT = "sent"  # accepted by the provider
 DELIVERED = "delivered"
 BOUNCED = "bounced"
 COMPLAINED = "complained"
-FAILED = "failed"              # final: nothing was sent
-SUPPRESSED = "suppressed"      # final: the address is on the suppression list; nothing was sent
-DEAD_LETTER = "dead_letter"    # final until a person decides; the reason is in last_error
+FAILED = "failed"  # final: nothing was sent
+SUPPRESSED = "suppressed"  # final: the address is on the suppression list; nothing was sent
+DEAD_LETTER = "dead_letter"  # final until a person decides; the reason is in last_error
 
 ALL = (PENDING, ENQUEUED, PROCESSING, RETRY, SENT, DELIVERED, BOUNCED, COMPLAINED, FAILED, SUPPRESSED, DEAD_LETTER)
 # A waiting row may be claimed; publication may only move rows among these.

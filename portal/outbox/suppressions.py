@@ -5,6 +5,7 @@ a reason that is kept; a bounce or complaint receipt adds to it in the receipt's
 (`suppress_from_receipt`, source 'webhook'). The send path reads the list in the claim itself
 (rows.py: the claim's RETURNING), so a suppressed address is never sent to.
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
@@ -31,39 +32,50 @@ def list_suppressions(db: Database, search: str | None = None, limit: int = LIST
     where = "WHERE instr(email, :needle) > 0" if needle else ""
     with db.read() as conn:
         total = conn.execute(sa.text(f"SELECT COUNT(*) FROM email_suppressions {where}"), {"needle": needle}).scalar()
-        rows = conn.execute(
-            sa.text(
-                f"""
+        rows = (
+            conn.execute(
+                sa.text(
+                    f"""
                 SELECT email, reason, source, created_at FROM email_suppressions {where}
                 ORDER BY created_at DESC, email LIMIT :limit
                 """
-            ),
-            {"needle": needle, "limit": limit},
-        ).mappings().all()
+                ),
+                {"needle": needle, "limit": limit},
+            )
+            .mappings()
+            .all()
+        )
     return [dict(row) for row in rows], total
 
 
 def is_suppressed(db: Database, email: str) -> bool:
     with db.read() as conn:
-        return conn.execute(
-            sa.text("SELECT 1 FROM email_suppressions WHERE email = :email"), {"email": normalise_email(email)}
-        ).first() is not None
+        return (
+            conn.execute(
+                sa.text("SELECT 1 FROM email_suppressions WHERE email = :email"), {"email": normalise_email(email)}
+            ).first()
+            is not None
+        )
 
 
 def history(db: Database, email: str | None = None, limit: int = 20) -> list[dict]:
     """Audit rows, newest first, with the acting admin's address (or none, for the webhook)."""
     where = "WHERE e.email = :email" if email else ""
     with db.read() as conn:
-        rows = conn.execute(
-            sa.text(
-                f"""
+        rows = (
+            conn.execute(
+                sa.text(
+                    f"""
                 SELECT e.email, e.action, e.reason, e.source, e.created_at, u.email AS actor_email
                 FROM email_suppression_events e LEFT JOIN users u ON u.id = e.actor_user_id
                 {where} ORDER BY e.created_at DESC, e.id DESC LIMIT :limit
                 """
-            ),
-            {"email": normalise_email(email or ""), "limit": limit},
-        ).mappings().all()
+                ),
+                {"email": normalise_email(email or ""), "limit": limit},
+            )
+            .mappings()
+            .all()
+        )
     return [dict(row) for row in rows]
 
 
@@ -115,8 +127,14 @@ def _audit(conn, email: str, action: str, reason: str, actor_user_id: int, now: 
             VALUES (:email, :action, :reason, :actor, :source, :now)
             """
         ),
-        {"email": email, "action": action, "reason": reason, "actor": actor_user_id,
-         "source": SOURCE_ADMIN, "now": now},
+        {
+            "email": email,
+            "action": action,
+            "reason": reason,
+            "actor": actor_user_id,
+            "source": SOURCE_ADMIN,
+            "now": now,
+        },
     )
 
 

@@ -5,6 +5,7 @@ connection pool, which is most of the work saved, and the claim plus idempotency
 duplicate delivery harmless. The relay runs in a thread on a fixed interval; a Redis lock with an
 expiry lets only one worker's pass run at a time across all workers.
 """
+
 from __future__ import annotations
 
 import logging
@@ -42,7 +43,9 @@ def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
         # Release only our own lock (compare-and-delete in one step).
         ctx.redis.eval(
             "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-            1, RELAY_LOCK_KEY, token,
+            1,
+            RELAY_LOCK_KEY,
+            token,
         )
     return True
 

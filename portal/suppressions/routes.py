@@ -4,8 +4,8 @@ from flask_login import current_user
 from portal.access import roles_required
 from portal.extensions import portal_context
 from portal.outbox import suppressions
-from portal.text import normalise_email
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
+from portal.text import normalise_email
 
 bp = Blueprint("suppressions", __name__, url_prefix="/admin/suppressions")
 
@@ -15,8 +15,14 @@ def _render_index(add_form: AddSuppressionForm, status: int = 200):
     query = search.q.data if search.validate() else ""
     rows, total = suppressions.list_suppressions(portal_context().db, query)
     return render_template(
-        "suppressions/index.html", search=search, query=query, rows=rows, total=total,
-        limit=suppressions.LIST_LIMIT, add_form=add_form, recent=suppressions.history(portal_context().db),
+        "suppressions/index.html",
+        search=search,
+        query=query,
+        rows=rows,
+        total=total,
+        limit=suppressions.LIST_LIMIT,
+        add_form=add_form,
+        recent=suppressions.history(portal_context().db),
     ), status
 
 
@@ -32,8 +38,9 @@ def add():
     form = AddSuppressionForm()
     if form.validate_on_submit():
         try:
-            suppressions.add_suppression(portal_context().db, email=form.email.data, reason=form.reason.data,
-                                    actor_user_id=current_user.id)
+            suppressions.add_suppression(
+                portal_context().db, email=form.email.data, reason=form.reason.data, actor_user_id=current_user.id
+            )
         except suppressions.SuppressionError as error:
             form.email.errors.append(str(error))
         else:
@@ -48,8 +55,9 @@ def remove():
     form = RemoveSuppressionForm(data={"email": request.args.get("email", "")})
     if form.validate_on_submit():
         try:
-            suppressions.remove_suppression(portal_context().db, email=form.email.data, reason=form.reason.data,
-                                       actor_user_id=current_user.id)
+            suppressions.remove_suppression(
+                portal_context().db, email=form.email.data, reason=form.reason.data, actor_user_id=current_user.id
+            )
         except suppressions.SuppressionError as error:
             form.form_errors.append(str(error))
         else:
@@ -60,5 +68,8 @@ def remove():
         flash("That address is not on the suppression list.", "warning")
         return redirect(url_for("suppressions.index"))
     return render_template(
-        "suppressions/remove.html", form=form, email=email, events=suppressions.history(portal_context().db, email) if email else [],
+        "suppressions/remove.html",
+        form=form,
+        email=email,
+        events=suppressions.history(portal_context().db, email) if email else [],
     ), 200 if request.method == "GET" else 400

@@ -43,5 +43,3 @@ def verify_signature(secret: str, body: bytes, headers: Mapping[str, str]) -> st
     except Exception as error:
         raise SignatureError(type(error).__name__) from None
     return signed["svix-id"]
-
-

@@ -1,4 +1,5 @@
 """The admin's pages: who may see them, and deciding through the form."""
+
 import re
 
 import pytest
@@ -32,8 +33,10 @@ def test_other_roles_get_403_on_admin_pages(client, auth, make_user, submit, rol
     assert client.get("/admin/applications").status_code == 403
     assert client.get(f"/admin/applications/{application.application_id}").status_code == 403
     token = auth.csrf_token("/")
-    response = client.post(f"/admin/applications/{application.application_id}/decision",
-                           data={"decision": "approve", "note": "", "csrf_token": token})
+    response = client.post(
+        f"/admin/applications/{application.application_id}/decision",
+        data={"decision": "approve", "note": "", "csrf_token": token},
+    )
     assert response.status_code == 403
 
 
@@ -81,12 +84,15 @@ def test_double_posted_decision_records_one_decision_and_one_email(client, signe
 
 
 def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
-        client, signed_in_admin, submit, decide, count, outbox_rows):
+    client, signed_in_admin, submit, decide, count, outbox_rows
+):
     application = submit()
     decide(application.application_id, "decline")
-    response = client.post(f"/admin/applications/{application.application_id}/decision",
-                           data={"decision": "approve", "note": "", "csrf_token": any_csrf_token(client)},
-                           follow_redirects=True)
+    response = client.post(
+        f"/admin/applications/{application.application_id}/decision",
+        data={"decision": "approve", "note": "", "csrf_token": any_csrf_token(client)},
+        follow_redirects=True,
+    )
     page = response.get_data(as_text=True)
 
     assert "already declined" in page and "Nothing was saved" in page
@@ -98,19 +104,23 @@ def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
 def test_approve_through_the_form(client, signed_in_admin, submit, count):
     application = submit()
     form = {**decision_form(client, application.application_id), "decision": "approve", "note": ""}
-    response = client.post(f"/admin/applications/{application.application_id}/decision", data=form,
-                           follow_redirects=True)
+    response = client.post(
+        f"/admin/applications/{application.application_id}/decision", data=form, follow_redirects=True
+    )
     page = response.get_data(as_text=True)
 
     assert "Approved. Fjord Analytics AS is a partner now" in page
     assert count("invitations", "role = 'manager' AND email = 'ingrid@fjord.example'") == 1
 
 
-@pytest.mark.parametrize("form, message", [
-    ({"decision": "request_info", "note": ""}, "Say what information you need"),
-    ({"decision": "delete", "note": ""}, "Choose approve, decline or ask for more information."),
-    ({"note": "no decision"}, "Choose approve, decline or ask for more information."),
-])
+@pytest.mark.parametrize(
+    "form, message",
+    [
+        ({"decision": "request_info", "note": ""}, "Say what information you need"),
+        ({"decision": "delete", "note": ""}, "Choose approve, decline or ask for more information."),
+        ({"note": "no decision"}, "Choose approve, decline or ask for more information."),
+    ],
+)
 def test_bad_decision_input_shows_errors_and_writes_nothing(client, signed_in_admin, submit, count, form, message):
     application = submit()
     data = {**decision_form(client, application.application_id), **form}

@@ -1,4 +1,5 @@
 """Applying to become a partner: one row and one confirmation email, written together, once."""
+
 import json
 
 import pytest
@@ -59,14 +60,17 @@ def test_after_a_decline_the_company_may_apply_again(submit, decide, count, outb
     assert len(outbox_rows(family="application_received")) == 2
 
 
-@pytest.mark.parametrize("field, value, error", [
-    ("company_name", "", "Enter your company&#39;s name."),
-    ("contact_email", "not-an-address", "Enter an email address like name@company.com."),
-    ("employee_count", "0", "Enter a whole number of at least 1."),
-    ("employee_count", "twelve", "Enter a whole number, like 250."),
-    ("employee_count", "2.5", "Enter a whole number, like 250."),
-    ("message", "x" * 2001, "Keep it under 2,000 characters."),
-])
+@pytest.mark.parametrize(
+    "field, value, error",
+    [
+        ("company_name", "", "Enter your company&#39;s name."),
+        ("contact_email", "not-an-address", "Enter an email address like name@company.com."),
+        ("employee_count", "0", "Enter a whole number of at least 1."),
+        ("employee_count", "twelve", "Enter a whole number, like 250."),
+        ("employee_count", "2.5", "Enter a whole number, like 250."),
+        ("message", "x" * 2001, "Keep it under 2,000 characters."),
+    ],
+)
 def test_bad_input_shows_the_field_error_and_writes_nothing(post_application, count, field, value, error):
     response = post_application(**{field: value})
     page = response.get_data(as_text=True)

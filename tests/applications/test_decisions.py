@@ -1,4 +1,5 @@
 """An admin's decision: recorded once with its email, in one transaction; final decisions stay final."""
+
 import json
 import re
 from dataclasses import replace
@@ -94,15 +95,17 @@ def test_a_decision_from_an_out_of_date_page_is_refused(submit, decide, count):
 
 
 def test_approve_creates_the_company_invites_the_contact_and_emails_the_link(
-        submit, decide, db, count, outbox_rows, settings, admin_id):
+    submit, decide, db, count, outbox_rows, settings, admin_id
+):
     application = submit()
     outcome = decide(application.application_id, "approve", note="Welcome aboard!")
 
     with db.read() as conn:
         company = conn.execute(sa.text("SELECT id, name FROM companies WHERE name_key = 'fjord analytics as'")).one()
         invitation = conn.execute(sa.text("SELECT * FROM invitations")).mappings().one()
-        stored = conn.execute(sa.text("SELECT state, company_id FROM company_applications WHERE id = :id"),
-                              {"id": outcome.application_id}).one()
+        stored = conn.execute(
+            sa.text("SELECT state, company_id FROM company_applications WHERE id = :id"), {"id": outcome.application_id}
+        ).one()
         decision = conn.execute(sa.text("SELECT invitation_id FROM application_decisions")).scalar_one()
     assert stored.state == "approved" and stored.company_id == company.id
     assert invitation["company_id"] == company.id and invitation["email"] == "ingrid@fjord.example"
@@ -135,8 +138,13 @@ def test_a_busy_database_writes_nothing(submit, ctx, settings, admin_id, count):
     try:
         with holder.write():
             with pytest.raises(DatabaseBusyError):
-                operations.record_decision(replace(ctx, db=impatient), application_id=application.application_id,
-                                        decision="decline", note="", admin_user_id=admin_id)
+                operations.record_decision(
+                    replace(ctx, db=impatient),
+                    application_id=application.application_id,
+                    decision="decline",
+                    note="",
+                    admin_user_id=admin_id,
+                )
     finally:
         impatient.dispose()
         holder.dispose()
@@ -154,8 +162,13 @@ def test_an_unconfirmed_commit_reaches_the_caller_and_is_not_replayed(submit, ct
     event.listen(deferred.engine, "begin", lambda conn: conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON"))
     try:
         with pytest.raises(AmbiguousCommitError):
-            operations.record_decision(replace(ctx, db=deferred), application_id=application.application_id,
-                                    decision="decline", note="", admin_user_id=987654)
+            operations.record_decision(
+                replace(ctx, db=deferred),
+                application_id=application.application_id,
+                decision="decline",
+                note="",
+                admin_user_id=987654,
+            )
     finally:
         deferred.dispose()
     assert count("application_decisions") == 0, "here the commit did fail; nothing was retried"

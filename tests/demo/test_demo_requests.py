@@ -1,4 +1,5 @@
 """A demo request: the lead, the submission and two emails in one transaction, once per submission."""
+
 import json
 
 import pytest
@@ -14,8 +15,12 @@ def test_a_request_records_the_lead_the_submission_and_two_emails(ask, table_row
 
     assert result.created and result.queued
     (lead,) = table_rows("demo_leads")
-    assert (lead["email"], lead["name"], lead["company"], lead["request_count"]) == \
-        ("sofia@lumen.example", "Sofia Reyes", "Lumen Retail", 1)
+    assert (lead["email"], lead["name"], lead["company"], lead["request_count"]) == (
+        "sofia@lumen.example",
+        "Sofia Reyes",
+        "Lumen Retail",
+        1,
+    )
     (submission,) = table_rows("demo_submissions")
     assert submission["lead_id"] == lead["id"] and submission["message"] == "About 40 colleagues might join."
     emails = {r["family"]: r for r in outbox_rows()}
@@ -76,8 +81,12 @@ def test_the_same_content_after_the_replay_window_is_a_new_request(ask, db, coun
 
 def test_differently_typed_identical_content_is_a_replay(ask, count):
     ask()
-    again = ask(name=" sofia  reyes ", email="SOFIA@lumen.example", company="lumen retail",
-                message="About 40 colleagues might join.\r\n")
+    again = ask(
+        name=" sofia  reyes ",
+        email="SOFIA@lumen.example",
+        company="lumen retail",
+        message="About 40 colleagues might join.\r\n",
+    )
     assert not again.created
     assert count("demo_submissions") == 1 and count("email_outbox") == 2
 
@@ -88,13 +97,16 @@ def test_honeypot_is_answered_as_accepted_and_writes_nothing(post_demo, count):
     assert count("demo_leads") == 0 and count("demo_submissions") == 0 and count("email_outbox") == 0
 
 
-@pytest.mark.parametrize("field, value, error", [
-    ("name", "", "Enter your name."),
-    ("email", "", "Enter your work email address."),
-    ("email", "sofia at lumen", "Enter an email address like name@company.com."),
-    ("company", "  ", "Enter your company&#39;s name."),
-    ("message", "x" * 2001, "Keep it under 2,000 characters."),
-])
+@pytest.mark.parametrize(
+    "field, value, error",
+    [
+        ("name", "", "Enter your name."),
+        ("email", "", "Enter your work email address."),
+        ("email", "sofia at lumen", "Enter an email address like name@company.com."),
+        ("company", "  ", "Enter your company&#39;s name."),
+        ("message", "x" * 2001, "Keep it under 2,000 characters."),
+    ],
+)
 def test_bad_input_shows_the_field_error_and_writes_nothing(post_demo, count, field, value, error):
     response = post_demo(**{field: value})
     page = response.get_data(as_text=True)

@@ -1,4 +1,5 @@
 """Builders for invitation tests: a signed-up manager, and inviting through the operation."""
+
 import pytest
 
 from portal.auth.queries import load_user
@@ -13,6 +14,7 @@ def manager(db, make_user, user_id):
 @pytest.fixture
 def invite(ctx, manager):
     """Builder: invite(addresses, programme="language", manager=<the manager>) -> the InviteResult."""
+
     def make(addresses, programme="language", manager=manager):
         return operations.invite_colleagues(ctx, manager=manager, addresses=addresses, programme=programme)
 

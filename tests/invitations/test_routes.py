@@ -26,7 +26,9 @@ def test_valid_addresses_are_invited_and_listed(client, auth, manager, count):
     page = client.get("/invitations").get_data(as_text=True)
     assert "Invited 2 colleagues" in page and "ada@example.org" in page and "queued" in page
     again = post_invite(client, auth, "ada@example.org")
-    assert "Already invited, so nothing new was sent: ada@example.org" in client.get(again.headers["Location"]).get_data(as_text=True)
+    assert "Already invited, so nothing new was sent: ada@example.org" in client.get(
+        again.headers["Location"]
+    ).get_data(as_text=True)
     assert count("email_outbox") == 2
 
 
@@ -51,8 +53,9 @@ def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db,
     page = client.get(f"/invitations/accept/{token}").get_data(as_text=True)
     assert "Join Acme Ltd at TEEI" in page and "TEEI Mentorship" in page
     csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    response = client.post(f"/invitations/accept/{token}", data={"name": "Ada Lovelace", "password": "a-long-password",
-                                                                 "csrf_token": csrf})
+    response = client.post(
+        f"/invitations/accept/{token}", data={"name": "Ada Lovelace", "password": "a-long-password", "csrf_token": csrf}
+    )
     assert response.status_code == 302
     assert "My volunteering" in client.get("/", follow_redirects=True).get_data(as_text=True)
     used = client.get(f"/invitations/accept/{token}")

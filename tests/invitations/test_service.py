@@ -123,9 +123,18 @@ def test_another_companys_manager_cannot_resend(ctx, invite, manager, db, make_u
     assert list_invitations(db, company_id=other.company_id) == []
 
 
-@pytest.mark.parametrize("status, words", [("pending", "queued"), ("sent", "sent"), ("delivered", "delivered"),
-                                           ("bounced", "bounced"), ("suppressed", "blocked: the address bounced before"),
-                                           ("failed", "failed"), ("dead_letter", "needs attention")])
+@pytest.mark.parametrize(
+    "status, words",
+    [
+        ("pending", "queued"),
+        ("sent", "sent"),
+        ("delivered", "delivered"),
+        ("bounced", "bounced"),
+        ("suppressed", "blocked: the address bounced before"),
+        ("failed", "failed"),
+        ("dead_letter", "needs attention"),
+    ],
+)
 def test_email_state_in_a_managers_words(invite, manager, db, status, words):
     invite(["ada@example.org"])
     with db.write() as conn:

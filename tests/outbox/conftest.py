@@ -1,4 +1,5 @@
 """Outbox fixtures: the provider model over HTTP, the engine's own `ctx`, real RQ workers in subprocesses."""
+
 from __future__ import annotations
 
 import os
@@ -8,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from portal.outbox.consumer import use_context
-from portal.context import PortalContext
-from devtools.provider_model import ProviderModel
 from devtools.processes import stop_process
+from devtools.provider_model import ProviderModel
+from portal.context import PortalContext
+from portal.outbox.consumer import use_context
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,8 +77,9 @@ def workers(worker_env):
 
     def start(burst=False, **extra_env):
         args = [sys.executable, str(ROOT / "worker.py")] + (["--burst"] if burst else [])
-        process = subprocess.Popen(args, env={**worker_env, **extra_env}, cwd=ROOT,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        process = subprocess.Popen(
+            args, env={**worker_env, **extra_env}, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         started.append(process)
         return process
 

@@ -2,6 +2,7 @@
 
 The engine's side of a receipt (portal/outbox/receipts.py), called as the webhook calls it once the
 signature is verified; the endpoint itself is tested in tests/webhooks."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,18 @@ from portal.outbox import receipts
 from portal.outbox.reads import receipt_counts
 from portal.outbox.receipts import apply_receipt_event
 from portal.outbox.statuses import (
-    BOUNCED, COMPLAINED, DEAD_LETTER, DELIVERED, ENQUEUED, FAILED, PENDING, PROCESSING, RETRY, SENT,
-    SUPPRESSED, UNKNOWN_OUTCOME,
+    BOUNCED,
+    COMPLAINED,
+    DEAD_LETTER,
+    DELIVERED,
+    ENQUEUED,
+    FAILED,
+    PENDING,
+    PROCESSING,
+    RETRY,
+    SENT,
+    SUPPRESSED,
+    UNKNOWN_OUTCOME,
 )
 from portal.outbox.suppressions import remove_suppression
 from tests.builders import at, event
@@ -24,18 +35,23 @@ from tests.builders import at, event
 @pytest.fixture
 def receive(ctx):
     """receive(event_dict_or_raw_text, event_id=None) -> the outcome, as the webhook hands a verified receipt over."""
+
     def receive(payload, event_id=None):
         body = payload if isinstance(payload, str) else json.dumps(payload)
-        return apply_receipt_event(ctx.db, event_id or f"msg_{uuid.uuid4().hex}", body.encode(),
-                                   environment=ctx.settings.portal_env)
+        return apply_receipt_event(
+            ctx.db, event_id or f"msg_{uuid.uuid4().hex}", body.encode(), environment=ctx.settings.portal_env
+        )
 
     return receive
 
 
 def receipt_row(db, event_id):
     with db.read() as conn:
-        return conn.execute(sa.text("SELECT * FROM email_receipts WHERE provider_event_id = :id"),
-                            {"id": event_id}).mappings().one()
+        return (
+            conn.execute(sa.text("SELECT * FROM email_receipts WHERE provider_event_id = :id"), {"id": event_id})
+            .mappings()
+            .one()
+        )
 
 
 def suppressions(db):
@@ -50,6 +66,7 @@ def audit(db):
 
 # --- moving the row ----------------------------------------------------------------------------
 
+
 def test_delivered_receipt_moves_a_sent_row(receive, make_outbox_row, outbox_row, db):
     outbox_id = make_outbox_row(status=SENT)
     assert receive(event("email.delivered", created_at=at(5)), event_id="msg_a") == "applied"
@@ -63,9 +80,15 @@ def test_delivered_receipt_moves_a_sent_row(receive, make_outbox_row, outbox_row
     assert json.loads(stored["payload"])["data"]["to"] == ["ada@example.com"]
 
 
-@pytest.mark.parametrize("event_type, status", [
-    ("email.sent", SENT), ("email.delivered", DELIVERED), ("email.bounced", BOUNCED), ("email.complained", COMPLAINED),
-])
+@pytest.mark.parametrize(
+    "event_type, status",
+    [
+        ("email.sent", SENT),
+        ("email.delivered", DELIVERED),
+        ("email.bounced", BOUNCED),
+        ("email.complained", COMPLAINED),
+    ],
+)
 def test_each_event_type_sets_its_status(receive, make_outbox_row, outbox_row, event_type, status):
     outbox_id = make_outbox_row(status=SENT)
     receive(event(event_type))
@@ -96,8 +119,7 @@ def test_replay_after_a_later_event_changes_nothing(receive, make_outbox_row, ou
 
 
 @pytest.mark.parametrize("late_type", ["email.sent", "email.delivered"])
-def test_older_receipt_arriving_after_a_newer_one_changes_nothing(receive, make_outbox_row, outbox_row, db,
-                                                                 late_type):
+def test_older_receipt_arriving_after_a_newer_one_changes_nothing(receive, make_outbox_row, outbox_row, db, late_type):
     outbox_id = make_outbox_row(status=SENT)
     receive(event("email.delivered", created_at=at(10)))
     before = outbox_row(outbox_id)
@@ -185,6 +207,7 @@ def test_receipt_for_an_email_that_is_not_ours_is_stored_and_ignored(receive, ma
 
 # --- environments ------------------------------------------------------------------------------
 
+
 def test_other_environments_receipts_are_counted_and_not_applied(receive, make_outbox_row, outbox_row, db):
     outbox_id = make_outbox_row(status=SENT)
     assert receive(event("email.bounced", environment="staging"), event_id="msg_staging") == "other_environment"
@@ -222,6 +245,7 @@ def test_receipt_counts_report_every_outcome(receive, make_outbox_row, db):
 
 # --- suppression -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bounce", [{"type": "Permanent", "subType": "General"}, None])
 def test_permanent_or_untyped_bounce_suppresses_the_address(receive, make_outbox_row, db, bounce):
     make_outbox_row(status=SENT)
@@ -231,7 +255,12 @@ def test_permanent_or_untyped_bounce_suppresses_the_address(receive, make_outbox
     [entry] = suppressions(db)
     assert (entry["email"], entry["source"]) == ("ada@example.com", "webhook")
     [row] = audit(db)
-    assert (row["email"], row["action"], row["source"], row["actor_user_id"]) == ("ada@example.com", "add", "webhook", None)
+    assert (row["email"], row["action"], row["source"], row["actor_user_id"]) == (
+        "ada@example.com",
+        "add",
+        "webhook",
+        None,
+    )
 
 
 def test_transient_bounce_does_not_suppress(receive, make_outbox_row, outbox_row, db):
@@ -266,18 +295,28 @@ def test_already_suppressed_address_gets_no_second_audit_row(receive, make_outbo
 
 # --- settling a row through its outbox_id tag --------------------------------------------------
 
+
 def test_unknown_outcome_row_is_settled_from_its_receipt(receive, make_outbox_row, outbox_row, db, count):
-    outbox_id = make_outbox_row(status=DEAD_LETTER, provider_message_id=None, last_error=UNKNOWN_OUTCOME,
-                                outcome_unknown=1)
+    outbox_id = make_outbox_row(
+        status=DEAD_LETTER, provider_message_id=None, last_error=UNKNOWN_OUTCOME, outcome_unknown=1
+    )
     with db.write() as conn:
-        conn.execute(sa.text(
-            "INSERT INTO email_frozen_payloads (outbox_id, from_address, subject, html, text, tags, created_at) "
-            "VALUES (:id, 'p@localhost', 's', 'h', 't', '[]', 'now')"), {"id": outbox_id})
+        conn.execute(
+            sa.text(
+                "INSERT INTO email_frozen_payloads (outbox_id, from_address, subject, html, text, tags, created_at) "
+                "VALUES (:id, 'p@localhost', 's', 'h', 't', '[]', 'now')"
+            ),
+            {"id": outbox_id},
+        )
 
     assert receive(event("email.delivered", email_id="re_found", outbox_id=outbox_id, created_at=at(4))) == "applied"
     row = outbox_row(outbox_id)
     assert (row["status"], row["provider_message_id"], row["last_error"], row["outcome_unknown"]) == (
-        DELIVERED, "re_found", None, 0)
+        DELIVERED,
+        "re_found",
+        None,
+        0,
+    )
     assert row["last_event_at"] == "2026-10-15T09:30:04.000000Z"
     assert count("email_frozen_payloads") == 0, "the settled row's personal content is removed"
 
@@ -300,12 +339,15 @@ def test_delivery_delayed_settles_a_row_as_sent(receive, make_outbox_row, outbox
     assert outbox_row(outbox_id)["status"] == SENT
 
 
-@pytest.mark.parametrize("columns", [
-    {"status": FAILED, "provider_message_id": None},
-    {"status": SUPPRESSED, "provider_message_id": None},
-    {"status": DEAD_LETTER, "provider_message_id": None, "last_error": "delivery_exhausted"},
-    {"status": SENT, "provider_message_id": "re_a_different_message"},
-])
+@pytest.mark.parametrize(
+    "columns",
+    [
+        {"status": FAILED, "provider_message_id": None},
+        {"status": SUPPRESSED, "provider_message_id": None},
+        {"status": DEAD_LETTER, "provider_message_id": None, "last_error": "delivery_exhausted"},
+        {"status": SENT, "provider_message_id": "re_a_different_message"},
+    ],
+)
 def test_tag_never_settles_a_row_that_is_not_waiting_for_an_answer(receive, make_outbox_row, outbox_row, columns):
     outbox_id = make_outbox_row(**columns)
     before = outbox_row(outbox_id)
@@ -319,8 +361,10 @@ def test_tag_naming_no_row_is_unmatched(receive):
 
 # --- one transaction ---------------------------------------------------------------------------
 
+
 def test_failure_before_the_processed_marker_applies_nothing_then_redelivery_applies_once(
-        receive, make_outbox_row, outbox_row, db, count):
+    receive, make_outbox_row, outbox_row, db, count
+):
     outbox_id = make_outbox_row(status=SENT)
     with db.write() as conn:
         conn.exec_driver_sql(
@@ -340,8 +384,7 @@ def test_failure_before_the_processed_marker_applies_nothing_then_redelivery_app
     assert (count("email_receipts"), count("email_suppressions"), count("email_suppression_events")) == (1, 1, 1)
 
 
-def test_exception_in_the_final_step_rolls_everything_back(receive, make_outbox_row, outbox_row, count,
-                                                           monkeypatch):
+def test_exception_in_the_final_step_rolls_everything_back(receive, make_outbox_row, outbox_row, count, monkeypatch):
     outbox_id = make_outbox_row(status=DEAD_LETTER, provider_message_id=None, last_error=UNKNOWN_OUTCOME)
 
     def broken(*args, **kwargs):
@@ -363,7 +406,11 @@ def test_an_unprocessed_receipt_left_behind_is_completed_by_its_redelivery(recei
     """Every statement after the insert is guarded by processed_at IS NULL, not by the insert's success."""
     outbox_id = make_outbox_row(status=SENT)
     with db.write() as conn:
-        conn.execute(sa.text("INSERT INTO email_receipts (provider_event_id, type, received_at) "
-                             "VALUES ('msg_half', 'email.delivered', 'x')"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO email_receipts (provider_event_id, type, received_at) "
+                "VALUES ('msg_half', 'email.delivered', 'x')"
+            )
+        )
     assert receive(event("email.delivered"), event_id="msg_half") == "applied"
     assert outbox_row(outbox_id)["status"] == DELIVERED

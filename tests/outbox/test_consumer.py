@@ -1,5 +1,8 @@
 """The consumer's one decision per message, and the recogniser behind it."""
-from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from portal.email_families import FAMILIES
 from portal.outbox.consumer import handle_message
@@ -7,14 +10,21 @@ from portal.outbox.queues import build_envelope, is_valid_envelope
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, OUTBOX_ID_UNCLAIMED
 
 
-def test_invalid_envelopes_are_acknowledged_without_touching_the_database(ctx, make_outbox_row, outbox_rows,
-                                                                          provider_model):
+def test_invalid_envelopes_are_acknowledged_without_touching_the_database(
+    ctx, make_outbox_row, outbox_rows, provider_model
+):
     outbox_id = make_outbox_row(publish=True)
     before = outbox_rows()
-    for body in [None, "text", [], {}, {"kind": "email-outbox", "version": 2, "outboxId": outbox_id},
-                 {"kind": "other", "version": 1, "outboxId": outbox_id},
-                 {"kind": "email-outbox", "version": 1, "outboxId": 42},
-                 {"kind": "email-outbox", "version": 1, "outboxId": outbox_id, "recipient": "a@b.example"}]:
+    for body in [
+        None,
+        "text",
+        [],
+        {},
+        {"kind": "email-outbox", "version": 2, "outboxId": outbox_id},
+        {"kind": "other", "version": 1, "outboxId": outbox_id},
+        {"kind": "email-outbox", "version": 1, "outboxId": 42},
+        {"kind": "email-outbox", "version": 1, "outboxId": outbox_id, "recipient": "a@b.example"},
+    ]:
         assert handle_message(ctx, body, attempt=1, dead_letter=False) == "ack:invalid_envelope"
     assert outbox_rows() == before
     assert provider_model.requests() == []
@@ -60,8 +70,14 @@ def test_exhausted_attempts_go_to_the_dead_letter_queue(ctx, make_outbox_row, pr
 
 def test_every_registered_family_recognises_the_ids_it_builds():
     families = list(FAMILIES)
-    assert {f.name for f in families} >= {"invitation", "application_received", "application_decision",
-                                          "demo_confirmation", "demo_notification", "notice"}
+    assert {f.name for f in families} >= {
+        "invitation",
+        "application_received",
+        "application_decision",
+        "demo_confirmation",
+        "demo_notification",
+        "notice",
+    }
     for family in families:
         assert FAMILIES.for_outbox_id(family.new_outbox_id()) is family, family.name
 

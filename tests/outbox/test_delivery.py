@@ -1,4 +1,5 @@
 """One delivery at a time through the real consumer, a real libSQL file and the provider model over HTTP."""
+
 import sqlalchemy as sa
 
 from portal.outbox import rendering
@@ -39,8 +40,11 @@ def test_lost_response_then_layout_change_replays_the_frozen_payload(
 
     # A deploy changes the shared layout before the retry.
     original = rendering.render_bodies
-    monkeypatch.setattr(rendering, "render_bodies",
-                        lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)))
+    monkeypatch.setattr(
+        rendering,
+        "render_bodies",
+        lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)),
+    )
     monkeypatch.setattr("portal.outbox.families.render_bodies", rendering.render_bodies)
     assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
 
@@ -52,9 +56,7 @@ def test_lost_response_then_layout_change_replays_the_frozen_payload(
     assert outbox_row(outbox_id)["provider_message_id"] == first["message_id"] == email["id"]
 
 
-def test_acceptance_write_failure_is_reconciled_by_another_attempt(
-    ctx, make_outbox_row, outbox_row, provider_model
-):
+def test_acceptance_write_failure_is_reconciled_by_another_attempt(ctx, make_outbox_row, outbox_row, provider_model):
     outbox_id = make_outbox_row()
     with ctx.db.write() as conn:
         conn.exec_driver_sql(
@@ -68,6 +70,7 @@ def test_acceptance_write_failure_is_reconciled_by_another_attempt(
         conn.exec_driver_sql("DROP TRIGGER refuse_sent")
     # The row is still claimed by the attempt that failed; once the claim expires another may try.
     import time
+
     time.sleep(ctx.settings.outbox_claim_seconds + 0.2)
     assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
     row = outbox_row(outbox_id)
@@ -98,8 +101,10 @@ def test_conflicting_payload_becomes_unknown_outcome(ctx, make_outbox_row, outbo
     key = outbox_row(outbox_id)["idempotency_key"]
     # An earlier attempt (say, before freezing existed) used the key with other content.
     resend.api_key, resend.api_url = "re_test", provider_model.url
-    resend.Emails.send({"from": "Portal <portal@localhost>", "to": ["grace@example.org"], "subject": "old",
-                        "text": "old body"}, {"idempotency_key": key})
+    resend.Emails.send(
+        {"from": "Portal <portal@localhost>", "to": ["grace@example.org"], "subject": "old", "text": "old body"},
+        {"idempotency_key": key},
+    )
 
     assert deliver(ctx, outbox_id) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
@@ -154,12 +159,15 @@ def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row
     first = threading.Thread(target=deliver, args=(ctx, outbox_id))
     first.start()
     import time
+
     deadline = time.monotonic() + 5
     while not provider_model.requests() and time.monotonic() < deadline:
         time.sleep(0.02)
     with ctx.db.write() as conn:  # the first claim has expired (a slow worker), so another may claim
-        conn.execute(sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
-                     {"id": outbox_id})
+        conn.execute(
+            sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
+            {"id": outbox_id},
+        )
     second = deliver(ctx, outbox_id, attempt=2)
     first.join()
     assert second == "retry:concurrent_idempotent_requests"
@@ -176,8 +184,10 @@ def test_unknown_outcome_past_the_provider_window_is_never_resent(ctx, make_outb
     assert deliver(ctx, outbox_id).startswith("retry:")
     assert outbox_row(outbox_id)["outcome_unknown"] == 1
     with ctx.db.write() as conn:  # a day and a bit later
-        conn.execute(sa.text("UPDATE email_outbox SET first_attempt_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
-                     {"id": outbox_id})
+        conn.execute(
+            sa.text("UPDATE email_outbox SET first_attempt_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
+            {"id": outbox_id},
+        )
     requests_before = len(provider_model.requests())
     assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
@@ -194,8 +204,12 @@ def test_a_definite_rejection_is_not_counted_as_unknown(ctx, make_outbox_row, ou
 
 def test_suppressed_recipient_is_not_sent(ctx, make_outbox_row, outbox_row, provider_model, count):
     with ctx.db.write() as conn:
-        conn.execute(sa.text("INSERT INTO email_suppressions (email, reason, source, created_at) "
-                             "VALUES ('bounced@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO email_suppressions (email, reason, source, created_at) "
+                "VALUES ('bounced@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"
+            )
+        )
     outbox_id = make_outbox_row(recipient="Bounced@Example.org")
     assert deliver(ctx, outbox_id) == "ack:suppressed"
     assert outbox_row(outbox_id)["status"] == SUPPRESSED
@@ -203,9 +217,10 @@ def test_suppressed_recipient_is_not_sent(ctx, make_outbox_row, outbox_row, prov
 
 
 def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row, provider_model):
+    import pytest
+
     from portal.outbox.freeze import FreezeError, freeze_or_replay
     from portal.outbox.rendering import Attachment, RenderedEmail
-    import pytest
 
     two = RenderedEmail("a@b.example", "s", "<p>h</p>", "t", attachments=(Attachment("a", "QQ==", "text/plain"),) * 2)
     with pytest.raises(FreezeError):
@@ -217,8 +232,12 @@ def test_a_row_that_may_have_gone_out_never_settles_as_unsent(ctx, make_outbox_r
     provider_model.fail_next("http_500")  # the request reached the provider; its outcome is unknown
     assert deliver(ctx, outbox_id).startswith("retry:")
     with ctx.db.write() as conn:
-        conn.execute(sa.text("INSERT INTO email_suppressions (email, reason, source, created_at) "
-                             "VALUES ('maybe@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO email_suppressions (email, reason, source, created_at) "
+                "VALUES ('maybe@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"
+            )
+        )
     assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
     assert (row["status"], row["last_error"]) == (DEAD_LETTER, UNKNOWN_OUTCOME)

@@ -1,9 +1,11 @@
 """Intents inside the caller's transaction; publication after commit, and what happens when it fails."""
+
 import json
 
 import pytest
 import sqlalchemy as sa
 
+from devtools.processes import free_port
 from portal.db import AmbiguousCommitError
 from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
@@ -11,12 +13,12 @@ from portal.outbox.intents import add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import email_queue
 from portal.outbox.statuses import ENQUEUED, PENDING, PROCESSING
-from devtools.processes import free_port
 
 
 def intent(n=1, key=None):
-    return EmailIntent(family=NOTICE, recipient=f"p{n}@example.org", idempotency_key=key or f"k{n}",
-                       data={"subject": "s", "body": "b"})
+    return EmailIntent(
+        family=NOTICE, recipient=f"p{n}@example.org", idempotency_key=key or f"k{n}", data={"subject": "s", "body": "b"}
+    )
 
 
 def test_replaying_an_intent_creates_no_second_row(ctx, count):
@@ -39,8 +41,9 @@ def test_an_ambiguous_commit_is_raised_not_replayed(ctx, count):
     runs = []
     with ctx.db.write() as conn:
         conn.exec_driver_sql("CREATE TABLE parents (id INTEGER PRIMARY KEY)")
-        conn.exec_driver_sql("CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) "
-                             "DEFERRABLE INITIALLY DEFERRED)")
+        conn.exec_driver_sql(
+            "CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)"
+        )
     with pytest.raises(AmbiguousCommitError):
         with ctx.db.write() as conn:
             runs.append(1)
@@ -113,6 +116,7 @@ def test_outbox_status_command_counts_by_family_and_status(ctx, runner):
 
 
 # --- the unit of work: write_then_publish -------------------------------------------------------
+
 
 def queued_jobs(ctx):
     return email_queue(ctx.redis).count

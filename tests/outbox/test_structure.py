@@ -1,5 +1,6 @@
 """Structural checks against independent facts: the migrated schema, the relay and the claim, the
 modules a fresh interpreter loads. (Which queues a real worker listens on: test_workers.py.)"""
+
 import re
 import subprocess
 import sys
@@ -11,8 +12,20 @@ from portal.outbox.relay import rows_to_publish
 from portal.outbox.rows import claim_outbox_row
 from portal.outbox.statuses import ALL, SETTLED, UNSETTLED
 
-AREAS = ("invitations", "applications", "demo", "notices", "auth", "company", "admin", "main", "suppressions",
-         "webhooks", "email_families", "context")
+AREAS = (
+    "invitations",
+    "applications",
+    "demo",
+    "notices",
+    "auth",
+    "company",
+    "admin",
+    "main",
+    "suppressions",
+    "webhooks",
+    "email_families",
+    "context",
+)
 
 
 def test_job_functions_resolve():
@@ -30,8 +43,9 @@ def quoted(sql):
 
 
 def test_the_schema_allows_exactly_the_statuses_the_code_knows(db):
-    check = re.search(r"status TEXT NOT NULL DEFAULT 'pending' CHECK \(status IN \((.*?)\)\)",
-                      schema_sql(db, "email_outbox"), re.S)
+    check = re.search(
+        r"status TEXT NOT NULL DEFAULT 'pending' CHECK \(status IN \((.*?)\)\)", schema_sql(db, "email_outbox"), re.S
+    )
     assert check, "the status CHECK constraint is gone from email_outbox"
     assert quoted(check.group(1)) == set(ALL)
 
@@ -45,9 +59,17 @@ def test_unsettled_rows_are_picked_up_again_and_settled_ones_never(ctx, make_out
     """Every row in an unsettled status, left long enough, is republished by the relay and may be
     claimed; a settled row never is, however old."""
     long_ago = "2000-01-01T00:00:00.000000Z"
-    ids = {status: make_outbox_row(status=status, provider_message_id=None, updated_at=long_ago,
-                                   enqueued_at=long_ago, next_attempt_at=long_ago, claim_expires_at=long_ago)
-           for status in ALL}
+    ids = {
+        status: make_outbox_row(
+            status=status,
+            provider_message_id=None,
+            updated_at=long_ago,
+            enqueued_at=long_ago,
+            next_attempt_at=long_ago,
+            claim_expires_at=long_ago,
+        )
+        for status in ALL
+    }
     status_of = {outbox_id: status for status, outbox_id in ids.items()}
 
     assert {status_of[i] for i in rows_to_publish(ctx.db, ctx.settings)} == set(UNSETTLED)
@@ -69,6 +91,9 @@ print("\\n".join(sorted(sys.modules)))
     loaded = set(result.stdout.split())
     assert "portal.outbox.worker" in loaded and "portal.outbox.receipts" in loaded, "every module was imported"
     forbidden = {"flask"} | {f"portal.{area}" for area in AREAS}
-    offending = {name for name in loaded if name in forbidden or name.split(".")[0] == "flask"
-                 or any(name.startswith(f"{area}.") for area in forbidden)}
+    offending = {
+        name
+        for name in loaded
+        if name in forbidden or name.split(".")[0] == "flask" or any(name.startswith(f"{area}.") for area in forbidden)
+    }
     assert offending == set()

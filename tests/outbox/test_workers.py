@@ -1,4 +1,5 @@
 """The whole path with real RQ workers (`python worker.py`) in their own processes."""
+
 import json
 import signal
 import time
@@ -6,12 +7,12 @@ import zlib
 
 import rq
 
-from portal.outbox.publish import publish_outbox_rows
+from devtools.testing import redis_dump
 from portal.outbox.consumer import handle_message
+from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope, email_queue
 from portal.outbox.relay import relay_pass
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
-from devtools.testing import redis_dump
 
 
 def wait_until(condition, timeout=30.0, interval=0.1):
@@ -37,8 +38,9 @@ def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_out
     assert set(worker.queue_names()) == used
 
 
-def test_published_envelopes_are_json_without_contact_details(ctx, make_outbox_row, outbox_rows, count, workers,
-                                                              provider_model):
+def test_published_envelopes_are_json_without_contact_details(
+    ctx, make_outbox_row, outbox_rows, count, workers, provider_model
+):
     recipients = [f"volunteer{n}@example.org" for n in range(5)]
     ids = [make_outbox_row(recipient=r) for r in recipients]
     result = publish_outbox_rows(ctx.db, ctx.redis, ids, request_id="req-1")
@@ -57,8 +59,9 @@ def test_published_envelopes_are_json_without_contact_details(ctx, make_outbox_r
     assert count("email_frozen_payloads") == 0
 
 
-def test_row_committed_but_never_published_is_found_by_the_relay(make_outbox_row, outbox_rows, workers, provider_model,
-                                                                 runner):
+def test_row_committed_but_never_published_is_found_by_the_relay(
+    make_outbox_row, outbox_rows, workers, provider_model, runner
+):
     outbox_id = make_outbox_row()  # the process "stopped" after the domain transaction
     workers.drain()
     assert provider_model.sent() == []
@@ -77,8 +80,9 @@ def test_redis_losing_every_key_loses_no_email(ctx, make_outbox_row, outbox_rows
     assert [row["status"] for row in outbox_rows()] == [SENT] * 3 and len(provider_model.sent()) == 3
 
 
-def test_the_same_envelope_many_times_to_several_workers_sends_once(ctx, make_outbox_row, outbox_rows, workers,
-                                                                   provider_model):
+def test_the_same_envelope_many_times_to_several_workers_sends_once(
+    ctx, make_outbox_row, outbox_rows, workers, provider_model
+):
     outbox_id = make_outbox_row()
     provider_model.fail_next("slow_accept", delay=0.5)  # keep the first send in flight while others arrive
     queue = email_queue(ctx.redis)

@@ -33,6 +33,7 @@ def wait_for(predicate, timeout=5.0):
 
 # --- accepting and replaying -------------------------------------------------------------------
 
+
 def test_send_is_recorded_and_retrievable(model, message):
     answer = send(message(), key="invitation/1")
 
@@ -113,13 +114,17 @@ def test_clock_moves_created_at(model, message):
 
 # --- validation --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tag", [
-    {"name": "environment", "value": "dev server"},
-    {"name": "fam.ily", "value": "invitation"},
-    {"name": "family", "value": "ünïcode"},
-    {"name": "family", "value": ""},
-    {"name": "family"},
-])
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        {"name": "environment", "value": "dev server"},
+        {"name": "fam.ily", "value": "invitation"},
+        {"name": "family", "value": "ünïcode"},
+        {"name": "family", "value": ""},
+        {"name": "family"},
+    ],
+)
 def test_bad_tags_are_422(model, message, tag):
     with pytest.raises(ResendError) as caught:
         send(message(tags=[tag]), key="k")
@@ -158,8 +163,11 @@ def test_rejected_request_does_not_store_its_key(model, message):
 
 
 def test_malformed_json_is_400(model):
-    response = requests.post(f"{model.url}/emails", data=b"{not json",
-                             headers={"Authorization": "Bearer re_test", "Content-Type": "application/json"})
+    response = requests.post(
+        f"{model.url}/emails",
+        data=b"{not json",
+        headers={"Authorization": "Bearer re_test", "Content-Type": "application/json"},
+    )
     assert response.status_code == 400
     assert response.json()["name"] == "validation_error"
     assert model.requests()[0]["outcome"] == "invalid"
@@ -170,8 +178,11 @@ def test_missing_api_key_is_401(model, message, authorization):
     headers = {"Authorization": authorization} if authorization else {}
     response = requests.post(f"{model.url}/emails", json=message(), headers=headers)
     assert response.status_code == 401
-    assert response.json() == {"statusCode": 401, "name": "missing_api_key",
-                               "message": "Missing API key in the authorization header."}
+    assert response.json() == {
+        "statusCode": 401,
+        "name": "missing_api_key",
+        "message": "Missing API key in the authorization header.",
+    }
 
 
 def test_unset_sdk_key_is_refused(model, message):
@@ -188,6 +199,7 @@ def test_overlong_idempotency_key_is_400(model, message):
 
 
 # --- injected faults ---------------------------------------------------------------------------
+
 
 def test_500_fault_is_an_application_error_and_stores_no_key(model, message):
     model.fail_next("http_500")
@@ -243,6 +255,7 @@ def test_unknown_fault_mode_is_refused(model):
 
 # --- inspection and controls -------------------------------------------------------------------
 
+
 def test_fingerprint_is_of_the_exact_body(model, message):
     send(message())
     send(message())
@@ -267,7 +280,9 @@ def test_reset_forgets_everything(model, message):
 
 
 def test_controls_over_http(model, message):
-    assert requests.post(f"{model.url}/_model/faults", json={"mode": "http_429", "retry_after": 3}).json() == {"ok": True}
+    assert requests.post(f"{model.url}/_model/faults", json={"mode": "http_429", "retry_after": 3}).json() == {
+        "ok": True
+    }
     with pytest.raises(ResendError) as caught:
         send(message())
     assert caught.value.code == 429
@@ -287,6 +302,7 @@ def test_controls_over_http(model, message):
 
 
 # --- the mail viewer ---------------------------------------------------------------------------
+
 
 def test_viewer_lists_sent_mail_newest_first_and_escapes(model, message):
     send(message(subject="Older one"))
@@ -312,6 +328,7 @@ def test_viewer_lists_sent_mail_newest_first_and_escapes(model, message):
 
 # --- lifecycle and the command line ------------------------------------------------------------
 
+
 def test_stop_closes_the_socket():
     model = ProviderModel(port=0).start()
     url = model.url
@@ -323,9 +340,21 @@ def test_stop_closes_the_socket():
 def test_command_line_prints_its_url_and_stops_on_sigterm():
     repo = Path(__file__).resolve().parents[2]
     process = subprocess.Popen(
-        [sys.executable, "-m", "devtools.provider_model", "--host", "127.0.0.1", "--port", "0",
-         "--window-seconds", "60"],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "devtools.provider_model",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--window-seconds",
+            "60",
+        ],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(repo)},
     )
     try:

@@ -1,4 +1,5 @@
 """The provider model's receipts: Resend's webhook events, Svix-signed, posted over real HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import requests
 import resend
 from svix.webhooks import Webhook
 
-from devtools.provider_model import ProviderModel
 from devtools.processes import free_port
+from devtools.provider_model import ProviderModel
 
 SECRET = "whsec_dGVzdC13ZWJob29rLXNlY3JldC1mb3ItdGhlLW1vZGVs"
 
@@ -117,7 +118,9 @@ def test_receipts_are_inspectable(hooked_model, message):
     hooked_model.wait_for_receipts()
     receipts = hooked_model.receipts()
     assert [(r["type"], r["email_id"], r["state"], r["attempts"], r["last_status"]) for r in receipts] == [
-        ("email.sent", email_id, "delivered", 1, 204), ("email.delivered", email_id, "delivered", 1, 204)]
+        ("email.sent", email_id, "delivered", 1, 204),
+        ("email.delivered", email_id, "delivered", 1, 204),
+    ]
     assert all(r["id"].startswith("msg_") for r in receipts)
     assert requests.get(f"{hooked_model.url}/_model/receipts").json() == receipts
     assert "email.delivered: delivered" in requests.get(f"{hooked_model.url}/view/{email_id}").text
@@ -139,7 +142,9 @@ def test_receipts_that_keep_failing_are_given_up_and_the_model_keeps_working(hoo
     send(message)
     hooked_model.wait_for_receipts()
     assert [(r["state"], r["attempts"], r["last_error"]) for r in hooked_model.receipts()] == [
-        ("failed", 3, "HTTP 500"), ("failed", 3, "HTTP 500")]
+        ("failed", 3, "HTTP 500"),
+        ("failed", 3, "HTTP 500"),
+    ]
     send(message)  # the model still serves, and still sends receipts
     hooked_model.wait_for_receipts()
     assert [r["state"] for r in hooked_model.receipts()][2:] == ["delivered", "delivered"]
@@ -207,8 +212,12 @@ def test_webhook_url_needs_a_usable_secret(secret):
 
 def test_command_line_refuses_a_webhook_url_without_a_secret():
     repo = Path(__file__).resolve().parents[2]
-    result = subprocess.run([sys.executable, "-m", "devtools.provider_model", "--port", "0",
-                             "--webhook-url", "http://127.0.0.1:1/hook"],
-                            cwd=repo, capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "devtools.provider_model", "--port", "0", "--webhook-url", "http://127.0.0.1:1/hook"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 2
     assert "webhook_secret" in result.stderr

@@ -1,4 +1,5 @@
 """The admin's suppression list: search, add and remove with a reason, every change audited."""
+
 from __future__ import annotations
 
 import re
@@ -16,16 +17,24 @@ def suppressed(db):
 
 def audit(db):
     with db.read() as conn:
-        return [dict(r) for r in conn.execute(sa.text(
-            "SELECT e.email, e.action, e.reason, e.source, u.email AS actor FROM email_suppression_events e "
-            "LEFT JOIN users u ON u.id = e.actor_user_id ORDER BY e.id")).mappings()]
+        return [
+            dict(r)
+            for r in conn.execute(
+                sa.text(
+                    "SELECT e.email, e.action, e.reason, e.source, u.email AS actor FROM email_suppression_events e "
+                    "LEFT JOIN users u ON u.id = e.actor_user_id ORDER BY e.id"
+                )
+            ).mappings()
+        ]
 
 
 def seed(db, *emails, source="webhook"):
     with db.write() as conn:
         for i, email in enumerate(emails):
-            conn.execute(sa.text("INSERT INTO email_suppressions VALUES (:e, 'bounced (permanent)', :s, :t)"),
-                         {"e": email, "s": source, "t": f"2026-10-15T09:30:0{i}.000000Z"})
+            conn.execute(
+                sa.text("INSERT INTO email_suppressions VALUES (:e, 'bounced (permanent)', :s, :t)"),
+                {"e": email, "s": source, "t": f"2026-10-15T09:30:0{i}.000000Z"},
+            )
 
 
 @pytest.fixture
@@ -40,8 +49,9 @@ def add(client, auth, **form):
 
 
 def remove(client, auth, email, **form):
-    return client.post(f"{PAGE}remove", data={"csrf_token": auth.csrf_token(f"{PAGE}remove?email={email}"),
-                                              "email": email, **form})
+    return client.post(
+        f"{PAGE}remove", data={"csrf_token": auth.csrf_token(f"{PAGE}remove?email={email}"), "email": email, **form}
+    )
 
 
 def test_admin_sees_the_list_in_the_menu(client, admin, db):
@@ -57,19 +67,29 @@ def test_admin_adds_an_address_with_a_reason(client, auth, admin, db):
 
     entry = suppressed(db)["grace@example.com"]
     assert (entry.reason, entry.source) == ("Asked by phone not to be emailed", "admin")
-    assert audit(db) == [{"email": "grace@example.com", "action": "add", "reason": "Asked by phone not to be emailed",
-                          "source": "admin", "actor": admin}]
+    assert audit(db) == [
+        {
+            "email": "grace@example.com",
+            "action": "add",
+            "reason": "Asked by phone not to be emailed",
+            "source": "admin",
+            "actor": admin,
+        }
+    ]
     page = client.get(PAGE).get_data(as_text=True)
     assert "grace@example.com will not be emailed." in page
     assert "Recent changes" in page and admin in page
 
 
-@pytest.mark.parametrize("form, message", [
-    ({"email": "not-an-address", "reason": "because"}, "Invalid email address"),
-    ({"email": "", "reason": "because"}, "This field is required"),
-    ({"email": "grace@example.com", "reason": "   "}, "This field is required"),
-    ({"email": "grace@example.com", "reason": "x" * 201}, "Field cannot be longer than 200 characters"),
-])
+@pytest.mark.parametrize(
+    "form, message",
+    [
+        ({"email": "not-an-address", "reason": "because"}, "Invalid email address"),
+        ({"email": "", "reason": "because"}, "This field is required"),
+        ({"email": "grace@example.com", "reason": "   "}, "This field is required"),
+        ({"email": "grace@example.com", "reason": "x" * 201}, "Field cannot be longer than 200 characters"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_error_and_nothing_written(client, auth, admin, db, form, message):
     response = add(client, auth, **form)
     assert response.status_code == 400
@@ -102,8 +122,15 @@ def test_admin_removes_an_address_with_a_reason(client, auth, admin, db):
     response = remove(client, auth, "ada@example.com", reason="Mailbox fixed, confirmed by phone")
     assert response.status_code == 302
     assert suppressed(db) == {}
-    assert audit(db) == [{"email": "ada@example.com", "action": "remove", "reason": "Mailbox fixed, confirmed by phone",
-                          "source": "admin", "actor": admin}]
+    assert audit(db) == [
+        {
+            "email": "ada@example.com",
+            "action": "remove",
+            "reason": "Mailbox fixed, confirmed by phone",
+            "source": "admin",
+            "actor": admin,
+        }
+    ]
     assert "ada@example.com may be emailed again." in client.get(PAGE).get_data(as_text=True)
 
 
@@ -153,9 +180,10 @@ def test_search_text_is_escaped(client, admin):
 
 def test_long_lists_are_capped(client, admin, db):
     with db.write() as conn:
-        conn.execute(sa.text("INSERT INTO email_suppressions VALUES (:e, 'r', 'admin', :t)"),
-                     [{"e": f"p{i}@example.com", "t": f"2026-10-15T09:{i // 60:02d}:{i % 60:02d}.000000Z"}
-                      for i in range(205)])
+        conn.execute(
+            sa.text("INSERT INTO email_suppressions VALUES (:e, 'r', 'admin', :t)"),
+            [{"e": f"p{i}@example.com", "t": f"2026-10-15T09:{i // 60:02d}:{i % 60:02d}.000000Z"} for i in range(205)],
+        )
     page = client.get(PAGE).get_data(as_text=True)
     assert "Showing the newest 200 of 205" in page
     assert len(re.findall(r"<td>p\d+@example.com</td>", page)) == 200
@@ -168,7 +196,10 @@ def test_other_roles_get_403(client, auth, make_user, db, role):
     assert client.get(f"{PAGE}remove?email=a%40b.example").status_code == 403
     token = auth.csrf_token("/")
     assert client.post(PAGE, data={"csrf_token": token, "email": "x@example.com", "reason": "r"}).status_code == 403
-    assert client.post(f"{PAGE}remove", data={"csrf_token": token, "email": "x@example.com", "reason": "r"}).status_code == 403
+    assert (
+        client.post(f"{PAGE}remove", data={"csrf_token": token, "email": "x@example.com", "reason": "r"}).status_code
+        == 403
+    )
     assert suppressed(db) == {}
 
 

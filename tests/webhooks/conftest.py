@@ -1,4 +1,5 @@
 """Fixtures for the receipt endpoint's tests: signed posts through the app, and the app served over HTTP."""
+
 from __future__ import annotations
 
 import json

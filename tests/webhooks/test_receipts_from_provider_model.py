@@ -1,6 +1,7 @@
 """End to end over real HTTP: the provider model posts signed receipts to the portal, served on a
 free port, and the portal verifies and applies them. The send itself goes through the resend SDK;
 the engine's part (recording acceptance) is its own mark_sent."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,9 @@ from portal.outbox.statuses import BOUNCED, COMPLAINED, DEAD_LETTER, DELIVERED, 
 
 @pytest.fixture
 def provider(live_portal, settings, monkeypatch):
-    model = ProviderModel(port=0, webhook_url=f"{live_portal}/webhooks/resend",
-                          webhook_secret=settings.resend_webhook_secret).start()
+    model = ProviderModel(
+        port=0, webhook_url=f"{live_portal}/webhooks/resend", webhook_secret=settings.resend_webhook_secret
+    ).start()
     monkeypatch.setattr(resend, "api_key", "re_test")
     monkeypatch.setattr(resend, "api_url", model.url)
     yield model
@@ -25,12 +27,21 @@ def provider(live_portal, settings, monkeypatch):
 
 def send_for_row(outbox_id, to="ada@example.com", environment="development"):
     """What the engine sends: the portal's three tags on every email."""
-    return resend.Emails.send({
-        "from": "Partner Portal <portal@localhost>", "to": [to], "subject": "You are invited",
-        "text": "Hello", "html": "<p>Hello</p>",
-        "tags": [{"name": "environment", "value": environment}, {"name": "family", "value": "invitation"},
-                 {"name": "outbox_id", "value": outbox_id}],
-    }, {"idempotency_key": f"invitation/{outbox_id}"})["id"]
+    return resend.Emails.send(
+        {
+            "from": "Partner Portal <portal@localhost>",
+            "to": [to],
+            "subject": "You are invited",
+            "text": "Hello",
+            "html": "<p>Hello</p>",
+            "tags": [
+                {"name": "environment", "value": environment},
+                {"name": "family", "value": "invitation"},
+                {"name": "outbox_id", "value": outbox_id},
+            ],
+        },
+        {"idempotency_key": f"invitation/{outbox_id}"},
+    )["id"]
 
 
 def test_receipts_move_an_accepted_email_to_delivered(provider, make_outbox_row, outbox_row, db):
@@ -42,7 +53,9 @@ def test_receipts_move_an_accepted_email_to_delivered(provider, make_outbox_row,
     provider.wait_for_receipts()
 
     assert [(r["type"], r["state"], r["last_status"]) for r in provider.receipts()] == [
-        ("email.sent", "delivered", 200), ("email.delivered", "delivered", 200)]
+        ("email.sent", "delivered", 200),
+        ("email.delivered", "delivered", 200),
+    ]
     row = outbox_row(outbox_id)
     assert (row["status"], row["provider_message_id"]) == (DELIVERED, message_id)
     assert receipt_counts(db) == {"applied": 2}
@@ -106,8 +119,11 @@ def test_other_environments_mail_is_acknowledged_and_counted(provider, make_outb
 
 
 def test_receipts_signed_with_another_secret_are_refused(live_portal, count, monkeypatch):
-    model = ProviderModel(port=0, webhook_url=f"{live_portal}/webhooks/resend",
-                          webhook_secret="whsec_b3RoZXItc2VjcmV0LW5vdC1vdXJzLWF0LWFsbA==").start()
+    model = ProviderModel(
+        port=0,
+        webhook_url=f"{live_portal}/webhooks/resend",
+        webhook_secret="whsec_b3RoZXItc2VjcmV0LW5vdC1vdXJzLWF0LWFsbA==",
+    ).start()
     try:
         monkeypatch.setattr(resend, "api_key", "re_test")
         monkeypatch.setattr(resend, "api_url", model.url)

@@ -1,18 +1,20 @@
 """The receipt endpoint refuses what it cannot verify and never answers 500, whatever it is sent."""
+
 from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from tests.builders import event, sign
 
 OTHER_SECRET = "whsec_b3RoZXItc2VjcmV0LW5vdC1vdXJzLWF0LWFsbA=="
-FUZZ = hypothesis_settings(max_examples=60, deadline=None,
-                           suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def test_signed_receipt_is_accepted(post_receipt, make_outbox_row, outbox_row, count):
@@ -32,12 +34,13 @@ def test_receipt_from_another_environment_is_acknowledged(post_receipt, count):
     assert count("email_receipts") == 1
 
 
-def test_a_receipt_the_database_cannot_take_is_503_and_its_redelivery_applies(post_receipt, make_outbox_row, db,
-                                                                              count):
+def test_a_receipt_the_database_cannot_take_is_503_and_its_redelivery_applies(post_receipt, make_outbox_row, db, count):
     make_outbox_row(status="sent", provider_message_id="re_msg_1")
     with db.write() as conn:
-        conn.exec_driver_sql("CREATE TRIGGER fail_marker BEFORE UPDATE OF processed_at ON email_receipts "
-                             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+        conn.exec_driver_sql(
+            "CREATE TRIGGER fail_marker BEFORE UPDATE OF processed_at ON email_receipts "
+            "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+        )
     failed = post_receipt(event("email.bounced"), event_id="msg_bounce")
     assert failed.status_code == 503 and failed.headers["Retry-After"]
     assert count("email_receipts") == 0
@@ -95,22 +98,25 @@ def test_signature_for_another_event_id_is_401(client, settings, count):
 
 @pytest.mark.parametrize("offset", [timedelta(minutes=-6), timedelta(minutes=6), timedelta(days=-400)])
 def test_timestamp_more_than_five_minutes_off_is_401(post_receipt, count, offset):
-    response = post_receipt(event(), timestamp=datetime.now(timezone.utc) + offset)
+    response = post_receipt(event(), timestamp=datetime.now(UTC) + offset)
     assert response.status_code == 401
     assert count("email_receipts") == 0
 
 
 def test_timestamp_within_five_minutes_is_accepted(post_receipt):
-    assert post_receipt(event(), timestamp=datetime.now(timezone.utc) - timedelta(minutes=4)).status_code == 200
+    assert post_receipt(event(), timestamp=datetime.now(UTC) - timedelta(minutes=4)).status_code == 200
 
 
-@pytest.mark.parametrize("signature", [
-    "v1",                       # no comma: svix raises a plain ValueError
-    "v1,not base64!!",          # binascii.Error
-    "v1,a,b",                   # too many parts
-    "v2,AAAA",                  # an unknown version only
-    "",
-])
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "v1",  # no comma: svix raises a plain ValueError
+        "v1,not base64!!",  # binascii.Error
+        "v1,a,b",  # too many parts
+        "v2,AAAA",  # an unknown version only
+        "",
+    ],
+)
 def test_malformed_signature_header_is_401(client, settings, count, signature):
     body = json.dumps(event())
     headers = sign(settings.resend_webhook_secret, body)
@@ -136,14 +142,18 @@ def test_one_good_signature_among_several_is_enough(client, settings):
 
 
 def test_undecodable_body_is_401_not_500(client, count):
-    response = client.post("/webhooks/resend", data=b"\xff\xfe\x00garbage",
-                           headers={"svix-id": "msg_1", "svix-timestamp": "1", "svix-signature": "v1,AAAA"})
+    response = client.post(
+        "/webhooks/resend",
+        data=b"\xff\xfe\x00garbage",
+        headers={"svix-id": "msg_1", "svix-timestamp": "1", "svix-signature": "v1,AAAA"},
+    )
     assert response.status_code == 401
     assert count("email_receipts") == 0
 
 
-@pytest.mark.parametrize("body", ["{not json", "", "[1, 2]", '"text"', "null", '{"data": {}}', '{"type": 7}',
-                                  "[" * 50_000 + "]" * 50_000])
+@pytest.mark.parametrize(
+    "body", ["{not json", "", "[1, 2]", '"text"', "null", '{"data": {}}', '{"type": 7}', "[" * 50_000 + "]" * 50_000]
+)
 def test_signed_but_malformed_body_is_400_and_writes_nothing(post_receipt, count, body):
     response = post_receipt(body)
     assert response.status_code == 400
@@ -161,8 +171,11 @@ def test_get_is_not_allowed(client):
 
 
 def test_refusals_do_not_log_the_body(client, caplog):
-    client.post("/webhooks/resend", data=json.dumps(event(to="secret-person@example.com")),
-                headers={"svix-id": "msg_1", "svix-timestamp": "1", "svix-signature": "v1,AAAA"})
+    client.post(
+        "/webhooks/resend",
+        data=json.dumps(event(to="secret-person@example.com")),
+        headers={"svix-id": "msg_1", "svix-timestamp": "1", "svix-signature": "v1,AAAA"},
+    )
     assert "secret-person" not in caplog.text
 
 
@@ -175,27 +188,57 @@ json_values = st.recursive(
 )
 # Bodies that look like receipts, with any field replaced by anything.
 receipt_like = st.fixed_dictionaries(
-    {"type": st.sampled_from(["email.sent", "email.delivered", "email.bounced", "email.complained",
-                              "email.delivery_delayed", "email.opened"]) | json_values},
+    {
+        "type": st.sampled_from(
+            [
+                "email.sent",
+                "email.delivered",
+                "email.bounced",
+                "email.complained",
+                "email.delivery_delayed",
+                "email.opened",
+            ]
+        )
+        | json_values
+    },
     optional={
-        "created_at": st.sampled_from(["2026-10-15T09:30:00.000Z", "2026-10-15", "0001-01-01T00:00:00",
-                                       "9999-12-31T23:59:59+14:00", ""]) | json_values,
-        "data": st.fixed_dictionaries({}, optional={
-            "email_id": st.sampled_from(["re_msg_1", ""]) | json_values,
-            "to": st.lists(st.sampled_from(["ada@example.com", "Ada <ADA@Example.com>", "no-at-sign", ""]) | json_values,
-                           max_size=2) | json_values,
-            "tags": st.dictionaries(st.sampled_from(["environment", "outbox_id", "family"]),
-                                    st.sampled_from(["development", "staging", "inv_1"]) | json_values) | json_values,
-            "bounce": st.fixed_dictionaries({}, optional={"type": st.sampled_from(["Permanent", "Transient"]) | json_values}) | json_values,
-        }) | json_values,
+        "created_at": st.sampled_from(
+            ["2026-10-15T09:30:00.000Z", "2026-10-15", "0001-01-01T00:00:00", "9999-12-31T23:59:59+14:00", ""]
+        )
+        | json_values,
+        "data": st.fixed_dictionaries(
+            {},
+            optional={
+                "email_id": st.sampled_from(["re_msg_1", ""]) | json_values,
+                "to": st.lists(
+                    st.sampled_from(["ada@example.com", "Ada <ADA@Example.com>", "no-at-sign", ""]) | json_values,
+                    max_size=2,
+                )
+                | json_values,
+                "tags": st.dictionaries(
+                    st.sampled_from(["environment", "outbox_id", "family"]),
+                    st.sampled_from(["development", "staging", "inv_1"]) | json_values,
+                )
+                | json_values,
+                "bounce": st.fixed_dictionaries(
+                    {}, optional={"type": st.sampled_from(["Permanent", "Transient"]) | json_values}
+                )
+                | json_values,
+            },
+        )
+        | json_values,
     },
 )
 
 
 @FUZZ
-@given(body=st.binary(max_size=300), headers=st.dictionaries(
-    st.sampled_from(["svix-id", "svix-timestamp", "svix-signature"]),
-    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)))
+@given(
+    body=st.binary(max_size=300),
+    headers=st.dictionaries(
+        st.sampled_from(["svix-id", "svix-timestamp", "svix-signature"]),
+        st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60),
+    ),
+)
 def test_fuzzed_unsigned_requests_are_refused_and_write_nothing(client, count, body, headers):
     response = client.post("/webhooks/resend", data=body, headers=headers)
     assert response.status_code == 401
