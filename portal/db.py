@@ -13,7 +13,6 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -40,9 +39,6 @@ class Database:
     def __init__(self, url: str):
         self.url = url
         self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
-        if self.is_local_file and sa.engine.make_url(url).database:
-            # A fresh machine has no instance/ folder yet; libSQL will not create it.
-            Path(sa.engine.make_url(url).database).parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None hands transaction control to us, so BEGIN can be IMMEDIATE.
         self.engine: Engine = sa.create_engine(
             url,
