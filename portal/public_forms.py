@@ -7,7 +7,8 @@ import logging
 from collections.abc import Callable
 
 from flask_wtf import FlaskForm
-from wtforms import StringField
+from wtforms import EmailField, StringField
+from wtforms.validators import DataRequired, Email, Length
 
 from portal.db import AmbiguousCommitError, DatabaseBusyError
 from portal.extensions import limiter
@@ -24,6 +25,19 @@ BUSY = "We are very busy right now and nothing was saved. Please send the form a
 class PublicForm(FlaskForm):
     # Hidden from people; bots fill it in. A filled-in form is answered as accepted and dropped.
     website = StringField("Leave this field empty", filters=[strip])
+
+
+def work_email_field(limit: int) -> EmailField:
+    """The work address every public form asks for, with the same messages."""
+    return EmailField(
+        "Work email",
+        filters=[strip],
+        validators=[
+            DataRequired("Enter your work email address."),
+            Email("Enter an email address like name@company.com."),
+            Length(max=limit),
+        ],
+    )
 
 
 def _accepted(response) -> bool:

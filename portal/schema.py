@@ -53,9 +53,10 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
 
 def upgrade(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
     """Apply every pending migration in order; return the names applied."""
-    if db.is_local_file and sa.engine.make_url(db.url).database:
+    database_file = sa.engine.make_url(db.url).database
+    if db.is_local_file and database_file:
         # A fresh machine has no instance/ folder yet, and libSQL does not create one.
-        Path(sa.engine.make_url(db.url).database).parent.mkdir(parents=True, exist_ok=True)
+        Path(database_file).parent.mkdir(parents=True, exist_ok=True)
     with db.write() as conn:
         conn.exec_driver_sql(LEDGER_DDL)
     applied_now = []

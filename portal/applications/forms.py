@@ -1,12 +1,12 @@
 import re
 
 from flask_wtf import FlaskForm
-from wtforms import EmailField, HiddenField, IntegerField, StringField, TextAreaField
-from wtforms.validators import AnyOf, DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms import HiddenField, IntegerField, StringField, TextAreaField
+from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
 from wtforms.widgets import HiddenInput, TextInput
 
 from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
-from portal.public_forms import PublicForm
+from portal.public_forms import PublicForm, work_email_field
 from portal.text import strip
 
 _GROUPED_DIGITS = re.compile(r"^\d{1,3}([ ,]\d{3})+$")  # 1,200 or 1 200
@@ -39,15 +39,7 @@ class ApplicationForm(PublicForm):
     contact_name = StringField(
         "Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)]
     )
-    contact_email = EmailField(
-        "Work email",
-        filters=[strip],
-        validators=[
-            DataRequired("Enter your work email address."),
-            Email("Enter an email address like name@company.com."),
-            Length(max=EMAIL_MAX),
-        ],
-    )
+    contact_email = work_email_field(EMAIL_MAX)
     employee_count = WholeNumberField(
         "Number of employees",
         validators=[

@@ -1,8 +1,8 @@
-from wtforms import EmailField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Email, Length, Optional
+from wtforms import StringField, TextAreaField
+from wtforms.validators import DataRequired, Length, Optional
 
 from portal.demo.operations import EMAIL_MAX, MESSAGE_MAX, NAME_MAX
-from portal.public_forms import PublicForm
+from portal.public_forms import PublicForm, work_email_field
 from portal.text import strip
 
 
@@ -10,15 +10,7 @@ class DemoRequestForm(PublicForm):
     name = StringField(
         "Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)]
     )
-    email = EmailField(
-        "Work email",
-        filters=[strip],
-        validators=[
-            DataRequired("Enter your work email address."),
-            Email("Enter an email address like name@company.com."),
-            Length(max=EMAIL_MAX),
-        ],
-    )
+    email = work_email_field(EMAIL_MAX)
     company = StringField(
         "Company", filters=[strip], validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)]
     )
