@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	bash devtools/ensure-system-packages.sh redis-server
+	bash devtools/ensure-system-packages.sh redis-server fonts-liberation
 	$(BIN)/python devtools/run_portal.py
 
 test: $(STAMP)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
 from devtools.testing import PrivateRedis  # noqa: E402
-from portal import migrations  # noqa: E402
+from portal import schema  # noqa: E402
 from portal.db import Database  # noqa: E402
 from portal.outbox.publish import enqueue_envelopes  # noqa: E402
 from portal.outbox.queues import email_queue  # noqa: E402
@@ -94,7 +94,7 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-invite-"))
     database_url = f"sqlite+libsql:///{workdir / 'portal.db'}"
     db = Database(database_url)
-    migrations.upgrade(db)
+    schema.upgrade(db)
     seed_demo(db)
     redis_server = PrivateRedis().start()
     port = free_port()

@@ -174,7 +174,7 @@ class Run:
     def outbox(self, worker_class: str) -> dict:
         import sqlalchemy as sa
 
-        from portal import migrations
+        from portal import schema
         from portal.db import Database
         from portal.outbox import EmailIntent, add_outbox_rows, clock, publish_outbox_rows
         from portal.outbox.queues import EMAIL_QUEUE
@@ -187,7 +187,7 @@ class Run:
         settings = Settings.from_env(env)
         db = Database(settings.database_url)
         self.stack.callback(db.dispose)
-        migrations.upgrade(db)
+        schema.upgrade(db)
 
         committed = {}
         for start in range(0, n, batch):

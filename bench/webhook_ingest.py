@@ -62,7 +62,7 @@ def main(argv=None) -> int:
 
     sys.path.insert(0, str(REPO))
     from devtools.testing import PrivateRedis
-    from portal import migrations
+    from portal import schema
     from portal.db import Database
 
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory(prefix="bench-webhook-") as tmp:
             database_url = f"sqlite+libsql:///{Path(tmp) / 'portal.db'}"
             db = Database(database_url)
-            migrations.upgrade(db)
+            schema.upgrade(db)
             message_ids = seed_sent_rows(db, WARMUP_REQUESTS + count)
             db.dispose()
             env = {

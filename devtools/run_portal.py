@@ -2,7 +2,9 @@
 
 Starts, as children of this process: Redis (only when nothing answers at REDIS_URL), the local
 provider model (only when RESEND_API_KEY is unset), the web server and the worker. Applies
-migrations and seeds the demo company first. On Ctrl-C it stops what it started and nothing else.
+migrations and seeds the demo company first; once the web server answers, the programme
+simulator (devtools/programme_simulator.py) posts the demo employees' attendance to the API.
+On Ctrl-C it stops what it started and nothing else.
 """
 
 from __future__ import annotations
@@ -125,7 +127,14 @@ def main() -> int:
         ensure_redis(settings, env)
         flask = [str(BIN / "flask"), "--app", "portal"]
         subprocess.run(flask + ["db", "upgrade"], env=env, cwd=ROOT, check=True)
-        seed = subprocess.run(flask + ["demo", "seed"], env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+        seed = subprocess.run(
+            flask + ["demo", "seed", "--without-attendance"],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         ensure_provider_model(settings, env)
         bind = urlparse(settings.public_base_url)
         web = start(
@@ -144,11 +153,16 @@ def main() -> int:
         )
         start("worker", [str(BIN / "python"), "worker.py"], env)
         wait_for_port(bind.port or 80, timeout=30, process=web)
+        # The demo's attendance arrives as the platforms' does: signed, through POST /api/attendance.
+        simulator = subprocess.run(
+            [str(BIN / "python"), "devtools/programme_simulator.py"], env=env, cwd=ROOT, capture_output=True, text=True
+        )
         print()
         print(f"  Partner portal: {settings.public_base_url}")
         if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
             print(f"  Mail viewer:    {env['RESEND_API_URL']}/")
         print("  " + seed.stdout.strip().replace("\n", "\n  "))
+        print("  " + (simulator.stdout + simulator.stderr).strip().replace("\n", "\n  "))
         print("  Ctrl-C stops everything started here.\n")
         while all(process.poll() is None for _, process in children):
             time.sleep(0.5)

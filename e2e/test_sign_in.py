@@ -3,12 +3,12 @@ from playwright.sync_api import expect
 from portal.seed import DEMO_PASSWORD
 
 
-def test_demo_manager_signs_in_and_sees_company_hours(pages, page):
+def test_demo_manager_signs_in_and_lands_on_the_report(pages, page):
     pages.sign_in("manager@northwind.example", DEMO_PASSWORD)
-    expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering hours at Northwind Logistics")
-    expect(page.get_by_role("row", name="Heidi Berg")).to_contain_text("TEEI Language")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering report")
+    expect(page.get_by_text("Northwind Logistics · hours measured")).to_be_visible()
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    assert page.url.endswith("/company")
+    assert page.url.endswith("/reports")
 
 
 def test_wrong_password_shows_error_summary(pages, page):

@@ -52,7 +52,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
 
     _init_extensions(app)
     _register_blueprints(app)
-    _mount_receipt_app(app)
+    _mount_lean_apps(app)
     _register_error_pages(app)
 
     from portal.cli import register_commands
@@ -82,33 +82,41 @@ def _register_blueprints(app: Flask) -> None:
     from portal.admin.routes import bp as admin
     from portal.applications.routes import bp as applications
     from portal.auth.routes import bp as auth
-    from portal.company.routes import bp as company
     from portal.demo.routes import bp as demo
     from portal.invitations.routes import bp as invitations
     from portal.main.routes import bp as main
+    from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
-    for blueprint in (auth, main, company, applications, demo, invitations, suppressions):
+    for blueprint in (auth, main, reports, applications, demo, invitations, suppressions):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
 
     nav = {
         "admin": [("applications.admin_list", "Applications"), ("suppressions.index", "Suppressions")],
-        "manager": [("invitations.index", "Invitations")],
+        "manager": [("reports.index", "Report"), ("invitations.index", "Invitations")],
         "public": [("applications.apply", "Become a partner"), ("demo.request_demo", "Request a demo")],
     }
     app.context_processor(lambda: {f"{audience}_nav": links for audience, links in nav.items()})
 
 
-def _mount_receipt_app(app: Flask) -> None:
-    """POST /webhooks/resend runs in its own lean app: see portal/webhooks/app.py."""
+def _mount_lean_apps(app: Flask) -> None:
+    """Receipts (POST /webhooks/resend) and attendance (POST /api/attendance) run in lean apps of
+    their own, without sessions, CSRF or the page layout: see portal/webhooks/app.py."""
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
+    from portal.attendance.app import MOUNT_POINT as ATTENDANCE_MOUNT_POINT
+    from portal.attendance.app import create_api_app
     from portal.extensions import EXTENSION_KEY
-    from portal.webhooks.app import MOUNT_POINT, create_webhook_app
+    from portal.webhooks.app import MOUNT_POINT as RECEIPTS_MOUNT_POINT
+    from portal.webhooks.app import create_webhook_app
 
-    receipts = create_webhook_app(app.extensions[EXTENSION_KEY], testing=app.testing)
-    app.wsgi_app = DispatcherMiddleware(app.wsgi_app, {MOUNT_POINT: receipts.wsgi_app})
+    context = app.extensions[EXTENSION_KEY]
+    mounts = {
+        RECEIPTS_MOUNT_POINT: create_webhook_app(context, testing=app.testing).wsgi_app,
+        ATTENDANCE_MOUNT_POINT: create_api_app(context, testing=app.testing).wsgi_app,
+    }
+    app.wsgi_app = DispatcherMiddleware(app.wsgi_app, mounts)
 
 
 def _register_error_pages(app: Flask) -> None:

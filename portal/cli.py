@@ -9,6 +9,7 @@ from flask import Flask
 from flask.cli import AppGroup
 
 from portal import schema
+from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
 from portal.extensions import portal_context
 from portal.outbox.reads import status_counts
@@ -53,9 +54,14 @@ def users_create(email, role, company, password, name):
 
 
 @demo_cli.command("seed")
-def demo_seed():
+@click.option(
+    "--without-attendance",
+    is_flag=True,
+    help="Leave the sessions out (make run has the programme simulator post them through the API).",
+)
+def demo_seed(without_attendance):
     """Demo company, admin, manager, employees and session attendance (idempotent)."""
-    logins = seed_demo(portal_context().db)
+    logins = seed_demo(portal_context().db, attendance=not without_attendance)
     click.echo("demo company ready; sign in with:")
     for email, role, password in logins:
         click.echo(f"  {role:8} {email}  password: {password}")
@@ -94,5 +100,5 @@ def outbox_status(as_json):
 
 
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, demo_cli, outbox_cli):
+    for group in (db_cli, users_cli, demo_cli, outbox_cli, attendance_cli):
         app.cli.add_command(group)

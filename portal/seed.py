@@ -1,4 +1,9 @@
-"""The demo company that `flask demo seed` (and `make run`) creates, idempotently."""
+"""The demo company that `flask demo seed` (and `make run`) creates, idempotently.
+
+Its employees' weekly sessions (`demo_sessions`) are applied by the same rules as the attendance
+API. `make run` seeds without them and lets the development programme simulator
+(devtools/programme_simulator.py) post the same sessions, signed, through POST /api/attendance.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
+from portal.attendance.operations import import_batch
+from portal.attendance.validation import parse_item
 from portal.auth.operations import ensure_company, insert_user
 from portal.db import Database
 from portal.text import normalise_email
@@ -23,27 +30,50 @@ DEMO_EMPLOYEES = (
 )
 
 
-def seed_demo(db: Database, now: datetime | None = None) -> list[tuple[str, str, str]]:
-    """Create the demo company, logins, employees and attendance; return (email, role, password)."""
-    now = now or datetime.now(UTC)
+def seed_demo(db: Database, *, attendance: bool = True) -> list[tuple[str, str, str]]:
+    """Create the demo company, logins and employees, and (unless told not to) their sessions up to
+    now; return (email, role, password) of the logins. Running it again changes nothing."""
     with db.write() as conn:
         company_id = ensure_company(conn, DEMO_COMPANY)
         for email, role, name in DEMO_LOGINS:
             _user_once(conn, email=email, role=role, name=name, company_id=None if role == "admin" else company_id)
-        for email, name, programme, sessions in DEMO_EMPLOYEES:
-            user_id = _user_once(
-                conn, email=email, role="employee", name=name, company_id=company_id, programme=programme
-            )
-            for week in range(sessions):
-                held_at = (now - timedelta(days=7 * week + 2)).replace(hour=17, minute=0, second=0, microsecond=0)
-                conn.execute(
-                    sa.text(
-                        "INSERT INTO session_attendance (user_id, programme, held_at, minutes) "
-                        "VALUES (:u, :p, :t, :m) ON CONFLICT (user_id, held_at) DO NOTHING"
-                    ),
-                    {"u": user_id, "p": programme, "t": held_at.isoformat(), "m": 60 if week % 3 else 90},
-                )
+        for email, name, programme, _sessions in DEMO_EMPLOYEES:
+            _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
+    if attendance:
+        for platform, sessions in demo_sessions(datetime.now(UTC)).items():
+            import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
     return [(email, role, DEMO_PASSWORD) for email, role, _ in DEMO_LOGINS]
+
+
+NOT_YET_REGISTERED = ("sofia@northwind.example", "language", 2)
+
+
+def demo_sessions(now: datetime) -> dict[str, list[dict]]:
+    """{platform: [session, ...]}: each person's weekly sessions (Tuesdays, 16:00 UTC) up to now."""
+    tuesday = (now - timedelta(days=now.weekday() - 1)).replace(hour=16, minute=0, second=0, microsecond=0)
+    if tuesday > now:
+        tuesday -= timedelta(weeks=1)
+    people = [(email, programme, count) for email, _name, programme, count in DEMO_EMPLOYEES]
+    by_platform: dict[str, list[dict]] = {}
+    for email, platform, count in [*people, NOT_YET_REGISTERED]:
+        for week in range(count):
+            held = tuesday - timedelta(weeks=week)
+            year, number, _ = held.isocalendar()
+            by_platform.setdefault(platform, []).append(
+                {
+                    "session_id": f"{platform[:4]}-{email.split('@')[0]}-{year}w{number:02d}",
+                    "volunteer_email": email,
+                    "held_at": _iso(held),
+                    "minutes": 90 if number % 3 == 0 else 60,
+                    "status": "no_show" if week == 4 else "attended",
+                    "updated_at": _iso(held + timedelta(hours=1)),
+                }
+            )
+    return by_platform
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _user_once(conn, *, email, role, name, company_id, programme=None) -> int:

@@ -6,15 +6,19 @@ the variable (ConfigError is a SystemExit, so an uncaught one prints just that l
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import secrets
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlparse
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 # Relative to the directory the portal is started from, as the contract's DATABASE_URL default is.
 DEFAULT_INSTANCE = Path("instance")
 DEV_WEBHOOK_SECRET = "whsec_ZGV2LXdlYmhvb2stc2VjcmV0LW5vdC1mb3ItcHJvZHVjdGlvbg=="
+DEV_ATTENDANCE_WEBHOOK_SECRET = "whsec_ZGV2LWF0dGVuZGFuY2Utc2VjcmV0LW5vdC1mb3ItcHJvZHVjdGlvbg=="
 ENVIRONMENTS = ("development", "staging", "production")
 
 
@@ -46,6 +50,8 @@ class Settings:
     outbox_republish_after_seconds: int = 300
     provider_idempotency_window_seconds: int = 86400
     provider_timeout_seconds: float = 15.0
+    attendance_webhook_secret: str = DEV_ATTENDANCE_WEBHOOK_SECRET
+    portal_timezone: str = "Europe/Oslo"
     instance_path: Path = field(default=DEFAULT_INSTANCE)
 
     @property
@@ -93,6 +99,17 @@ class Settings:
         if production and not api_key:
             raise ConfigError("RESEND_API_KEY", "is required when PORTAL_ENV=production")
 
+        attendance_secret = env.get("ATTENDANCE_WEBHOOK_SECRET") or DEV_ATTENDANCE_WEBHOOK_SECRET
+        _check_webhook_secret("ATTENDANCE_WEBHOOK_SECRET", attendance_secret)
+        if production and attendance_secret == DEV_ATTENDANCE_WEBHOOK_SECRET:
+            raise ConfigError("ATTENDANCE_WEBHOOK_SECRET", "must not be the development secret in production")
+
+        timezone_name = env.get("PORTAL_TIMEZONE") or "Europe/Oslo"
+        try:
+            ZoneInfo(timezone_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError("PORTAL_TIMEZONE", "must be a time zone name such as Europe/Oslo") from None
+
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -111,13 +128,27 @@ class Settings:
             relay_interval_seconds=_positive_int(env, "RELAY_INTERVAL_SECONDS", 60),
             outbox_republish_after_seconds=_positive_int(env, "OUTBOX_REPUBLISH_AFTER_SECONDS", 300),
             provider_idempotency_window_seconds=_positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400),
+            attendance_webhook_secret=attendance_secret,
+            portal_timezone=timezone_name,
             instance_path=instance,
         )
 
     def as_public_dict(self) -> dict:
         """Settings without secrets, for `flask config`-style diagnostics."""
-        hidden = {"secret_key", "resend_api_key", "resend_webhook_secret"}
+        hidden = {"secret_key", "resend_api_key", "resend_webhook_secret", "attendance_webhook_secret"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+
+
+def _check_webhook_secret(name: str, secret: str) -> None:
+    """A Standard Webhooks secret: whsec_ and base64 key bytes. The message never repeats the value."""
+    if not secret.startswith("whsec_"):
+        raise ConfigError(name, "must start with whsec_")
+    try:
+        key = base64.b64decode(secret[len("whsec_") :] + "==", validate=False)
+    except (binascii.Error, ValueError):
+        key = b""
+    if not key:
+        raise ConfigError(name, "must carry a base64 key after whsec_")
 
 
 def _positive_int(env: dict, name: str, default: int) -> int:

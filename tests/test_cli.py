@@ -29,14 +29,21 @@ def test_users_create_refuses_bad_input_and_writes_nothing(runner, count):
     assert count("users") == 0 and count("companies") == 0
 
 
+def test_demo_seed_without_attendance_leaves_the_sessions_to_the_simulator(runner, count):
+    assert runner.invoke(args=["demo", "seed", "--without-attendance"]).exit_code == 0
+    assert count("users") == 5 and count("attendance_sessions") == 0
+
+
 def test_demo_seed_is_idempotent(runner, count):
     first = runner.invoke(args=["demo", "seed"])
     assert first.exit_code == 0 and "manager@northwind.example" in first.output
 
     def counts():
-        return [count(table) for table in ("companies", "users", "session_attendance")]
+        return [count(table) for table in ("companies", "users", "company_memberships", "attendance_sessions")]
 
     before = counts()
     assert runner.invoke(args=["demo", "seed"]).exit_code == 0
     assert counts() == before
-    assert before[0] == 1 and before[1] == 5 and before[2] > 20
+    # The manager and the three employees belong to the company; the admin to none. Sessions:
+    # 9 + 6 + 12 weekly ones and 2 of a colleague who has no account yet.
+    assert before == [1, 5, 4, 29]

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from portal.settings import DEV_WEBHOOK_SECRET, ConfigError, Settings
+from portal.settings import DEV_ATTENDANCE_WEBHOOK_SECRET, DEV_WEBHOOK_SECRET, ConfigError, Settings
 
 
 def test_defaults_in_development(tmp_path):
@@ -26,6 +26,10 @@ def test_defaults_in_development(tmp_path):
         ({"DATABASE_URL": "postgresql://x"}, "DATABASE_URL"),
         ({"REDIS_URL": "http://x"}, "REDIS_URL"),
         ({"PUBLIC_BASE_URL": "portal.example"}, "PUBLIC_BASE_URL"),
+        ({"ATTENDANCE_WEBHOOK_SECRET": "c2VjcmV0"}, "ATTENDANCE_WEBHOOK_SECRET"),
+        ({"ATTENDANCE_WEBHOOK_SECRET": "whsec_"}, "ATTENDANCE_WEBHOOK_SECRET"),
+        ({"PORTAL_TIMEZONE": "Mars/Olympus_Mons"}, "PORTAL_TIMEZONE"),
+        ({"PORTAL_TIMEZONE": "../../etc/passwd"}, "PORTAL_TIMEZONE"),
     ],
 )
 def test_bad_configuration_names_the_variable(tmp_path, env, variable):
@@ -44,6 +48,31 @@ def test_production_refuses_the_development_webhook_secret(tmp_path):
     }
     with pytest.raises(ConfigError, match="RESEND_WEBHOOK_SECRET"):
         Settings.from_env(env, instance_path=tmp_path)
+
+
+def test_production_refuses_the_development_attendance_secret_without_repeating_it(tmp_path):
+    env = {
+        "PORTAL_ENV": "production",
+        "SECRET_KEY": "k",
+        "RESEND_API_KEY": "re_x",
+        "RESEND_WEBHOOK_SECRET": "whsec_cHJvZA==",
+    }
+    with pytest.raises(ConfigError, match="ATTENDANCE_WEBHOOK_SECRET") as raised:
+        Settings.from_env(env, instance_path=tmp_path)
+    assert DEV_ATTENDANCE_WEBHOOK_SECRET not in str(raised.value.code)
+    production = Settings.from_env(
+        {**env, "ATTENDANCE_WEBHOOK_SECRET": "whsec_YXR0ZW5kYW5jZQ=="}, instance_path=tmp_path
+    )
+    assert production.attendance_webhook_secret == "whsec_YXR0ZW5kYW5jZQ=="
+    assert "attendance_webhook_secret" not in production.as_public_dict()
+
+
+def test_portal_timezone_defaults_to_oslo_and_takes_any_zone_name(tmp_path):
+    assert Settings.from_env({}, instance_path=tmp_path).portal_timezone == "Europe/Oslo"
+    assert (
+        Settings.from_env({"PORTAL_TIMEZONE": "America/New_York"}, instance_path=tmp_path).portal_timezone
+        == "America/New_York"
+    )
 
 
 def test_start_up_with_bad_configuration_prints_one_line(tmp_path):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 
+from portal.attendance.memberships import account_created
 from portal.db import Database
+from portal.outbox import clock
 from portal.text import InputError, normalise_email
 
 _hasher = PasswordHasher()
@@ -46,14 +48,18 @@ def insert_user(
     name: str = "",
     programme: str | None = None,
 ) -> int:
-    """Insert a user inside the caller's transaction; refuses an address already in use."""
+    """Insert a user inside the caller's transaction; refuses an address already in use.
+
+    The one place a user is inserted: it also starts the user's company membership and attaches
+    the attendance sessions stored for the address before the account existed.
+    """
     email = normalise_email(email)
     if "@" not in email:
         raise AccountError("That email address does not look right.")
     taken = conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": email}).first()
     if taken:
         raise AccountError("An account with that email address already exists.")
-    return conn.execute(
+    user_id = conn.execute(
         sa.text(
             "INSERT INTO users (email, name, password_hash, role, company_id, programme) "
             "VALUES (:email, :name, :hash, :role, :company_id, :programme) RETURNING id"
@@ -67,6 +73,10 @@ def insert_user(
             "programme": programme,
         },
     ).scalar_one()
+    # Every account with a company has a membership from now; attendance that waited for this
+    # address counts from this transaction on.
+    account_created(conn, user_id=user_id, email=email, company_id=company_id, at=clock.now_iso())
+    return user_id
 
 
 def create_user(db: Database, *, email: str, password: str, role: str, company: str | None, name: str = "") -> int:

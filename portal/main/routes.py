@@ -6,7 +6,7 @@ from portal.extensions import portal_context
 
 bp = Blueprint("main", __name__)
 
-LANDING = {"admin": "admin.dashboard", "manager": "company.overview", "employee": "company.my_hours"}
+LANDING = {"admin": "admin.dashboard", "manager": "reports.index", "employee": "reports.my_hours"}
 
 
 @bp.get("/")

@@ -1,0 +1,285 @@
+"""Benchmark: the year's report page for a large company, and the memory of a 100,000-row XLSX.
+
+Builds a temporary libSQL file from migrations/: one company with 5,000 employees and 1,000,000
+attendance rows over three years (2024-2026), written with executemany in batches. Then, in one run:
+- p50 of GET /reports for the year 2025 through the Flask test client, signed in as the manager,
+- p50 of the same SQL statements run bare (no Python assembly, no template): the same figures,
+- the ratio (targets: p50 < 300 ms, ratio < 3),
+- in a child process, the peak RSS of streaming a 100,000-row XLSX export against its RSS before.
+Run: .venv/bin/python bench/report.py [--rows 1000000] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from devtools.testing import PrivateRedis  # noqa: E402
+from portal import schema  # noqa: E402
+from portal.auth.operations import create_user, hash_password  # noqa: E402
+from portal.db import Database  # noqa: E402
+from portal.outbox.clock import iso  # noqa: E402
+
+PASSWORD = "bench-password-1"
+MANAGER = "manager@bench.example"
+YEAR = {"from": "2025-01-01", "to": "2025-12-31", "programme": "all"}
+XLSX_RANGE = {"from": "2025-01-01", "to": "2025-05-09", "programme": "all"}  # ~100,000 sessions
+XLSX_SMALL = {"from": "2025-01-01", "to": "2025-01-13", "programme": "all"}  # ~10,000: same memory if constant
+
+
+def build(db: Database, rows: int, employees: int) -> int:
+    schema.upgrade(db)
+    create_user(db, email=MANAGER, password=PASSWORD, role="manager", company="Bench Industries")
+    with db.read() as conn:
+        company_id = conn.exec_driver_sql("SELECT company_id FROM users WHERE email = ?", (MANAGER,)).scalar()
+    password_hash = hash_password("not-used-by-the-bench")
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO users (email, name, password_hash, role, company_id, programme) VALUES (?, ?, ?, 'employee', ?, ?)",
+            [
+                (
+                    f"e{n}@bench.example",
+                    f"Employee {n:04d}",
+                    password_hash,
+                    company_id,
+                    "language" if n % 3 else "mentorship",
+                )
+                for n in range(employees)
+            ],
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO company_memberships (user_id, company_id, started_at) "
+            "SELECT id, company_id, '2023-06-01T00:00:00.000000Z' FROM users WHERE role = 'employee'"
+        )
+        people = conn.exec_driver_sql("SELECT id, email, programme FROM users WHERE role = 'employee'").all()
+    rng = random.Random(42)
+    start = datetime(2023, 12, 31, 23, tzinfo=UTC)  # 1 Jan 2024 in Oslo
+    span = int((datetime(2026, 12, 31, 23, tzinfo=UTC) - start).total_seconds() // 60)
+    statuses = ["attended"] * 17 + ["cancelled", "no_show", "cancelled"]
+    batch = 50_000
+    for first in range(0, rows, batch):
+        values = []
+        for n in range(first, min(first + batch, rows)):
+            user_id, email, programme = people[rng.randrange(len(people))]
+            held = iso(start + timedelta(minutes=rng.randrange(span)))
+            values.append(
+                (
+                    programme,
+                    f"s{n}",
+                    email,
+                    user_id,
+                    company_id,
+                    held,
+                    rng.choice((30, 45, 60, 60, 90)),
+                    rng.choice(statuses),
+                    held,
+                    held,
+                    "api",
+                )
+            )
+        with db.write() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at, "
+                "minutes, status, updated_at, received_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+    with db.write() as conn:
+        conn.exec_driver_sql("ANALYZE")
+    return company_id
+
+
+def signed_in_client(app):
+    client = app.test_client()
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    client.post("/login", data={"email": MANAGER, "password": PASSWORD, "csrf_token": token})
+    return client
+
+
+def time_bare(db: Database, company_id: int, runs: int) -> list[float]:
+    """The same statements the page runs, straight to the driver: no Python assembly, no template."""
+    from datetime import date
+    from zoneinfo import ZoneInfo
+
+    from portal.db import Statement
+    from portal.reports.figures import EMPLOYEES_IN_PERIOD, MONTH_SUMS, per_volunteer_sql
+    from portal.reports.periods import Period
+
+    tz = ZoneInfo("Europe/Oslo")
+    months = [m.utc_bounds(tz) for m in Period(date(2025, 1, 1), date(2025, 12, 31), "").months()]
+    start, end = months[0][0], months[-1][1]
+    params = {
+        "company_id": company_id,
+        "start": start,
+        "end": end,
+        "programmes": '["language", "mentorship"]',
+        **{f"b{i}": months[i][0] for i in range(1, 12)},
+    }
+    per_volunteer = Statement(per_volunteer_sql(12, members_only=True).text)
+    month_sums, employees = Statement(MONTH_SUMS.text), Statement(EMPLOYEES_IN_PERIOD.text)
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        with db.read() as conn:
+            per_volunteer(conn, params).all()
+            for month_start, month_end in months:
+                month_sums(conn, {"company_id": company_id, "start": month_start, "end": month_end}).all()
+            employees(conn, params).all()
+        timings.append(time.perf_counter() - started)
+    return timings
+
+
+def status_kib(field: str) -> int:
+    with open("/proc/self/status") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith(field + ":"))
+
+
+def xlsx_child(database_url: str, redis_url: str, instance: str, which: str) -> None:
+    """Runs in its own process: RSS before and at the peak of one streamed 100,000-row XLSX."""
+    from portal import create_app
+    from portal.settings import Settings
+
+    settings = Settings.from_env(
+        {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "SECRET_KEY": "bench"}, instance_path=Path(instance)
+    )
+    app = create_app({"TESTING": True}, settings=settings)
+    client = signed_in_client(app)
+    wanted = XLSX_RANGE if which == "large" else XLSX_SMALL
+    # Signing in hashes with argon2 (64 MiB): reset the high-water mark so the peak is the export's.
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+    before = status_kib("VmRSS")
+    started = time.perf_counter()
+    response = client.get("/reports/export.xlsx", query_string=wanted, buffered=False)
+    size = sum(len(chunk) for chunk in response.response)
+    seconds = time.perf_counter() - started
+    from datetime import date
+    from zoneinfo import ZoneInfo
+
+    from portal.reports.periods import Period
+
+    bounds = Period(date.fromisoformat(wanted["from"]), date.fromisoformat(wanted["to"]), "").utc_bounds(
+        ZoneInfo("Europe/Oslo")
+    )
+    with app.extensions["portal"].db.read() as conn:
+        count = conn.exec_driver_sql(
+            "SELECT COUNT(*) FROM attendance_sessions WHERE held_at >= ? AND held_at < ? AND status = 'attended'",
+            bounds,
+        ).scalar()
+    print(
+        json.dumps(
+            {
+                "before_kib": before,
+                "peak_kib": status_kib("VmHWM"),
+                "bytes": size,
+                "seconds": seconds,
+                "rows": count,
+                "status": response.status_code,
+            }
+        )
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--employees", type=int, default=5_000)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--xlsx-child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.xlsx_child:
+        xlsx_child(*args.xlsx_child)
+        return 0
+
+    from portal import create_app
+    from portal.settings import Settings
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-report-"))
+    database_url = f"sqlite+libsql:///{workdir / 'portal.db'}"
+    redis_server = PrivateRedis().start()
+    db = Database(database_url)
+    try:
+        started = time.perf_counter()
+        company_id = build(db, args.rows, args.employees)
+        print(
+            f"built {args.rows:,} attendance rows for {args.employees:,} employees in "
+            f"{time.perf_counter() - started:.0f} s"
+        )
+        settings = Settings.from_env(
+            {"DATABASE_URL": database_url, "REDIS_URL": redis_server.url, "SECRET_KEY": "bench"},
+            instance_path=workdir / "instance",
+        )
+        app = create_app({"TESTING": True}, settings=settings)
+        client = signed_in_client(app)
+        assert client.get("/reports", query_string=YEAR).status_code == 200  # warm
+        page_times = []
+        for _ in range(args.runs):
+            began = time.perf_counter()
+            response = client.get("/reports", query_string=YEAR)
+            page_times.append(time.perf_counter() - began)
+            assert response.status_code == 200
+        hours = re.search(r'id="figure-hours">([^<]+)<', response.get_data(as_text=True)).group(1)
+        bare_times = time_bare(db, company_id, args.runs)
+        xlsx = {}
+        for which in ("small", "large"):
+            child = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--xlsx-child",
+                    database_url,
+                    redis_server.url,
+                    str(workdir / "instance"),
+                    which,
+                ],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
+            if child.returncode != 0:
+                raise SystemExit(child.stderr[-2000:])
+            xlsx[which] = json.loads(child.stdout.strip().splitlines()[-1])
+    finally:
+        db.dispose()
+        redis_server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    page_p50, bare_p50 = statistics.median(page_times), statistics.median(bare_times)
+    print(
+        f"\n  report page, year 2025 ({hours} h): p50 {page_p50 * 1000:7.1f} ms  (runs: "
+        + ", ".join(f"{t * 1000:.0f}" for t in page_times)
+        + ")"
+    )
+    print(
+        f"  bare SQL aggregate, same figures:  p50 {bare_p50 * 1000:7.1f} ms  (runs: "
+        + ", ".join(f"{t * 1000:.0f}" for t in bare_times)
+        + ")"
+    )
+    print(
+        f"  ratio page/bare: {page_p50 / bare_p50:.2f}   (target < 3; p50 target < 300 ms: "
+        f"{'met' if page_p50 < 0.3 else 'missed'})"
+    )
+    for run in (xlsx["small"], xlsx["large"]):
+        print(
+            f"  XLSX of {run['rows']:,} sessions: {run['bytes'] / 1e6:.1f} MB in {run['seconds']:.1f} s; "
+            f"peak RSS {run['peak_kib'] / 1024:.0f} MiB (signed in, before the export: "
+            f"{run['before_kib'] / 1024:.0f} MiB, +{(run['peak_kib'] - run['before_kib']) / 1024:.0f} MiB)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""A manager picks last quarter, sees the chart, downloads CSV, XLSX and PDF, and each file carries the figures."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import datetime, time, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+from openpyxl import load_workbook
+from playwright.sync_api import expect
+from pypdf import PdfReader
+
+from portal.auth.operations import create_user
+from portal.outbox.clock import iso
+from portal.reports.periods import presets
+from portal.seed import DEMO_PASSWORD
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+MANAGER = "manager@northwind.example"
+OSLO = ZoneInfo("Europe/Oslo")
+
+
+def add_last_quarter_sessions(db) -> tuple[float, int, int]:
+    """Seven colleagues with sessions last quarter; returns (hours, sessions, volunteers) computed here."""
+    quarter = next(p for p in presets(datetime.now(OSLO).date()) if p.kind == "last_quarter")
+    for n in range(7):
+        create_user(
+            db,
+            email=f"colleague{n}@northwind.example",
+            password=DEMO_PASSWORD,
+            role="employee",
+            company="Northwind Logistics",
+            name=f"Colleague {n}",
+        )
+    minutes = []
+    with db.write() as conn:
+        people = conn.execute(sa.text("SELECT id, email, company_id FROM users WHERE email LIKE 'colleague%'")).all()
+        for index, (user_id, email, company_id) in enumerate(people):
+            for week in range(index + 1):
+                day = quarter.start + timedelta(days=7 * week + index)
+                held = datetime.combine(day, time(18, 0), tzinfo=OSLO)
+                length = 90 if index % 2 else 60
+                minutes.append(length)
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, "
+                        "held_at, minutes, status, updated_at, received_at, source) VALUES (:p, :s, :e, :u, :c, :h, :m, "
+                        "'attended', :h, :h, 'api')"
+                    ),
+                    {
+                        "p": "language" if index < 4 else "mentorship",
+                        "s": f"e2e-{user_id}-{week}",
+                        "e": email,
+                        "u": user_id,
+                        "c": company_id,
+                        "h": iso(held),
+                        "m": length,
+                    },
+                )
+    return sum(minutes) / 60, len(minutes), len(people)
+
+
+def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
+    hours, sessions, volunteers = add_last_quarter_sessions(stack.db)
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering report")
+    page.get_by_role("link", name="Last quarter").click()
+    expect(page.get_by_role("link", name="Last quarter")).to_have_attribute("aria-current", "true")
+
+    chart = page.get_by_role("img", name=re.compile("Verified hours by month"))
+    expect(chart).to_be_visible()
+    assert chart.locator("rect.bar").count() == 3  # one bar per month of the quarter
+    expect(page.locator("#figure-hours")).to_have_text(f"{hours:,.1f}")
+    expect(page.locator("#figure-sessions")).to_have_text(str(sessions))
+    expect(page.locator("#figure-volunteers")).to_have_text(str(volunteers))
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(ARTIFACTS / "reports-1280.png"), full_page=True)
+
+    files = {}
+    for name, label in (("csv", "CSV"), ("xlsx", "Excel (XLSX)"), ("pdf", "PDF for filing")):
+        with page.expect_download() as download:
+            page.get_by_role("link", name=label, exact=True).click()
+        files[name] = open(download.value.path(), "rb").read()
+        assert download.value.suggested_filename.endswith(f".{name}")
+
+    rows = list(csv.reader(io.StringIO(files["csv"].decode("utf-8-sig"))))
+    summary = dict(r[:2] for r in rows[rows.index(["## Summary"]) + 2 :][:6])
+    assert summary["Verified hours"] == f"{hours:.1f}" and summary["Sessions"] == str(sessions)
+    assert summary["Active volunteers"] == str(volunteers)
+
+    book = load_workbook(io.BytesIO(files["xlsx"]), read_only=True)
+    sheet = {r[0]: r[1] for r in book["Report"].iter_rows(values_only=True) if len(r) > 1 and r[0]}
+    assert sheet["Verified hours"] == round(hours, 1) and sheet["Sessions"] == sessions
+    assert sum(1 for _ in book["Sessions"].iter_rows(min_row=2)) == sessions
+
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(files["pdf"])).pages).split())
+    assert f"{hours:,.1f} Verified hours" in text and f"{volunteers} Active volunteers" in text
+    assert "IRIS+ OI8429" in text and "Colleague 0" not in text
+    (ARTIFACTS / "report.pdf").write_bytes(files["pdf"])
+
+    # On a phone, the report fits: charts scale, tables scroll inside their cards.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(ARTIFACTS / "reports-390.png"), full_page=True)

@@ -1,0 +1,96 @@
+"""Charts as data, drawn as server-rendered SVG (the page) or with PDF primitives (pdf.py).
+
+Both charts are horizontal bars, one labelled row per month or programme: the labels never
+collide at 390 px, and every bar carries its value in text, so colour is never the only cue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from portal.reports.figures import Figures
+from portal.reports.forms import PROGRAMMES
+
+WIDTH = 340  # viewBox units: about 1:1 on a phone, at most 420 px wide on a wide screen
+ROW = 26
+LABEL_W = 88
+VALUE_W = 100
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: float
+    text: str  # the value as words, drawn beside the bar
+    fraction: float  # of the longest bar
+    pattern: bool = False
+
+
+@dataclass(frozen=True)
+class Chart:
+    id: str
+    title: str
+    description: str
+    bars: list[Bar]
+
+
+def month_chart(figures: Figures) -> Chart:
+    peak = max((m.total.minutes for m in figures.months), default=0) or 1
+    bars = [Bar(m.label, m.total.hours, f"{m.total.hours:,.1f} h", m.total.minutes / peak) for m in figures.months]
+    busiest = max(figures.months, key=lambda m: m.total.minutes, default=None)
+    if busiest and busiest.total.minutes:
+        summary = (
+            f"{len(bars)} months; most hours in {busiest.label} ({busiest.total.hours:,.1f} h); "
+            f"{figures.total.hours:,.1f} h in total."
+        )
+    else:
+        summary = f"{len(bars)} months; no verified hours in the period."
+    return Chart("chart-months", "Verified hours by month", summary, bars)
+
+
+def programme_chart(figures: Figures) -> Chart:
+    total = figures.total.minutes or 1
+    bars = []
+    for index, (programme, cell) in enumerate(figures.programmes.items()):
+        share = round(100 * cell.minutes / total) if figures.total.minutes else 0
+        bars.append(
+            Bar(
+                PROGRAMMES[programme].replace("TEEI ", ""),
+                cell.hours,
+                f"{cell.hours:,.1f} h · {share}%",
+                cell.minutes / total,
+                pattern=index == 1,
+            )
+        )
+    parts = "; ".join(f"{b.label} {b.text}" for b in bars)
+    return Chart("chart-programmes", "Verified hours by programme", parts or "No programmes.", bars)
+
+
+def svg(chart: Chart) -> str:
+    """The chart as an accessible SVG: <title>, <desc>, role="img"; the table after it is the data."""
+    height = ROW * max(len(chart.bars), 1) + 8
+    track = WIDTH - LABEL_W - VALUE_W
+    out = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-labelledby="{chart.id}-title {chart.id}-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="{chart.id}-title">{escape(chart.title)}</title>',
+        f'<desc id="{chart.id}-desc">{escape(chart.description)}</desc>',
+        f'<defs><pattern id="{chart.id}-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" class="bar-alt"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" class="hatch-line"/></pattern></defs>',
+    ]
+    for index, bar in enumerate(chart.bars):
+        y = 4 + index * ROW
+        length = max(track * bar.fraction, 2 if bar.value else 0)
+        # Inline style, so the stylesheet's bar colour cannot override the hatching.
+        fill = f' style="fill: url(#{chart.id}-hatch)"' if bar.pattern else ""
+        out.append(
+            f'<text x="{LABEL_W - 8}" y="{y + 16}" text-anchor="end" class="chart-label">{escape(bar.label)}</text>'
+        )
+        out.append(
+            f'<rect x="{LABEL_W}" y="{y + 3}" width="{length:.1f}" height="{ROW - 8}" rx="2" class="bar"{fill}/>'
+        )
+        out.append(f'<text x="{LABEL_W + length + 6:.1f}" y="{y + 16}" class="chart-value">{escape(bar.text)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)

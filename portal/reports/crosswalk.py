@@ -1,0 +1,79 @@
+"""The report's methodology and its map to the frameworks companies file against, in our own words.
+
+Kept as data in one place: the page, the PDF and the exports read it, and a framework that
+changes (ESRS is being simplified) is one edit here.
+"""
+
+from __future__ import annotations
+
+from portal.reports.forms import describe
+
+SDGS = {
+    "language": "SDG 4 (quality education); SDG 10 (reduced inequalities, targets 10.2 and 10.7)",
+    "mentorship": "SDG 5 (gender equality, target 5.5); SDG 8 (decent work and economic growth); "
+    "SDG 10 (reduced inequalities)",
+}
+
+METHOD = (
+    "Hours are measured, not logged. Each hour in this report comes from a session record that the "
+    "programme platform (TEEI Language or TEEI Mentorship) sent to the portal with a signature. A session "
+    "counts only when the platform marks it attended; its length is the platform's. A cancellation or a "
+    "no-show counts for nothing, and when the platform corrects a session the newer record replaces the "
+    "older one. A session belongs to the company the volunteer worked for on the day it was held.",
+    "Periods are whole local days in the stated time zone: a session at 23:30 on the last evening of a "
+    "month belongs to that month.",
+    "Participation rate = active volunteers (colleagues with at least one attended session in the period) "
+    "divided by the colleagues with an employee account at the company at any time in the period.",
+    "Figures for filing hide any group of fewer than 5 volunteers, and one more cell wherever a hidden "
+    "one could otherwise be worked out from a total. Learners are never part of the data.",
+)
+
+
+def crosswalk(report) -> list[tuple[str, str, str]]:
+    """(framework, what it asks for, what this report gives), for the report's period and settings."""
+    hours = f"{report.figures.total.hours:,.1f}"
+    paid = f"{report.company_time_hours:,.1f}"
+    own = f"{report.own_time_hours:,.1f}"
+    share = report.settings.company_time_percent
+    if report.b4si_time_value is None:
+        b4si = (
+            f"{paid} hours in company time. Enter an hourly cost (salary, overheads and pension) in the "
+            "report settings to value them."
+        )
+    else:
+        b4si = (
+            f"{paid} hours in company time x {report.settings.hourly_cost} {report.settings.currency} "
+            f"= {report.b4si_time_value:,} {report.settings.currency} (time input). Hours in the "
+            "volunteers' own time are leverage, not a company input."
+        )
+    programmes = ". ".join(f"{name}: {SDGS[p]}" for p, name in report.programme_labels.items())
+    period = describe(report.query.period.start, report.query.period.end)
+    return [
+        (
+            "GRI 413-1",
+            "Operations with local community engagement and development programmes.",
+            f"Employee volunteering in TEEI's programmes: {report.figures.total.volunteers} colleagues, "
+            f"{hours} verified hours from {period}.",
+        ),
+        (
+            "GRI 201-1",
+            "Economic value distributed, including community investments.",
+            "The B4SI time value below can be reported as the cost of employee time given to the community.",
+        ),
+        (
+            "IRIS+ OI8429",
+            "Community Service Hours Contributed, split by paid working time and own time.",
+            f"{hours} hours: {paid} in paid working time and {own} in own time. Assumption: {share}% of "
+            "hours are given in company time, as the company states in its settings.",
+        ),
+        ("B4SI time", "Cost to the company of hours volunteered in company time.", b4si),
+        (
+            "ESRS S3-4 §32(c)",
+            "Initiatives whose main purpose is a positive impact for affected communities.",
+            f'Text to copy: "Our employees volunteer in TEEI Language and TEEI Mentorship, free programmes of '
+            f"The Educational Equality Institute. From {period}, {report.figures.total.volunteers} "
+            f'colleagues gave {hours} hours, measured from attended sessions recorded by the programmes." '
+            "Use it where S3 is material; otherwise report it as entity-specific information.",
+        ),
+        ("SDGs", "Goals the programmes contribute to (suggested).", programmes),
+    ]

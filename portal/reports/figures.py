@@ -1,0 +1,229 @@
+"""The report's figures: totals, by programme, by local month and per volunteer, aggregated in SQL.
+
+Only `attended` sessions count, scoped by the company the volunteer belonged to when the session
+was held (`attendance_sessions.company_id`). Months are local months: their UTC bounds are
+computed in Python and handed to SQL as one JSON parameter, so grouping never depends on UTC.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from portal.db import Database, json_array
+from portal.reports.forms import PROGRAMMES, ReportQuery
+
+DENOMINATOR = "employees"
+DENOMINATOR_TEXT = (
+    "colleagues with an employee account at the company (an accepted invitation) "
+    "at any time in the period, counting also anyone who volunteered in it"
+)
+
+
+@dataclass
+class Cell:
+    minutes: int = 0
+    sessions: int = 0
+    volunteers: int = 0
+
+    @property
+    def hours(self) -> float:
+        return round(self.minutes / 60, 1)
+
+
+@dataclass
+class MonthRow:
+    label: str
+    start: str
+    end: str
+    total: Cell
+    programmes: dict[str, Cell]
+
+
+@dataclass
+class VolunteerRow:
+    user_id: int
+    name: str
+    email: str
+    minutes: int
+    sessions: int
+    programmes: list[str]
+
+    @property
+    def hours(self) -> float:
+        return round(self.minutes / 60, 1)
+
+    @property
+    def programme_text(self) -> str:
+        return ", ".join(PROGRAMMES[p].replace("TEEI ", "") for p in self.programmes)
+
+
+@dataclass
+class Figures:
+    """Every figure of one report: what the page shows, the exports carry and a close freezes."""
+
+    total: Cell
+    employees: int
+    programmes: dict[str, Cell]
+    months: list[MonthRow]
+    volunteers: list[VolunteerRow] = field(default_factory=list)
+
+    @property
+    def participation(self) -> float | None:
+        return round(100 * self.total.volunteers / self.employees, 1) if self.employees else None
+
+    def participation_of(self, cell: Cell) -> float | None:
+        return round(100 * cell.volunteers / self.employees, 1) if self.employees else None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Figures:
+        return cls(
+            total=Cell(**data["total"]),
+            employees=data["employees"],
+            programmes={k: Cell(**v) for k, v in data["programmes"].items()},
+            months=[
+                MonthRow(
+                    m["label"],
+                    m["start"],
+                    m["end"],
+                    Cell(**m["total"]),
+                    {k: Cell(**v) for k, v in m["programmes"].items()},
+                )
+                for m in data["months"]
+            ],
+            volunteers=[VolunteerRow(**v) for v in data["volunteers"]],
+        )
+
+
+COUNTED_SCOPE = """
+    a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
+    AND a.platform IN (SELECT value FROM json_each(:programmes))
+"""
+
+
+def per_volunteer_sql(months: int, *, members_only: bool) -> sa.TextClause:
+    """One row per volunteer and programme, with `months`: a bitmask of the months they were active.
+
+    Bit i is set when the volunteer attended in month i (the month's index is a sum of comparisons
+    with the months' UTC starts :b1..:bN). Reading the volunteers of the company's memberships
+    lets SQLite seek each volunteer's range in attendance_sessions_people and group without
+    sorting; `members_only=False` is the plain form, used if a session's volunteer has no
+    membership row (which attribution never produces).
+    """
+    month = " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
+    members = (
+        "AND a.user_id IN (SELECT m.user_id FROM company_memberships m WHERE m.company_id = :company_id)"
+        if members_only
+        else ""
+    )
+    return sa.text(f"""
+        SELECT a.user_id, a.platform, SUM(a.minutes) AS minutes, COUNT(*) AS sessions,
+               SUM(DISTINCT 1 << ({month})) AS months
+        FROM attendance_sessions a WHERE {COUNTED_SCOPE} {members}
+        GROUP BY a.user_id, a.platform
+    """)
+
+
+# One month's sums per programme: a range scan of the covering report index, nothing to sort.
+MONTH_SUMS = sa.text("""
+    SELECT COALESCE(SUM(CASE WHEN a.platform = 'language' THEN a.minutes END), 0) AS language_minutes,
+           COALESCE(SUM(a.platform = 'language'), 0) AS language_sessions,
+           COALESCE(SUM(CASE WHEN a.platform = 'mentorship' THEN a.minutes END), 0) AS mentorship_minutes,
+           COALESCE(SUM(a.platform = 'mentorship'), 0) AS mentorship_sessions
+    FROM attendance_sessions a
+    WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
+""")
+
+EMPLOYEES_IN_PERIOD = sa.text("""
+    SELECT DISTINCT m.user_id
+    FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
+    WHERE m.company_id = :company_id AND m.started_at < :end AND (m.ended_at IS NULL OR m.ended_at > :start)
+""")
+
+USERS = sa.text("SELECT id, name, email FROM users WHERE id IN (SELECT value FROM json_each(:ids))")
+
+
+def report_figures(db: Database, *, company_id: int, query: ReportQuery, tz: ZoneInfo) -> Figures:
+    with db.read() as conn:
+        return read_figures(conn, company_id=company_id, query=query, tz=tz)
+
+
+def read_figures(conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo) -> Figures:
+    """The figures, read on the caller's transaction (a year close reads inside its write)."""
+    start, end = query.period.utc_bounds(tz)
+    months = query.period.months()
+    bounds = [m.utc_bounds(tz) for m in months]
+    params = {
+        "company_id": company_id,
+        "start": start,
+        "end": end,
+        "programmes": json_array(query.programmes),
+        **{f"b{i}": bounds[i][0] for i in range(1, len(months))},
+    }
+    rows = [
+        MonthRow(m.label, m.start.isoformat(), m.end.isoformat(), Cell(), {p: Cell() for p in query.programmes})
+        for m in months
+    ]
+    for row, (month_start, month_end) in zip(rows, bounds, strict=True):
+        sums = conn.execute(MONTH_SUMS, {"company_id": company_id, "start": month_start, "end": month_end}).one()
+        for p in query.programmes:
+            cell = row.programmes[p]
+            cell.minutes, cell.sessions = getattr(sums, f"{p}_minutes"), getattr(sums, f"{p}_sessions")
+            row.total.minutes += cell.minutes
+            row.total.sessions += cell.sessions
+
+    per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=True), params).all()
+    if sum(r.sessions for r in per_volunteer) != sum(m.total.sessions for m in rows):
+        per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=False), params).all()
+    # A session held before a volunteer's first membership counts for that company, so the
+    # denominator includes every active volunteer: the rate never exceeds 100%.
+    employees = len(set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars()) | {r.user_id for r in per_volunteer})
+    people = {row.id: row for row in conn.execute(USERS, {"ids": json_array({r.user_id for r in per_volunteer})}).all()}
+
+    programmes = {p: Cell() for p in query.programmes}
+    volunteers: dict[int, VolunteerRow] = {}
+    active_months: dict[int, int] = {}
+    masks: dict[str, list[int]] = {p: [] for p in query.programmes}
+    for row in per_volunteer:  # one row per volunteer and programme: thousands, not millions
+        cell = programmes[row.platform]
+        cell.minutes += row.minutes
+        cell.sessions += row.sessions
+        cell.volunteers += 1
+        active_months[row.user_id] = active_months.get(row.user_id, 0) | row.months
+        masks[row.platform].append(row.months)
+        person = people.get(row.user_id)
+        found = volunteers.setdefault(
+            row.user_id,
+            VolunteerRow(
+                row.user_id, (person.name or person.email) if person else "", person.email if person else "", 0, 0, []
+            ),
+        )
+        found.minutes += row.minutes
+        found.sessions += row.sessions
+        found.programmes.append(row.platform)
+
+    # Volunteers a month from the bitmasks; many volunteers share a pattern, so count patterns once.
+    # A volunteer in both programmes counts once in the month's total.
+    def count_active(found, cell_of) -> None:
+        for mask, count in Counter(found).items():
+            for index, month in enumerate(rows):
+                if mask >> index & 1:
+                    cell_of(month).volunteers += count
+
+    count_active(active_months.values(), lambda month: month.total)
+    for p, found in masks.items():
+        count_active(found, lambda month, p=p: month.programmes[p])
+    total = Cell(
+        sum(c.minutes for c in programmes.values()), sum(c.sessions for c in programmes.values()), len(volunteers)
+    )
+
+    listed = sorted(volunteers.values(), key=lambda v: (-v.minutes, v.name.lower()))
+    for person in listed:
+        person.programmes.sort()
+    return Figures(total, employees, programmes, rows, listed)

@@ -1,0 +1,134 @@
+"""The report's query string, read and checked in one place: `from`, `to`, `programme`.
+
+Bad input never reaches a query: `parse_report_query` returns the messages to show (answered with
+400), or a ReportQuery whose period and programme are known to be sound.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal, InvalidOperation
+
+from portal.reports.periods import Period, add_months, presets
+
+PROGRAMMES = {"language": "TEEI Language", "mentorship": "TEEI Mentorship"}
+PROGRAMME_CHOICES = ("all", *PROGRAMMES)
+MAX_YEARS = 5
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class ReportQuery:
+    period: Period
+    programme: str = "all"
+
+    @property
+    def args(self) -> dict:
+        return {**self.period.query, "programme": self.programme}
+
+    @property
+    def programmes(self) -> tuple[str, ...]:
+        return tuple(PROGRAMMES) if self.programme == "all" else (self.programme,)
+
+    @property
+    def programme_label(self) -> str:
+        return "All programmes" if self.programme == "all" else PROGRAMMES[self.programme]
+
+
+@dataclass
+class QueryErrors:
+    messages: list[str] = field(default_factory=list)
+    values: dict = field(default_factory=dict)
+
+
+def parse_date(raw: str, name: str, errors: list[str]) -> date | None:
+    if not _DATE.match(raw):
+        errors.append(f"“{name}” must be a date written YYYY-MM-DD, like 2026-03-31 (got “{raw[:20]}”).")
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        errors.append(f"“{name}” is not a real date: {raw} does not exist in the calendar.")
+        return None
+
+
+def parse_report_query(args, today: date, fiscal_start_month: int = 1) -> ReportQuery | QueryErrors:
+    """The report's query from request args; with no dates, year to date."""
+    errors: list[str] = []
+    programme = (args.get("programme") or "all").strip()
+    if programme not in PROGRAMME_CHOICES:
+        errors.append(f"Programme must be one of: all, language, mentorship (got “{programme[:30]}”).")
+    raw_from, raw_to = (args.get("from") or "").strip(), (args.get("to") or "").strip()
+    if not raw_from and not raw_to:
+        period = next(p for p in presets(today, fiscal_start_month) if p.kind == "year_to_date")
+    elif not raw_from or not raw_to:
+        errors.append("Give both dates of a custom period: “from” and “to”.")
+        period = None
+    else:
+        start, end = parse_date(raw_from, "from", errors), parse_date(raw_to, "to", errors)
+        period = None
+        if start and end:
+            if end < start:
+                errors.append(f"“to” ({end}) is before “from” ({start}): the end of a period comes after its start.")
+            elif end >= add_months(start.replace(day=1), 12 * MAX_YEARS) + timedelta(days=start.day - 1):
+                errors.append(f"A report covers at most {MAX_YEARS} years; choose a shorter period.")
+            else:
+                period = Period(start, end, label_for(start, end, today, fiscal_start_month))
+    if errors:
+        return QueryErrors(errors, {"from": raw_from, "to": raw_to, "programme": programme})
+    return ReportQuery(period, programme)
+
+
+def label_for(start: date, end: date, today: date, fiscal_start_month: int) -> str:
+    for preset in presets(today, fiscal_start_month):
+        if (preset.start, preset.end) == (start, end):
+            return f"{preset.label}: {describe(start, end)}"
+    return describe(start, end)
+
+
+def describe(start: date, end: date) -> str:
+    return f"{start:%-d %b %Y} – {end:%-d %b %Y}"
+
+
+@dataclass(frozen=True)
+class SettingsInput:
+    fiscal_year_start_month: int
+    hourly_cost: Decimal | None
+    currency: str
+    company_time_percent: int
+
+
+def parse_settings_form(form) -> SettingsInput | list[str]:
+    errors = []
+    try:
+        month = int(form.get("fiscal_year_start_month", "1"))
+        if not 1 <= month <= 12:
+            raise ValueError
+    except ValueError:
+        errors.append("Fiscal year start: choose a month.")
+        month = 1
+    raw_cost = (form.get("hourly_cost") or "").strip().replace(" ", "").replace(",", ".")
+    cost = None
+    if raw_cost:
+        try:
+            cost = Decimal(raw_cost)
+            if not cost.is_finite() or cost < 0 or cost > 100000:
+                raise InvalidOperation
+            cost = cost.quantize(Decimal("0.01"))
+        except InvalidOperation:
+            errors.append("Hourly cost: a positive amount, like 650 or 650.50.")
+    currency = (form.get("currency") or "NOK").strip().upper()
+    if not re.fullmatch(r"[A-Z]{3}", currency):
+        errors.append("Currency: a three-letter code, like NOK or EUR.")
+    try:
+        share = int(form.get("company_time_percent", "100"))
+        if not 0 <= share <= 100:
+            raise ValueError
+    except ValueError:
+        errors.append("Share of hours in company time: a whole number from 0 to 100.")
+        share = 100
+    if errors:
+        return errors
+    return SettingsInput(month, cost, currency, share)

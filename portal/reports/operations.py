@@ -1,0 +1,97 @@
+"""Writes for the report area: a company's report settings, and closing a year. One db.write() each."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox.clock import now_iso
+from portal.reports.figures import read_figures
+from portal.reports.forms import PROGRAMME_CHOICES, ReportQuery, SettingsInput
+from portal.reports.periods import Period
+
+
+class CloseError(ValueError):
+    """The year cannot be closed; the message is safe to show."""
+
+
+def save_settings(db: Database, *, company_id: int, actor_id: int, values: SettingsInput) -> None:
+    with db.write() as conn:
+        conn.execute(
+            sa.text("""
+            INSERT INTO company_report_settings
+                (company_id, fiscal_year_start_month, hourly_cost, currency, company_time_percent, updated_by, updated_at)
+            VALUES (:c, :month, :cost, :currency, :share, :actor, :now)
+            ON CONFLICT (company_id) DO UPDATE SET
+                fiscal_year_start_month = excluded.fiscal_year_start_month, hourly_cost = excluded.hourly_cost,
+                currency = excluded.currency, company_time_percent = excluded.company_time_percent,
+                updated_by = excluded.updated_by, updated_at = excluded.updated_at
+        """),
+            {
+                "c": company_id,
+                "month": values.fiscal_year_start_month,
+                "cost": None if values.hourly_cost is None else str(values.hourly_cost),
+                "currency": values.currency,
+                "share": values.company_time_percent,
+                "actor": actor_id,
+                "now": now_iso(),
+            },
+        )
+
+
+def report_id_for(company_id: int, period: Period, closed_at: str) -> str:
+    digest = hashlib.sha256(f"{company_id}|{period.start}|{period.end}|{closed_at}".encode()).hexdigest()
+    return f"TEEI-{company_id}-{period.start:%Y%m%d}-{period.end:%Y%m%d}-{digest[:8].upper()}"
+
+
+def close_year(
+    db: Database, *, company_id: int, actor_id: int, period: Period, today: date, tz: ZoneInfo, settings_snapshot: dict
+) -> str:
+    """Freeze every figure of a year that has ended; returns the report ID. A year closes once.
+
+    The figures are read inside the write transaction, so no session lands between the read and
+    the snapshot.
+    """
+    if period.end >= today:
+        raise CloseError(f"{period.label} has not ended yet: it can be closed from {period.end.isoformat()} on.")
+    closed_at = now_iso()
+    report_id = report_id_for(company_id, period, closed_at)
+    with db.write() as conn:
+        exists = conn.execute(
+            sa.text("SELECT report_id FROM report_closures WHERE company_id = :c AND period_start = :s"),
+            {"c": company_id, "s": period.start.isoformat()},
+        ).scalar()
+        if exists:
+            raise CloseError(f"{period.label} is already closed (report {exists}).")
+        snapshot = {
+            "figures": {
+                p: read_figures(conn, company_id=company_id, query=ReportQuery(period, p), tz=tz).to_dict()
+                for p in PROGRAMME_CHOICES
+            },
+            "settings": settings_snapshot,
+            "time_zone": str(tz),
+            "as_of": closed_at,
+        }
+        conn.execute(
+            sa.text("""
+            INSERT INTO report_closures
+                (company_id, year_label, period_start, period_end, closed_by, closed_at, report_id, snapshot)
+            VALUES (:c, :label, :start, :end, :actor, :closed_at, :report_id, :snapshot)
+        """),
+            {
+                "c": company_id,
+                "label": period.label,
+                "start": period.start.isoformat(),
+                "end": period.end.isoformat(),
+                "actor": actor_id,
+                "closed_at": closed_at,
+                "report_id": report_id,
+                "snapshot": json.dumps(snapshot),
+            },
+        )
+    return report_id

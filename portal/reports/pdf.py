@@ -1,0 +1,342 @@
+"""The filing-ready PDF (fpdf2, pure Python) and an employee's certificate of hours.
+
+The filing PDF carries no names, and hides every group of fewer than 5 volunteers (suppression.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fpdf import FPDF
+from fpdf.enums import XPos, YPos
+
+from portal.reports.charts import month_chart, programme_chart
+from portal.reports.crosswalk import METHOD, SDGS, crosswalk
+from portal.reports.forms import PROGRAMMES
+from portal.reports.report import Report
+from portal.reports.suppression import suppress_list, suppress_table
+
+FONT_DIR = Path("/usr/share/fonts/truetype/liberation")  # Debian's fonts-liberation, which `make test` installs
+INK, MUTED, BRAND, BRAND_ALT, LINE = (29, 36, 51), (91, 100, 117), (11, 92, 173), (120, 170, 220), (217, 222, 232)
+HIDDEN = "<5"
+NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
+
+
+class ReportPDF(FPDF):
+    def __init__(self, footer_text: str):
+        super().__init__(format="A4")
+        self.footer_text = footer_text
+        self.set_margins(18, 16, 18)
+        self.set_auto_page_break(True, margin=18)
+        regular, bold = FONT_DIR / "LiberationSans-Regular.ttf", FONT_DIR / "LiberationSans-Bold.ttf"
+        if regular.exists() and bold.exists():
+            self.add_font("body", "", str(regular))
+            self.add_font("body", "B", str(bold))
+            self.unicode = True
+        else:  # the core font: Latin-1 only, so text is folded to it in `t`
+            self.unicode = False
+        self.family = "body" if self.unicode else "helvetica"
+
+    def t(self, text) -> str:
+        text = str(text)
+        if self.unicode:
+            return text
+        return (
+            text.replace("–", "-")
+            .replace("—", "-")
+            .replace("“", '"')
+            .replace("”", '"')
+            .replace("’", "'")
+            .replace("·", "-")
+            .encode("latin-1", "replace")
+            .decode("latin-1")
+        )
+
+    def font(self, size: float, bold: bool = False, colour=INK):
+        self.set_font(self.family, "B" if bold else "", size)
+        self.set_text_color(*colour)
+
+    def footer(self):
+        self.set_y(-12)
+        self.font(7.5, colour=MUTED)
+        self.cell(0, 5, self.t(f"{self.footer_text} · page {self.page_no()}/{{nb}}"), align="C")
+
+    def heading(self, text: str, size: float = 13):
+        if self.get_y() > self.h - 50:
+            self.add_page()
+        self.ln(3)
+        self.font(size, bold=True)
+        self.cell(0, 8, self.t(text), **NEXT)
+
+    def para(self, text: str, size: float = 9.5, colour=INK):
+        self.font(size, colour=colour)
+        self.multi_cell(0, 4.8, self.t(text), align="L", **NEXT)
+        self.ln(1.2)
+
+    def grid(self, header: list[str], rows: list[list[str]], widths: list[float]):
+        self.font(8.5, bold=True, colour=MUTED)
+        self.set_draw_color(*LINE)
+        for text, width in zip(header, widths, strict=True):
+            self.cell(width, 6.5, self.t(text), border="B", align="L" if width == widths[0] else "R")
+        self.ln()
+        self.font(9)
+        for row in rows:
+            if self.get_y() > self.h - 24:
+                self.add_page()
+            for index, (text, width) in enumerate(zip(row, widths, strict=True)):
+                self.set_font(self.family, "B" if row is rows[-1] and header[0] == "Month" else "", 9)
+                self.cell(width, 6, self.t(text), border="B", align="L" if index == 0 else "R")
+            self.ln()
+        self.ln(2)
+
+    def bars(self, chart, hidden: list[bool] | None = None):
+        """A horizontal bar chart drawn like the page's SVG: each bar labelled with its value."""
+        label_w, value_w, row = 26, 40, 6.2
+        track = self.w - self.l_margin - self.r_margin - label_w - value_w
+        self.font(8.5, bold=True)
+        self.cell(0, 6, self.t(chart.title), **NEXT)
+        for index, bar in enumerate(chart.bars):
+            if self.get_y() > self.h - 24:
+                self.add_page()
+            y, x = self.get_y(), self.l_margin
+            is_hidden = bool(hidden and hidden[index])
+            self.font(8.5, colour=MUTED)
+            self.set_xy(x, y)
+            self.cell(label_w - 2, row, self.t(bar.label), align="R")
+            length = 0 if is_hidden else max(track * bar.fraction, 0.6 if bar.value else 0)
+            if length:
+                self.set_fill_color(*(BRAND_ALT if bar.pattern else BRAND))
+                self.rect(x + label_w, y + 1, length, row - 2, style="F")
+                if bar.pattern:  # hatching, so the programmes differ by more than colour
+                    self.set_draw_color(255, 255, 255)
+                    step = 1.6
+                    pos = x + label_w
+                    while pos < x + label_w + length:
+                        self.line(pos, y + row - 1, min(pos + row - 2, x + label_w + length), y + 1)
+                        pos += step
+            self.font(8.5)
+            self.set_xy(x + label_w + length + 1.5, y)
+            self.cell(value_w, row, self.t("hidden (<5 volunteers)" if is_hidden else bar.text))
+            self.set_y(y + row)
+        self.ln(3)
+
+
+def fmt_hours(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def filing_pdf(report: Report) -> bytes:
+    f = report.figures
+    programmes = list(f.programmes)
+    cells = [[m.programmes[p].volunteers for p in programmes] for m in f.months]
+    hide_cells, hide_months, hide_programmes, hide_total = suppress_table(
+        cells,
+        [m.total.volunteers for m in f.months],
+        [f.programmes[p].volunteers for p in programmes],
+        f.total.volunteers,
+    )
+
+    pdf = ReportPDF(f"{report.company_name} · report {report.report_id} · as of {report.as_of_local}")
+    pdf.alias_nb_pages()
+    pdf.add_page()
+    pdf.font(9, bold=True, colour=BRAND)
+    pdf.cell(0, 5, pdf.t("TEEI PARTNER PORTAL · VOLUNTEERING REPORT"), **NEXT)
+    pdf.font(19, bold=True)
+    pdf.multi_cell(0, 9, pdf.t(report.company_name), **NEXT)
+    pdf.font(11, colour=MUTED)
+    pdf.multi_cell(
+        0,
+        6,
+        pdf.t(
+            f"{report.query.period.label} · {report.query.period.start} to "
+            f"{report.query.period.end} ({report.tz}) · {report.query.programme_label}"
+        ),
+        **NEXT,
+    )
+    if report.closure:
+        pdf.font(9.5, bold=True, colour=INK)
+        pdf.multi_cell(
+            0,
+            5.5,
+            pdf.t(
+                f"Closed year: filed {report.as_of_local} by {report.closure.closed_by_name}. "
+                "These figures do not change."
+            ),
+            **NEXT,
+        )
+    pdf.ln(3)
+
+    rate = "–" if f.participation is None else f"{f.participation:.1f}%"
+    hidden = "hidden (<5)"
+    stats = [
+        ("Verified hours", hidden if hide_total else fmt_hours(f.total.hours)),
+        ("Sessions", hidden if hide_total else f"{f.total.sessions:,}"),
+        ("Active volunteers", hidden if hide_total else f"{f.total.volunteers:,}"),
+        (f"Participation, of {f.employees:,}", hidden if hide_total else rate),
+    ]
+    box = (pdf.w - pdf.l_margin - pdf.r_margin - 9) / 4
+    y = pdf.get_y()
+    for index, (label, value) in enumerate(stats):
+        x = pdf.l_margin + index * (box + 3)
+        pdf.set_draw_color(*LINE)
+        pdf.rect(x, y, box, 19)
+        pdf.set_xy(x + 3, y + 2.5)
+        pdf.font(15, bold=True)
+        pdf.cell(box - 6, 8, pdf.t(value))
+        pdf.set_xy(x + 3, y + 11)
+        pdf.font(8.5, colour=MUTED)
+        pdf.cell(box - 6, 5, pdf.t(label))
+    pdf.set_y(y + 23)
+    pdf.para(
+        f"Participation: active volunteers divided by {report.denominator_text} ({f.employees:,}).",
+        size=8.5,
+        colour=MUTED,
+    )
+
+    pdf.heading("Hours by month")
+    pdf.bars(month_chart(f), hide_months)
+    if len(programmes) > 1:
+        shares = programme_chart(f)
+        pdf.bars(shares, hide_programmes)
+        pdf.para("Mentorship bars are hatched; every bar is labelled with its value.", size=8, colour=MUTED)
+
+    pdf.heading("Figures by month and programme")
+    header = (
+        ["Month"]
+        + [f"{PROGRAMMES[p].replace('TEEI ', '')} h" for p in programmes]
+        + ["Hours", "Sessions", "Volunteers"]
+    )
+    rows = []
+    for r, m in enumerate(f.months):
+        row = [m.label] + [
+            HIDDEN if hide_cells[r][c] else fmt_hours(m.programmes[p].hours) for c, p in enumerate(programmes)
+        ]
+        row += (
+            [HIDDEN] * 3
+            if hide_months[r]
+            else [fmt_hours(m.total.hours), f"{m.total.sessions:,}", f"{m.total.volunteers:,}"]
+        )
+        rows.append(row)
+    total_row = ["Total"] + [
+        HIDDEN if hide_programmes[c] else fmt_hours(f.programmes[p].hours) for c, p in enumerate(programmes)
+    ]
+    total_row += (
+        [HIDDEN] * 3 if hide_total else [fmt_hours(f.total.hours), f"{f.total.sessions:,}", f"{f.total.volunteers:,}"]
+    )
+    rows.append(total_row)
+    width = pdf.w - pdf.l_margin - pdf.r_margin
+    pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1))
+    pdf.para(
+        f"{HIDDEN}: hidden because the group has fewer than 5 volunteers, or because a total would "
+        "otherwise reveal a hidden group.",
+        size=8,
+        colour=MUTED,
+    )
+
+    pdf.heading("By programme")
+    hide_p, _ = suppress_list([f.programmes[p].volunteers for p in programmes], f.total.volunteers)
+    prow = []
+    for c, p in enumerate(programmes):
+        cell = f.programmes[p]
+        prow.append(
+            [PROGRAMMES[p]]
+            + (
+                [HIDDEN] * 4
+                if hide_p[c] or hide_programmes[c]
+                else [
+                    fmt_hours(cell.hours),
+                    f"{cell.sessions:,}",
+                    f"{cell.volunteers:,}",
+                    report.cell_participation(cell),
+                ]
+            )
+        )
+    pdf.grid(["Programme", "Hours", "Sessions", "Volunteers", "Participation"], prow, [width - 4 * 28] + [28] * 4)
+
+    if report.closure:
+        pdf.heading("Changes since close")
+        c = report.changes
+        if c.any:
+            pdf.para(
+                f"{c.records} session records for this year arrived after the close on "
+                f"{report.as_of_local}. Live figures now differ from the filed ones by {c.hours:+.1f} hours, "
+                f"{c.sessions:+d} sessions and {c.volunteers:+d} volunteers. The filed figures above stay as "
+                "filed; report the difference as a correction in your next filing."
+            )
+        else:
+            pdf.para("No corrections have arrived since the year was closed.")
+
+    pdf.heading("Methodology")
+    for text in METHOD:
+        pdf.para(text)
+    pdf.para(
+        f"Period: {report.query.period.start} to {report.query.period.end}, whole days in {report.tz}. "
+        f"As of: {report.as_of_local}. Report ID: {report.report_id}. Data source: attendance records from "
+        "TEEI Language and TEEI Mentorship. "
+        + ("" if report.closure else "This report is not closed: later corrections can still change it.")
+    )
+
+    pdf.heading("Framework crosswalk")
+    for framework, asks, gives in crosswalk(report):
+        if pdf.get_y() > pdf.h - 40:
+            pdf.add_page()
+        pdf.font(10, bold=True)
+        pdf.cell(0, 6, pdf.t(framework), **NEXT)
+        pdf.para(asks, size=8.5, colour=MUTED)
+        pdf.para(gives)
+    return bytes(pdf.output())
+
+
+def certificate_pdf(
+    *,
+    name: str,
+    company: str,
+    minutes_by_programme: dict[str, int],
+    sessions: int,
+    first: str | None,
+    last: str | None,
+    issued: str,
+    certificate_id: str,
+) -> bytes:
+    pdf = ReportPDF(f"Certificate {certificate_id} · issued {issued}")
+    pdf.alias_nb_pages()
+    pdf.add_page()
+    pdf.ln(20)
+    pdf.font(10, bold=True, colour=BRAND)
+    pdf.cell(0, 6, pdf.t("THE EDUCATIONAL EQUALITY INSTITUTE"), align="C", **NEXT)
+    pdf.ln(6)
+    pdf.font(26, bold=True)
+    pdf.cell(0, 14, pdf.t("Certificate of volunteering"), align="C", **NEXT)
+    pdf.ln(8)
+    pdf.font(12, colour=MUTED)
+    pdf.cell(0, 7, pdf.t("This certifies that"), align="C", **NEXT)
+    pdf.font(20, bold=True)
+    pdf.multi_cell(0, 11, pdf.t(name), align="C", **NEXT)
+    pdf.font(12, colour=MUTED)
+    pdf.multi_cell(0, 7, pdf.t(f"of {company}"), align="C", **NEXT)
+    pdf.ln(6)
+    total = sum(minutes_by_programme.values())
+    pdf.font(14)
+    span = f" between {first} and {last}" if first and last else ""
+    pdf.multi_cell(
+        0,
+        8,
+        pdf.t(
+            f"volunteered {total / 60:,.1f} hours in {sessions} attended session{'' if sessions == 1 else 's'}{span}."
+        ),
+        align="C",
+        **NEXT,
+    )
+    pdf.ln(4)
+    for programme, minutes in minutes_by_programme.items():
+        pdf.font(11)
+        pdf.multi_cell(
+            0, 6.5, pdf.t(f"{PROGRAMMES[programme]}: {minutes / 60:,.1f} hours · {SDGS[programme]}"), align="C", **NEXT
+        )
+    pdf.ln(10)
+    pdf.para(
+        "Hours are measured from session attendance recorded by the programme platforms, not entered by hand.",
+        size=9,
+        colour=MUTED,
+    )
+    return bytes(pdf.output())

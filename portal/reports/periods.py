@@ -1,0 +1,125 @@
+"""Report periods: local calendar dates in the portal's time zone, turned into UTC bounds.
+
+A period is a run of whole local days, `start` to `end` inclusive. Its UTC bounds are the instant
+local midnight begins `start` and the instant local midnight ends `end`, so a session at 23:30 on
+the last evening of a month belongs to that month wherever UTC puts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from portal.outbox.clock import iso
+
+DEFAULT_TIMEZONE = "Europe/Oslo"
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def report_timezone(settings) -> ZoneInfo:
+    """PORTAL_TIMEZONE from the settings once they carry it; Europe/Oslo until then."""
+    return ZoneInfo(getattr(settings, "portal_timezone", None) or DEFAULT_TIMEZONE)
+
+
+@dataclass(frozen=True)
+class Period:
+    start: date
+    end: date  # inclusive
+    label: str
+    kind: str = "custom"
+
+    def utc_bounds(self, tz: ZoneInfo) -> tuple[str, str]:
+        """[start, end) as fixed-width UTC text, comparable with attendance_sessions.held_at."""
+        return local_midnight(self.start, tz), local_midnight(self.end + timedelta(days=1), tz)
+
+    def months(self) -> list[Period]:
+        """The calendar months the period touches, each clipped to the period."""
+        months, first = [], self.start.replace(day=1)
+        while first <= self.end:
+            last = add_months(first, 1) - timedelta(days=1)
+            months.append(
+                Period(
+                    max(first, self.start),
+                    min(last, self.end),
+                    f"{MONTH_NAMES[first.month - 1][:3]} {first.year}",
+                    "month",
+                )
+            )
+            first = add_months(first, 1)
+        return months
+
+    @property
+    def query(self) -> dict:
+        return {"from": self.start.isoformat(), "to": self.end.isoformat()}
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+
+def local_midnight(day: date, tz: ZoneInfo) -> str:
+    return iso(datetime.combine(day, time(0), tzinfo=tz))
+
+
+def add_months(day: date, months: int) -> date:
+    index = day.year * 12 + day.month - 1 + months
+    return day.replace(year=index // 12, month=index % 12 + 1, day=1)
+
+
+def fiscal_year(year_start: date, start_month: int) -> Period:
+    """The fiscal year beginning on the first of start_month in year_start's year."""
+    first = date(year_start.year, start_month, 1)
+    end = add_months(first, 12) - timedelta(days=1)
+    label = str(first.year) if start_month == 1 else f"FY {first.year}/{str(end.year)[2:]}"
+    return Period(first, end, label, "fiscal_year" if start_month != 1 else "year")
+
+
+def fiscal_year_containing(day: date, start_month: int) -> Period:
+    year = day.year if day.month >= start_month else day.year - 1
+    return fiscal_year(date(year, 1, 1), start_month)
+
+
+def presets(today: date, fiscal_start_month: int = 1) -> list[Period]:
+    """The periods offered as one click, newest first; `today` is a local date."""
+    this_month = today.replace(day=1)
+    quarter_first = today.replace(month=(today.month - 1) // 3 * 3 + 1, day=1)
+    last_quarter_first = add_months(quarter_first, -3)
+    found = [
+        Period(this_month, today, "This month", "this_month"),
+        Period(add_months(this_month, -1), this_month - timedelta(days=1), "Last month", "last_month"),
+        Period(quarter_first, today, "This quarter", "this_quarter"),
+        Period(last_quarter_first, quarter_first - timedelta(days=1), "Last quarter", "last_quarter"),
+        Period(date(today.year, 1, 1), today, "Year to date", "year_to_date"),
+        Period(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31), "Last year", "last_year"),
+    ]
+    if fiscal_start_month != 1:
+        current = fiscal_year_containing(today, fiscal_start_month)
+        previous = fiscal_year_containing(current.start - timedelta(days=1), fiscal_start_month)
+        found.append(Period(current.start, today, f"{current.label} to date", "fiscal_year_to_date"))
+        found.append(Period(previous.start, previous.end, previous.label, "last_fiscal_year"))
+    return found
+
+
+def closable_years(today: date, fiscal_start_month: int, back: int = 3) -> list[Period]:
+    """Years (calendar, and fiscal when the company sets one) that have ended, newest first."""
+    years = []
+    for start_month in sorted({1, fiscal_start_month}):
+        current = fiscal_year_containing(today, start_month)
+        for _ in range(back):
+            current = fiscal_year_containing(current.start - timedelta(days=1), start_month)
+            years.append(current)
+    return sorted(years, key=lambda p: p.start, reverse=True)

@@ -1,0 +1,215 @@
+"""Reads for the report besides its figures: the counted sessions, settings, closures, and the
+sessions one volunteer sees of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from portal.db import Database, json_array
+from portal.reports.figures import COUNTED_SCOPE, Figures
+from portal.reports.forms import PROGRAMMES, ReportQuery
+from portal.reports.periods import Period
+
+
+@dataclass(frozen=True)
+class SessionLine:
+    held_at: str
+    platform: str
+    name: str
+    email: str
+    minutes: int
+    session_id: str
+    source: str
+    received_at: str
+
+
+SESSIONS_PAGE = sa.text(f"""
+    SELECT a.id, a.held_at, a.platform, COALESCE(NULLIF(u.name, ''), a.volunteer_email) AS name,
+           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at
+    FROM attendance_sessions a LEFT JOIN users u ON u.id = a.user_id
+    WHERE {COUNTED_SCOPE} AND (a.held_at > :after_held OR (a.held_at = :after_held AND a.id > :after_id))
+    ORDER BY a.held_at, a.id
+    LIMIT :limit
+""")
+
+
+def iter_sessions(db: Database, *, company_id: int, query: ReportQuery, tz: ZoneInfo, page_size: int = 5000):
+    """Every counted session of the report, oldest first, read a page at a time (constant memory)."""
+    start, end = query.period.utc_bounds(tz)
+    params = {
+        "company_id": company_id,
+        "start": start,
+        "end": end,
+        "programmes": json_array(query.programmes),
+        "after_held": "",
+        "after_id": 0,
+        "limit": page_size,
+    }
+    while True:
+        with db.read() as conn:
+            page = conn.execute(SESSIONS_PAGE, params).all()
+        for row in page:
+            yield SessionLine(
+                row.held_at, row.platform, row.name, row.email, row.minutes, row.session_id, row.source, row.received_at
+            )
+        if len(page) < page_size:
+            return
+        params["after_held"], params["after_id"] = page[-1].held_at, page[-1].id
+
+
+CORRECTIONS = sa.text("""
+    SELECT COUNT(*) FROM attendance_sessions a
+    WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.received_at > :closed_at
+""")
+
+
+def corrections_since(db: Database, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str) -> int:
+    """Session records for the period received after the close (new, changed or cancelled)."""
+    start, end = period.utc_bounds(tz)
+    with db.read() as conn:
+        return conn.execute(
+            CORRECTIONS, {"company_id": company_id, "start": start, "end": end, "closed_at": closed_at}
+        ).scalar_one()
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    fiscal_year_start_month: int = 1
+    hourly_cost: str | None = None
+    currency: str = "NOK"
+    company_time_percent: int = 100
+
+
+def report_settings(db: Database, *, company_id: int) -> ReportSettings:
+    with db.read() as conn:
+        row = (
+            conn.execute(
+                sa.text(
+                    "SELECT fiscal_year_start_month, hourly_cost, currency, company_time_percent "
+                    "FROM company_report_settings WHERE company_id = :c"
+                ),
+                {"c": company_id},
+            )
+            .mappings()
+            .first()
+        )
+    return ReportSettings(**row) if row else ReportSettings()
+
+
+@dataclass(frozen=True)
+class Closure:
+    id: int
+    year_label: str
+    period_start: str
+    period_end: str
+    closed_at: str
+    closed_by_name: str
+    report_id: str
+    snapshot: dict
+
+    @property
+    def period(self) -> Period:
+        return Period(
+            date.fromisoformat(self.period_start), date.fromisoformat(self.period_end), self.year_label, "closed_year"
+        )
+
+    def figures(self, programme: str) -> Figures:
+        return Figures.from_dict(self.snapshot["figures"][programme])
+
+
+def closures(db: Database, *, company_id: int) -> list[Closure]:
+    with db.read() as conn:
+        rows = (
+            conn.execute(
+                sa.text(
+                    "SELECT r.id, r.year_label, r.period_start, r.period_end, r.closed_at, "
+                    "COALESCE(NULLIF(u.name, ''), u.email, '') AS closed_by_name, r.report_id, r.snapshot "
+                    "FROM report_closures r LEFT JOIN users u ON u.id = r.closed_by "
+                    "WHERE r.company_id = :c ORDER BY r.period_start DESC"
+                ),
+                {"c": company_id},
+            )
+            .mappings()
+            .all()
+        )
+    return [Closure(**{**row, "snapshot": json.loads(row["snapshot"])}) for row in rows]
+
+
+def closure_for(db: Database, *, company_id: int, period: Period) -> Closure | None:
+    return next(
+        (
+            c
+            for c in closures(db, company_id=company_id)
+            if (c.period_start, c.period_end) == (period.start.isoformat(), period.end.isoformat())
+        ),
+        None,
+    )
+
+
+@dataclass(frozen=True)
+class OwnSession:
+    held_at: str
+    platform: str
+    minutes: int
+    status: str
+
+
+def own_sessions(db: Database, *, user_id: int) -> list[OwnSession]:
+    """An employee's own session records, newest first (by user, whichever company they were in)."""
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT held_at, platform, minutes, status FROM attendance_sessions "
+                "WHERE user_id = :u ORDER BY held_at DESC"
+            ),
+            {"u": user_id},
+        ).all()
+    return [OwnSession(*row) for row in rows]
+
+
+def programme_label(programme: str) -> str:
+    return PROGRAMMES.get(programme, programme)
+
+
+@dataclass(frozen=True)
+class Person:
+    id: int
+    name: str
+    email: str
+    programme: str | None
+
+
+def volunteer_sessions(db: Database, *, company_id: int, user_id: int) -> tuple[Person, list[OwnSession]] | None:
+    """A colleague's sessions counted for this company, or None when they were never in it."""
+    with db.read() as conn:
+        person = conn.execute(
+            sa.text("""
+            SELECT u.id, u.name, u.email, u.programme FROM users u
+            WHERE u.id = :u AND u.role = 'employee'
+              AND (u.company_id = :c OR EXISTS (SELECT 1 FROM company_memberships m
+                                                WHERE m.user_id = u.id AND m.company_id = :c))
+        """),
+            {"u": user_id, "c": company_id},
+        ).first()
+        if person is None:
+            return None
+        rows = conn.execute(
+            sa.text(
+                "SELECT held_at, platform, minutes, status FROM attendance_sessions "
+                "WHERE user_id = :u AND company_id = :c ORDER BY held_at DESC"
+            ),
+            {"u": user_id, "c": company_id},
+        ).all()
+    return Person(*person), [OwnSession(*row) for row in rows]
+
+
+def local_date(held_at: str, tz: ZoneInfo) -> str:
+    from portal.outbox.clock import parse
+
+    return parse(held_at).astimezone(tz).date().isoformat()

@@ -1,0 +1,125 @@
+"""One report as the page, the exports and the PDF all show it: figures, closure, method, money.
+
+A period that a manager closed reads its frozen snapshot; the live figures are read beside it only
+to show what changed since the close.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+from portal.db import Database
+from portal.outbox.clock import now_iso, parse
+from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, report_figures
+from portal.reports.forms import PROGRAMMES, ReportQuery
+from portal.reports.queries import Closure, ReportSettings, closure_for, corrections_since, report_settings
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Live figures minus the filed ones, for a closed period."""
+
+    records: int
+    hours: float
+    sessions: int
+    volunteers: int
+
+    @property
+    def any(self) -> bool:
+        return bool(self.records or self.hours or self.sessions or self.volunteers)
+
+
+@dataclass
+class Report:
+    company_id: int
+    company_name: str
+    query: ReportQuery
+    tz: ZoneInfo
+    figures: Figures
+    as_of: str
+    report_id: str
+    settings: ReportSettings
+    closure: Closure | None = None
+    live: Figures | None = None
+    changes: Changes | None = None
+
+    @property
+    def programme_labels(self) -> dict[str, str]:
+        return {p: PROGRAMMES[p] for p in self.query.programmes}
+
+    @property
+    def denominator_text(self) -> str:
+        return DENOMINATOR_TEXT
+
+    @property
+    def as_of_local(self) -> str:
+        return parse(self.as_of).astimezone(self.tz).strftime("%-d %b %Y %H:%M %Z")
+
+    @property
+    def company_time_hours(self) -> float:
+        return round(self.figures.total.minutes / 60 * self.settings.company_time_percent / 100, 1)
+
+    @property
+    def own_time_hours(self) -> float:
+        return round(self.figures.total.hours - self.company_time_hours, 1)
+
+    @property
+    def b4si_time_value(self) -> Decimal | None:
+        if self.settings.hourly_cost is None:
+            return None
+        hours = Decimal(self.figures.total.minutes) / 60 * self.settings.company_time_percent / 100
+        return (hours * Decimal(self.settings.hourly_cost)).quantize(Decimal("1"))
+
+    def cell_participation(self, cell: Cell) -> str:
+        rate = self.figures.participation_of(cell)
+        return "–" if rate is None else f"{rate:.1f}%"
+
+
+def live_report_id(company_id: int, query: ReportQuery, as_of: str) -> str:
+    digest = hashlib.sha256(
+        f"{company_id}|{query.period.start}|{query.period.end}|{query.programme}|{as_of}".encode()
+    ).hexdigest()
+    return f"TEEI-{company_id}-{query.period.start:%Y%m%d}-{query.period.end:%Y%m%d}-L{digest[:7].upper()}"
+
+
+def build_report(db: Database, *, company_id: int, company_name: str, query: ReportQuery, tz: ZoneInfo) -> Report:
+    settings = report_settings(db, company_id=company_id)
+    live = report_figures(db, company_id=company_id, query=query, tz=tz)
+    closure = closure_for(db, company_id=company_id, period=query.period)
+    if closure is None:
+        as_of = now_iso()
+        return Report(
+            company_id, company_name, query, tz, live, as_of, live_report_id(company_id, query, as_of), settings
+        )
+    filed = closure.figures(query.programme)
+    records = corrections_since(db, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
+    changes = Changes(
+        records,
+        round((live.total.minutes - filed.total.minutes) / 60, 1),
+        live.total.sessions - filed.total.sessions,
+        live.total.volunteers - filed.total.volunteers,
+    )
+    filed_settings = ReportSettings(**closure.snapshot["settings"])
+    return Report(
+        company_id,
+        company_name,
+        query,
+        tz,
+        filed,
+        closure.closed_at,
+        closure.report_id,
+        filed_settings,
+        closure,
+        live,
+        changes,
+    )
+
+
+def today_in(tz: ZoneInfo) -> date:
+    from datetime import datetime
+
+    return datetime.now(tz).date()

@@ -1,0 +1,229 @@
+"""The report pages: thin views over forms.py (input), report.py/queries.py (reads) and operations.py (writes).
+
+Company scope comes only from `current_company_id()`; no query parameter names a company.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import date
+
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
+from flask_login import current_user
+
+from portal.access import current_company_id, roles_required
+from portal.extensions import portal_context
+from portal.outbox.clock import now_iso, parse
+from portal.reports import charts, exports, operations, pdf, queries
+from portal.reports.crosswalk import METHOD, crosswalk
+from portal.reports.forms import PROGRAMMES, QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.periods import MONTH_NAMES, closable_years, presets, report_timezone
+from portal.reports.report import build_report, today_in
+
+bp = Blueprint("reports", __name__)
+
+PAGE_VOLUNTEERS = 200  # the page lists the top volunteers by hours; `volunteers=all` lists everyone
+
+MIMETYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pdf": "application/pdf",
+}
+
+
+@bp.app_template_filter("local_time")
+def local_time(held_at: str, tz) -> str:
+    """A stored UTC time as the local date and time the report uses."""
+    return parse(held_at).astimezone(tz).strftime("%Y-%m-%d %H:%M")
+
+
+def _scope():
+    tz = report_timezone(portal_context().settings)
+    company_id = current_company_id()
+    settings = queries.report_settings(portal_context().db, company_id=company_id)
+    return tz, company_id, settings, today_in(tz)
+
+
+def _parse(today: date, settings):
+    return parse_report_query(request.args, today, settings.fiscal_year_start_month)
+
+
+def _error_page(errors: QueryErrors, today: date, settings):
+    return render_template(
+        "reports/index.html",
+        errors=errors.messages,
+        values=errors.values,
+        report=None,
+        presets=presets(today, settings.fiscal_year_start_month),
+        programmes=PROGRAMMES,
+        settings=settings,
+    ), 400
+
+
+@bp.get("/reports")
+@roles_required("manager")
+def index():
+    tz, company_id, settings, today = _scope()
+    query = _parse(today, settings)
+    if isinstance(query, QueryErrors):
+        return _error_page(query, today, settings)
+    db = portal_context().db
+    report = build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
+    closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
+    listed = report.figures.volunteers
+    shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
+    return render_template(
+        "reports/index.html",
+        report=report,
+        errors=[],
+        values=query.args,
+        programmes=PROGRAMMES,
+        shown=shown,
+        presets=presets(today, settings.fiscal_year_start_month),
+        settings=settings,
+        month_svg=charts.svg(charts.month_chart(report.figures)),
+        programme_svg=charts.svg(charts.programme_chart(report.figures)),
+        method=METHOD,
+        crosswalk=crosswalk(report),
+        month_names=MONTH_NAMES,
+        years=[(p, closed.get(p.start.isoformat())) for p in closable_years(today, settings.fiscal_year_start_month)],
+    )
+
+
+@bp.get("/reports/export.<any(csv, xlsx, pdf):fmt>")
+@roles_required("manager")
+def export(fmt: str):
+    tz, company_id, settings, today = _scope()
+    query = _parse(today, settings)
+    if isinstance(query, QueryErrors):
+        return _error_page(query, today, settings)
+    db = portal_context().db
+    report = build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
+    name = f"teei-report-{query.period.start}-{query.period.end}-{query.programme}.{fmt}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
+    if fmt == "pdf":
+        return Response(pdf.filing_pdf(report), mimetype=MIMETYPES["pdf"], headers=headers)
+    sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)
+    if fmt == "csv":
+        return Response(exports.csv_lines(report, sessions), mimetype=MIMETYPES["csv"], headers=headers)
+    response = send_file(
+        exports.write_xlsx(report, sessions), mimetype=MIMETYPES["xlsx"], as_attachment=True, download_name=name
+    )
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@bp.post("/reports/settings")
+@roles_required("manager")
+def save_settings():
+    values = parse_settings_form(request.form)
+    if isinstance(values, list):
+        for message in values:
+            flash(message, "error")
+    else:
+        operations.save_settings(
+            portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=values
+        )
+        flash("Report settings saved.", "success")
+    return redirect(url_for("reports.index", **_kept_args()) + "#settings")
+
+
+@bp.post("/reports/close")
+@roles_required("manager")
+def close_year():
+    tz, company_id, settings, today = _scope()
+    wanted = request.form.get("period_start", "")
+    period = next(
+        (p for p in closable_years(today, settings.fiscal_year_start_month) if p.start.isoformat() == wanted), None
+    )
+    if period is None:
+        flash("Choose a year that has ended.", "error")
+        return redirect(url_for("reports.index") + "#close")
+    try:
+        report_id = operations.close_year(
+            portal_context().db,
+            company_id=company_id,
+            actor_id=current_user.id,
+            period=period,
+            today=today,
+            tz=tz,
+            settings_snapshot=asdict(settings),
+        )
+    except operations.CloseError as error:
+        flash(str(error), "error")
+        return redirect(url_for("reports.index") + "#close")
+    flash(f"{period.label} is closed. Its filed report is {report_id}; it will not change.", "success")
+    return redirect(url_for("reports.index", **period.query))
+
+
+def _kept_args() -> dict:
+    return {k: v for k, v in request.args.items() if k in ("from", "to", "programme")}
+
+
+@bp.get("/reports/volunteers/<int:user_id>")
+@roles_required("manager")
+def volunteer(user_id: int):
+    tz = report_timezone(portal_context().settings)
+    found = queries.volunteer_sessions(portal_context().db, company_id=current_company_id(), user_id=user_id)
+    if found is None:
+        abort(404)  # another company's colleague looks exactly like a missing one
+    person, sessions = found
+    return render_template("reports/volunteer.html", person=person, sessions=sessions, tz=tz, programmes=PROGRAMMES)
+
+
+@bp.get("/company")
+@roles_required("manager")
+def old_overview():
+    return redirect(url_for("reports.index"), 301)
+
+
+@bp.get("/company/employees/<int:user_id>")
+@roles_required("manager")
+def old_employee(user_id: int):
+    return redirect(url_for("reports.volunteer", user_id=user_id), 301)
+
+
+@bp.get("/me/hours")
+@roles_required("employee")
+def my_hours():
+    tz = report_timezone(portal_context().settings)
+    sessions = queries.own_sessions(portal_context().db, user_id=current_user.id)
+    counted = [s for s in sessions if s.status == "attended"]
+    by_programme = {p: sum(s.minutes for s in counted if s.platform == p) for p in PROGRAMMES}
+    return render_template(
+        "reports/my_hours.html",
+        sessions=sessions,
+        counted=len(counted),
+        tz=tz,
+        minutes=sum(by_programme.values()),
+        by_programme=by_programme,
+        programmes=PROGRAMMES,
+    )
+
+
+@bp.get("/me/hours/certificate.pdf")
+@roles_required("employee")
+def certificate():
+    tz = report_timezone(portal_context().settings)
+    counted = [s for s in queries.own_sessions(portal_context().db, user_id=current_user.id) if s.status == "attended"]
+    by_programme = {p: m for p in PROGRAMMES if (m := sum(s.minutes for s in counted if s.platform == p))}
+    local = sorted(queries.local_date(s.held_at, tz) for s in counted)
+    issued = today_in(tz).isoformat()
+    body = pdf.certificate_pdf(
+        name=current_user.name or current_user.email,
+        company=current_user.company_name or "",
+        minutes_by_programme=by_programme,
+        sessions=len(counted),
+        first=local[0] if local else None,
+        last=local[-1] if local else None,
+        issued=issued,
+        certificate_id=f"TEEI-C{current_user.id}-{now_iso()[:10].replace('-', '')}",
+    )
+    return Response(
+        body,
+        mimetype="application/pdf",
+        headers={
+            "Content-Disposition": 'attachment; filename="teei-volunteering-certificate.pdf"',
+            "Cache-Control": "private, no-store",
+        },
+    )

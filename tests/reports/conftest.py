@@ -1,0 +1,111 @@
+"""Builders for report tests: companies with colleagues, and attendance rows written straight to the table.
+
+Rows are inserted as the attendance area stores them (migrations/0006); each builder returns what
+it inserted, so tests compute expected figures in Python over that list, independently of the SQL.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+import sqlalchemy as sa
+
+from portal.outbox.clock import iso
+
+OSLO = ZoneInfo("Europe/Oslo")
+
+
+@dataclass(frozen=True)
+class Row:
+    platform: str
+    user_id: int
+    company_id: int
+    held_at: datetime  # aware
+    minutes: int
+    status: str = "attended"
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def oslo(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=OSLO)
+
+
+@pytest.fixture
+def company(db, make_user):
+    """company(name, employees=n) -> (company_id, manager_email, [employee ids]); memberships from 2020."""
+
+    def build(name="Acme Ltd", employees=3, since="2020-01-01T00:00:00.000000Z"):
+        manager = make_user("manager", company=name)
+        ids = []
+        for n in range(employees):
+            email = f"vol{n}@{name.split()[0].lower()}.example"
+            make_user("employee", company=name, email=email)
+            with db.write() as conn:
+                user_id = conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": email}).scalar_one()
+                conn.execute(
+                    sa.text("UPDATE users SET name = :n WHERE id = :u"),
+                    {"n": f"{name.split()[0]} Volunteer {n:02d}", "u": user_id},
+                )
+                conn.execute(
+                    sa.text("UPDATE company_memberships SET started_at = :s WHERE user_id = :u"),
+                    {"s": since, "u": user_id},
+                )
+            ids.append(user_id)
+        with db.read() as conn:
+            company_id = conn.execute(
+                sa.text("SELECT company_id FROM users WHERE email = :e"), {"e": manager}
+            ).scalar_one()
+        return company_id, manager, ids
+
+    return build
+
+
+@pytest.fixture
+def insert_sessions(db):
+    """insert_sessions([Row, ...], received_at=...) writes attendance rows; returns the list."""
+    counter = itertools.count(1)
+
+    def insert(rows, received_at="2026-01-01T00:00:00.000000Z"):
+        with db.write() as conn:
+            emails = dict(conn.execute(sa.text("SELECT id, email FROM users")).all())
+            conn.execute(
+                sa.text("""
+                INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at,
+                                                 minutes, status, updated_at, received_at, source)
+                VALUES (:platform, :sid, :email, :user_id, :company_id, :held_at, :minutes, :status, :held_at,
+                        :received_at, 'api')
+            """),
+                [
+                    {
+                        "platform": r.platform,
+                        "sid": f"s-{next(counter)}",
+                        "email": emails[r.user_id],
+                        "user_id": r.user_id,
+                        "company_id": r.company_id,
+                        "held_at": iso(r.held_at),
+                        "minutes": r.minutes,
+                        "status": r.status,
+                        "received_at": received_at,
+                    }
+                    for r in rows
+                ],
+            )
+        return list(rows)
+
+    return insert
+
+
+@pytest.fixture
+def manager_client(client, auth):
+    def sign_in(email):
+        auth.login(email)
+        return client
+
+    return sign_in

@@ -1,0 +1,132 @@
+"""Exports are exactly the filtered view: parse the CSV, the XLSX and the PDF's text, compare with the page."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import timedelta
+
+import pytest
+from openpyxl import load_workbook
+from pypdf import PdfReader
+
+from .conftest import Row, oslo
+
+QUERY = "from=2025-01-01&to=2025-06-30&programme=all"
+
+
+@pytest.fixture
+def acme(company, insert_sessions):
+    """Language has 6 volunteers; Mentorship only 2 (a small group the filing PDF must hide)."""
+    company_id, manager, staff = company("Acme Ltd", employees=9)
+    rows = []
+    for n, person in enumerate(staff[:6]):
+        for week in range(n + 2):
+            rows.append(
+                Row("language", person, company_id, oslo("2025-01-06T18:00") + timedelta(days=7 * week + n), 60)
+            )
+    rows.append(Row("mentorship", staff[6], company_id, oslo("2025-02-03T12:00"), 90))
+    rows.append(Row("mentorship", staff[7], company_id, oslo("2025-04-30T23:30"), 45))  # still April in Oslo
+    rows.append(Row("language", staff[8], company_id, oslo("2025-03-03T18:00"), 60, status="cancelled"))
+    insert_sessions(rows)
+    return company_id, manager, rows
+
+
+def page_figures(page: str) -> dict:
+    return {
+        name: re.search(rf'id="figure-{name}">([^<]+)<', page).group(1)
+        for name in ("hours", "sessions", "volunteers", "participation")
+    }
+
+
+def sections(text: str) -> dict[str, list[list[str]]]:
+    found, current = {}, None
+    for row in csv.reader(io.StringIO(text.lstrip("\ufeff"))):
+        if row and row[0].startswith("## "):
+            current = found.setdefault(row[0][3:], [])
+        elif current is not None and row:
+            current.append(row)
+    return found
+
+
+def test_csv_equals_the_page(acme, manager_client):
+    _, manager, rows = acme
+    client = manager_client(manager)
+    page = page_figures(client.get(f"/reports?{QUERY}").get_data(as_text=True))
+    response = client.get(f"/reports/export.csv?{QUERY}")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert "attachment" in response.headers["Content-Disposition"]
+    parts = sections(response.get_data(as_text=True))
+    summary = dict(parts["Summary"][1:])
+    assert summary["Verified hours"] == page["hours"] == "29.2"  # 27 language hours + 1.5 + 0.75, to one decimal
+    assert summary["Sessions"] == page["sessions"] == "29"
+    assert summary["Active volunteers"] == page["volunteers"] == "8"
+    assert f"{summary['Participation rate (%)']}%" == page["participation"] == "88.9%"
+    months = {row[0]: row for row in parts["By month"][1:]}
+    assert months["Apr 2025"][4] == str(
+        45 + 60 * sum(1 for r in rows if r.platform == "language" and r.status == "attended" and r.held_at.month == 4)
+    )
+    assert len(parts["Sessions"]) - 1 == 29  # every counted session, and no cancelled one
+    assert {"section", "column", "meaning"} <= set(parts["Column dictionary"][0])
+
+
+def test_xlsx_equals_the_page(acme, manager_client):
+    _, manager, _ = acme
+    client = manager_client(manager)
+    page = page_figures(client.get(f"/reports?{QUERY}").get_data(as_text=True))
+    response = client.get(f"/reports/export.xlsx?{QUERY}")
+    assert response.status_code == 200
+    book = load_workbook(io.BytesIO(response.get_data()), read_only=True)
+    assert book.sheetnames == ["Report", "Volunteers", "Sessions", "Column dictionary"]
+    report_rows = [row for row in book["Report"].iter_rows(values_only=True)]
+    summary = {
+        row[0]: row[1]
+        for row in report_rows
+        if row and row[0] in ("Verified hours", "Sessions", "Active volunteers", "Participation rate (%)")
+    }
+    assert f"{summary['Verified hours']:,.1f}" == page["hours"]
+    assert str(summary["Sessions"]) == page["sessions"]
+    assert str(summary["Active volunteers"]) == page["volunteers"]
+    assert f"{summary['Participation rate (%)']}%" == page["participation"]
+    assert sum(1 for _ in book["Sessions"].iter_rows(min_row=2)) == 29
+    names = [row[0] for row in book["Volunteers"].iter_rows(min_row=2, values_only=True)]
+    assert len(names) == 8 and all(name.startswith("Acme Volunteer") for name in names)
+
+
+def test_pdf_carries_the_figures_and_hides_small_groups(acme, manager_client):
+    _, manager, _ = acme
+    client = manager_client(manager)
+    page = page_figures(client.get(f"/reports?{QUERY}").get_data(as_text=True))
+    response = client.get(f"/reports/export.pdf?{QUERY}")
+    assert response.status_code == 200 and response.mimetype == "application/pdf"
+    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(response.get_data())).pages)
+    flat = " ".join(text.split())
+    assert page["hours"] in flat and f"{page['participation']} Participation, of 9" in flat
+    assert "Acme Volunteer" not in flat  # the filing PDF names nobody
+    # Mentorship has 2 volunteers: hidden, and so is Language (else 29.2 - 27.0 gives Mentorship away).
+    by_programme = flat[flat.index("By programme") : flat.index("Methodology")]
+    assert "TEEI Mentorship <5" in by_programme and "TEEI Language <5" in by_programme
+    for words in (
+        "GRI 413-1",
+        "GRI 201-1",
+        "IRIS+ OI8429",
+        "B4SI",
+        "ESRS S3-4",
+        "SDG 4",
+        "SDG 5",
+        "Europe/Oslo",
+        "Report ID",
+        "Methodology",
+    ):
+        assert words in flat, words
+
+
+def test_programme_filter_applies_to_every_export(acme, manager_client):
+    _, manager, _ = acme
+    client = manager_client(manager)
+    query = "from=2025-01-01&to=2025-06-30&programme=mentorship"
+    page = page_figures(client.get(f"/reports?{query}").get_data(as_text=True))
+    summary = dict(sections(client.get(f"/reports/export.csv?{query}").get_data(as_text=True))["Summary"][1:])
+    assert summary["Verified hours"] == page["hours"] == "2.2"  # 135 minutes = 2.25 h, shown to one decimal
+    assert summary["Sessions"] == page["sessions"] == "2"

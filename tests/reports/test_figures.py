@@ -1,0 +1,182 @@
+"""Every figure against a computation written here, in Python, over the rows the test inserted."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from datetime import date, timedelta
+
+import pytest
+
+from portal.reports.figures import report_figures
+from portal.reports.forms import ReportQuery
+from portal.reports.periods import Period
+
+from .conftest import OSLO, Row, oslo, utc
+
+
+def expected(rows, company_id, start: date, end: date, programmes=("language", "mentorship")):
+    """Figures the slow, obvious way: local dates in Oslo, attended only, this company only."""
+    kept = [
+        r
+        for r in rows
+        if r.company_id == company_id
+        and r.status == "attended"
+        and r.platform in programmes
+        and start <= r.held_at.astimezone(OSLO).date() <= end
+    ]
+    months = defaultdict(list)
+    for r in kept:
+        local = r.held_at.astimezone(OSLO).date()
+        months[(local.year, local.month)].append(r)
+    return {
+        "minutes": sum(r.minutes for r in kept),
+        "sessions": len(kept),
+        "volunteers": len({r.user_id for r in kept}),
+        "by_programme": {
+            p: (
+                sum(r.minutes for r in kept if r.platform == p),
+                len([r for r in kept if r.platform == p]),
+                len({r.user_id for r in kept if r.platform == p}),
+            )
+            for p in programmes
+        },
+        "by_month": {k: (sum(r.minutes for r in v), len(v), len({r.user_id for r in v})) for k, v in months.items()},
+        "by_volunteer": {u: sum(r.minutes for r in kept if r.user_id == u) for u in {r.user_id for r in kept}},
+        "by_month_programme": {
+            (k, p): (
+                sum(r.minutes for r in v if r.platform == p),
+                sum(r.platform == p for r in v),
+                len({r.user_id for r in v if r.platform == p}),
+            )
+            for k, v in months.items()
+            for p in programmes
+        },
+    }
+
+
+@pytest.fixture
+def two_companies(company, insert_sessions):
+    acme, manager, staff = company("Acme Ltd", employees=8)
+    other, _, other_staff = company("Other Co", employees=3)
+    rng = random.Random(7)
+    rows = []
+    start = utc("2024-12-25T00:00:00")
+    for _ in range(600):
+        person = rng.choice(staff + other_staff)
+        rows.append(
+            Row(
+                rng.choice(["language", "mentorship"]),
+                person,
+                acme if person in staff else other,
+                start + timedelta(minutes=rng.randrange(0, 60 * 24 * 400)),
+                rng.choice([30, 45, 60, 90]),
+                rng.choice(["attended"] * 8 + ["cancelled", "no_show"]),
+            )
+        )
+    insert_sessions(rows)
+    return acme, manager, staff, rows
+
+
+@pytest.mark.parametrize("programme", ["all", "language", "mentorship"])
+def test_figures_match_an_independent_computation(db, two_companies, programme):
+    acme, _, staff, rows = two_companies
+    period = Period(date(2025, 1, 1), date(2025, 12, 31), "2025")
+    query = ReportQuery(period, programme)
+    figures = report_figures(db, company_id=acme, query=query, tz=OSLO)
+    want = expected(rows, acme, period.start, period.end, query.programmes)
+
+    assert (figures.total.minutes, figures.total.sessions, figures.total.volunteers) == (
+        want["minutes"],
+        want["sessions"],
+        want["volunteers"],
+    )
+    assert {p: (c.minutes, c.sessions, c.volunteers) for p, c in figures.programmes.items()} == want["by_programme"]
+    got_months = {
+        (int(m.start[:4]), int(m.start[5:7])): (m.total.minutes, m.total.sessions, m.total.volunteers)
+        for m in figures.months
+        if m.total.sessions
+    }
+    assert got_months == want["by_month"]
+    got_cells = {
+        ((int(m.start[:4]), int(m.start[5:7])), p): (c.minutes, c.sessions, c.volunteers)
+        for m in figures.months
+        if m.total.sessions
+        for p, c in m.programmes.items()
+    }
+    assert got_cells == want["by_month_programme"]
+    assert len(figures.months) == 12
+    assert {v.user_id: v.minutes for v in figures.volunteers} == want["by_volunteer"]
+    assert figures.employees == 8  # every Acme colleague had an account all year; Other Co's are not counted
+    assert figures.participation == round(100 * want["volunteers"] / 8, 1)
+
+
+def test_the_page_shows_the_same_figures(two_companies, manager_client):
+    acme, manager, _, rows = two_companies
+    page = manager_client(manager).get("/reports?from=2025-03-01&to=2025-05-31&programme=all").get_data(as_text=True)
+    want = expected(rows, acme, date(2025, 3, 1), date(2025, 5, 31))
+    assert re.search(r'id="figure-hours">([\d,.]+)<', page).group(1) == f"{want['minutes'] / 60:,.1f}"
+    assert re.search(r'id="figure-sessions">([\d,]+)<', page).group(1) == f"{want['sessions']:,}"
+    assert re.search(r'id="figure-volunteers">([\d,]+)<', page).group(1) == str(want["volunteers"])
+    assert "Acme Volunteer" in page and "Other Volunteer" not in page
+    assert '<title id="chart-months-title">Verified hours by month</title>' in page
+
+
+def test_a_late_evening_session_belongs_to_its_local_month(db, company, insert_sessions):
+    acme, _, (volunteer, *_) = company("Acme Ltd", employees=1)
+    # 23:30 in Oslo on 31 January is 22:30 UTC; 23:30 on 31 July (summer time) is 21:30 UTC.
+    # 00:30 in Oslo on 1 March is still 28 February in UTC.
+    insert_sessions(
+        [
+            Row("language", volunteer, acme, oslo("2025-01-31T23:30"), 60),
+            Row("language", volunteer, acme, oslo("2025-07-31T23:30"), 45),
+            Row("mentorship", volunteer, acme, oslo("2025-03-01T00:30"), 30),
+        ]
+    )
+    figures = report_figures(
+        db, company_id=acme, query=ReportQuery(Period(date(2025, 1, 1), date(2025, 12, 31), "y")), tz=OSLO
+    )
+    by_month = {m.start[:7]: m.total.minutes for m in figures.months}
+    assert by_month["2025-01"] == 60 and by_month["2025-02"] == 0 and by_month["2025-03"] == 30
+    assert by_month["2025-07"] == 45 and by_month["2025-08"] == 0
+    february = report_figures(
+        db, company_id=acme, query=ReportQuery(Period(date(2025, 2, 1), date(2025, 2, 28), "f")), tz=OSLO
+    )
+    assert february.total.minutes == 0
+    january = report_figures(
+        db, company_id=acme, query=ReportQuery(Period(date(2025, 1, 31), date(2025, 1, 31), "d")), tz=OSLO
+    )
+    assert january.total.minutes == 60
+
+
+def test_participation_counts_only_colleagues_of_the_period(db, company, insert_sessions):
+    import sqlalchemy as sa
+
+    acme, _, staff = company("Acme Ltd", employees=4)
+    with db.write() as conn:  # one colleague joined only in 2026: not a colleague in 2025
+        conn.execute(
+            sa.text("UPDATE company_memberships SET started_at = '2026-02-01T00:00:00.000000Z' WHERE user_id = :u"),
+            {"u": staff[3]},
+        )
+    insert_sessions([Row("language", staff[0], acme, oslo("2025-05-05T18:00"), 60)])
+    figures = report_figures(
+        db, company_id=acme, query=ReportQuery(Period(date(2025, 1, 1), date(2025, 12, 31), "y")), tz=OSLO
+    )
+    assert (figures.total.volunteers, figures.employees, figures.participation) == (1, 3, 33.3)
+
+
+def test_the_page_lists_the_top_volunteers_and_all_on_request(two_companies, manager_client, monkeypatch):
+    from portal.reports import routes
+
+    acme, manager, _, rows = two_companies
+    monkeypatch.setattr(routes, "PAGE_VOLUNTEERS", 3)
+    client = manager_client(manager)
+    page = client.get("/reports?from=2025-01-01&to=2025-12-31").get_data(as_text=True)
+    listed = re.findall(r'href="/reports/volunteers/(\d+)"', page)
+    want = expected(rows, acme, date(2025, 1, 1), date(2025, 12, 31))["by_volunteer"]
+    top = sorted(want.values(), reverse=True)[:3]
+    assert sorted((want[int(u)] for u in listed), reverse=True) == top
+    assert "Showing the 3 volunteers with the most hours of 8." in page
+    everyone = client.get("/reports?from=2025-01-01&to=2025-12-31&volunteers=all").get_data(as_text=True)
+    assert len(re.findall(r'href="/reports/volunteers/(\d+)"', everyone)) == 8
