@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 
 import pytest
 import sqlalchemy as sa
+from werkzeug.serving import make_server
 
 from portal import create_app
 from portal.auth.operations import create_user
@@ -174,3 +176,25 @@ class AuthActions:
 @pytest.fixture
 def auth(client):
     return AuthActions(client)
+
+
+@pytest.fixture
+def company_id(db):
+    """company_id(name): the ID of the company with that name."""
+
+    def find(name):
+        with db.read() as conn:
+            return conn.execute(sa.text("SELECT id FROM companies WHERE name = :n"), {"n": name}).scalar_one()
+
+    return find
+
+
+@pytest.fixture
+def live_portal(app):
+    """The app served over real HTTP on a free loopback port, for the provider model to call."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="live-portal", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join()

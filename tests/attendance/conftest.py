@@ -51,15 +51,6 @@ def post_attendance(client, settings):
 
 
 @pytest.fixture
-def company_id(db):
-    def find(name):
-        with db.read() as conn:
-            return conn.execute(sa.text("SELECT id FROM companies WHERE name = :n"), {"n": name}).scalar_one()
-
-    return find
-
-
-@pytest.fixture
 def user_id(db):
     def find(email):
         with db.read() as conn:

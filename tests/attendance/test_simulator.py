@@ -1,24 +1,10 @@
 """The development programme simulator (make run) sends the demo attendance through the real API."""
 
-import threading
 from datetime import UTC, datetime
-
-import pytest
-from werkzeug.serving import make_server
 
 from devtools.programme_simulator import send_demo_attendance
 from portal.attendance.queries import company_attendance, unmatched_sessions
 from portal.seed import DEMO_COMPANY, seed_demo
-
-
-@pytest.fixture
-def live_portal(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="live-portal", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
 
 
 def test_demo_hours_arrive_signed_over_http_and_a_rerun_changes_nothing(live_portal, db, settings, company_id):

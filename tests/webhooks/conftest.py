@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
 from tests.builders import sign
 
@@ -21,14 +19,3 @@ def post_receipt(client, settings):
         return client.post("/webhooks/resend", data=body.encode(), headers=signed)
 
     return post
-
-
-@pytest.fixture
-def live_portal(app):
-    """The app served over real HTTP on a free loopback port, for the provider model to call."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="live-portal", daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
