@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from devtools.processes import free_port, stop_process, wait_for_port
+from e2e.accessibility import AccessibilityAudit
 from portal.db import Database
 from portal.seed import seed_demo
 from portal.settings import DEV_WEBHOOK_SECRET
@@ -94,14 +95,53 @@ def browser():
         browser.close()
 
 
+AUDIT = pytest.StashKey[AccessibilityAudit]()
+
+
+@pytest.fixture(scope="session")
+def accessibility(request):
+    audit = AccessibilityAudit()
+    request.config.stash[AUDIT] = audit
+    return audit
+
+
 @pytest.fixture
-def page(browser, request):
-    context = browser.new_context(viewport={"width": 1100, "height": 800})
-    page = context.new_page()
+def new_context(browser, accessibility):
+    """new_context(): a fresh browser context (another person), whose pages axe audits too."""
+    contexts = []
+
+    def make(**options):
+        context = browser.new_context(**{"viewport": {"width": 1100, "height": 800}, **options})
+        accessibility.watch(context)
+        contexts.append(context)
+        return context
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(browser, new_context, accessibility, request):
+    page = new_context().new_page()
     yield page
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
+    blocking = accessibility.audit_pending(browser)
+    assert not blocking, "axe found serious or critical problems:\n" + "\n".join(f.describe() for f in blocking)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    audit = config.stash.get(AUDIT, None)
+    if audit is None or not audit.audited:
+        return
+    terminalreporter.section("accessibility (axe-core)")
+    terminalreporter.write_line(
+        f"{len(audit.audited)} distinct pages audited at 1280 and 390 px, on these paths: "
+        + ", ".join(sorted(audit.paths))
+    )
+    for finding in sorted(set(audit.lesser), key=lambda f: (f.rule, f.path, f.width)):
+        terminalreporter.write_line("  " + finding.describe())
 
 
 class PortalPages:

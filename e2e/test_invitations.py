@@ -7,7 +7,7 @@ from portal.seed import DEMO_PASSWORD
 MANAGER = "manager@northwind.example"
 
 
-def test_manager_invites_colleagues_and_one_accepts(pages, page, browser):
+def test_manager_invites_colleagues_and_one_accepts(pages, page, new_context):
     pages.sign_in(MANAGER, DEMO_PASSWORD)
     page.get_by_role("link", name="Invitations").click()
     page.get_by_role("link", name="Invite colleagues").first.click()
@@ -27,7 +27,7 @@ def test_manager_invites_colleagues_and_one_accepts(pages, page, browser):
     assert "nothing to log" in email["text"]
     link = re.search(r"http://127\.0\.0\.1:\d+/invitations/accept/[\w-]+", email["text"]).group(0)
 
-    colleague = browser.new_context().new_page()
+    colleague = new_context().new_page()
     colleague.goto(link)
     expect(colleague.get_by_role("heading", level=1)).to_have_text("Join Northwind Logistics at TEEI")
     colleague.get_by_label("Your name").fill("Ben Okafor")

@@ -23,7 +23,7 @@ DECISION = Family(
     name="application_decision",
     id_prefix="apd",
     template="application_decision",
-    template_version=2,
+    template_version=3,  # 3: the text part opens with the heading
     subject=lambda data: DECISION_SUBJECTS[data["decision"]],
     # "Please reply to this email" must reach the partnerships team, not the no-reply sender.
     reply_to=lambda data, settings: settings.sales_inbox,
