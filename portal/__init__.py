@@ -65,6 +65,7 @@ def _init_extensions(app: Flask) -> None:
     from portal.access import enforce_declared_access
     from portal.auth.queries import load_user
     from portal.extensions import csrf, limiter, login_manager, portal_context
+    from portal.forms import refuse_file_uploads
     from portal.outbox.statuses import UNSETTLED
 
     csrf.init_app(app)
@@ -73,6 +74,7 @@ def _init_extensions(app: Flask) -> None:
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please sign in to see that page."
     login_manager.user_loader(lambda user_id: load_user(portal_context().db, int(user_id)))
+    app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
     app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED
 
@@ -126,6 +128,8 @@ def _register_error_pages(app: Flask) -> None:
     def render_error(error):
         code = getattr(error, "code", 500) or 500
         title, message = ERROR_MESSAGES.get(code, ERROR_MESSAGES[500])
+        if getattr(error, "show_description", False):
+            message = error.description
         if isinstance(error, CSRFError):
             title, message = "Form expired", "The form was out of date or incomplete. Go back, reload it and try again."
         return render_template("errors/error.html", title=title, message=message, code=code), code

@@ -8,7 +8,7 @@ from argon2 import PasswordHasher
 from portal.attendance.memberships import account_created
 from portal.db import Database
 from portal.outbox import clock
-from portal.text import InputError, normalise_email
+from portal.text import InputError, control_characters_in, normalise_email
 
 _hasher = PasswordHasher()
 MIN_PASSWORD_LENGTH = 10
@@ -56,6 +56,8 @@ def insert_user(
     email = normalise_email(email)
     if "@" not in email:
         raise AccountError("That email address does not look right.")
+    if control_characters_in(name):
+        raise AccountError("Remove the invisible control characters from the name.")
     taken = conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": email}).first()
     if taken:
         raise AccountError("An account with that email address already exists.")
