@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from portal.settings import Settings
@@ -11,6 +12,8 @@ if TYPE_CHECKING:
 
 # Flask is imported inside the factory, not here: the worker imports portal.outbox, and the email
 # engine must load without the web framework.
+
+SESSION_LIFETIME = timedelta(hours=12)
 
 ERROR_MESSAGES = {
     400: ("Bad request", "The request could not be understood."),
@@ -37,6 +40,9 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.is_production,
+        # Flask refuses a session cookie signed longer ago than this; each request signs it anew,
+        # so it is how long an idle session lasts (Flask's default is 31 days).
+        PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SECURE=settings.is_production,
         MAX_CONTENT_LENGTH=1024 * 1024,
@@ -63,7 +69,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
 
 def _init_extensions(app: Flask) -> None:
     from portal.access import enforce_declared_access
-    from portal.auth.queries import load_user
+    from portal.auth.queries import load_session_user
     from portal.extensions import csrf, limiter, login_manager, portal_context
     from portal.forms import refuse_file_uploads
     from portal.outbox.statuses import UNSETTLED
@@ -73,7 +79,7 @@ def _init_extensions(app: Flask) -> None:
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please sign in to see that page."
-    login_manager.user_loader(lambda user_id: load_user(portal_context().db, int(user_id)))
+    login_manager.user_loader(lambda session_id: load_session_user(portal_context().db, session_id))
     app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
     app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED

@@ -1,11 +1,12 @@
 from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_user, logout_user
+from flask_login import current_user, logout_user
 
 from portal.access import public, roles_required
-from portal.auth import queries
+from portal.auth import operations, queries
 from portal.auth.forms import LoginForm
+from portal.auth.sessions import start_session
 from portal.extensions import limiter, portal_context, submitted_email_key
 
 bp = Blueprint("auth", __name__)
@@ -31,7 +32,7 @@ def login():
     if form.validate_on_submit():
         user = queries.authenticate(portal_context().db, form.email.data, form.password.data)
         if user is not None:
-            login_user(user)
+            start_session(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
         form.form_errors.append("That email and password do not match an account.")
     return render_template("auth/login.html", form=form), 200 if request.method == "GET" else 401
@@ -40,6 +41,7 @@ def login():
 @bp.post("/logout")
 @roles_required("admin", "manager", "employee")
 def logout():
+    operations.sign_out(portal_context().db, user_id=current_user.id)
     logout_user()
     flash("You are signed out.", "info")
     return redirect(url_for("auth.login"))

@@ -1,8 +1,9 @@
 from flask import Blueprint, flash, redirect, render_template, url_for
-from flask_login import current_user, login_user
+from flask_login import current_user
 
 from portal.access import current_company_id, public, roles_required
 from portal.auth.queries import load_user
+from portal.auth.sessions import start_session
 from portal.extensions import portal_context
 from portal.invitations import operations, queries
 from portal.invitations.addresses import MAX_ADDRESSES
@@ -68,7 +69,7 @@ def accept(token: str):
         except operations.InvitationError as error:
             form.form_errors.append(str(error))
         else:
-            login_user(load_user(db, user_id))
+            start_session(load_user(db, user_id))
             flash(f"Welcome to {invitation.company_name}'s volunteering with TEEI.", "success")
             return redirect(url_for("main.home"))
     return render_template("invitations/accept.html", form=form, invitation=invitation)
