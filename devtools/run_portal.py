@@ -147,6 +147,8 @@ def main() -> int:
                 f"{bind.hostname}:{bind.port or 80}",
                 "--access-logfile",
                 "-",
+                "--logger-class",
+                "portal.access_log.RedactingLogger",
                 "portal:create_app()",
             ],
             env,
