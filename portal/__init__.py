@@ -49,6 +49,8 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
         RATELIMIT_STORAGE_URI=settings.redis_url,
         RATELIMIT_STORAGE_OPTIONS={"socket_timeout": 2, "socket_connect_timeout": 2},
         RATELIMIT_KEY_PREFIX="portal-limits",
+        # The public forms keep working while Redis is down (their emails are published later by the
+        # relay); sign-in does not: it fails closed in portal/auth/throttle.py.
         RATELIMIT_SWALLOW_ERRORS=True,
     )
     if config:
