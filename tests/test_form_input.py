@@ -124,6 +124,7 @@ def test_an_employee_count_that_is_not_plain_digits_gets_a_message(post_applicat
     assert response.status_code == 400
     page = response.get_data(as_text=True)
     assert "Enter a whole number, like 250." in page and "invalid literal" not in page
+    assert "of at least 1" not in page, "one message for one mistake"
     assert count("company_applications") == 0
 
 

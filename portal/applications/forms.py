@@ -1,7 +1,16 @@
 import re
 
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
-from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    AnyOf,
+    DataRequired,
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    StopValidation,
+    ValidationError,
+)
 from wtforms.widgets import HiddenInput, TextInput
 
 from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
@@ -31,6 +40,11 @@ class WholeNumberField(IntegerField):
             self.data = None
             raise ValueError("Enter a whole number, like 250.")
         self.data = int(raw)
+
+    def pre_validate(self, form):
+        # Not a number: that one message, without "of at least 1" from the range check after it.
+        if self.process_errors:
+            raise StopValidation()
 
 
 class ApplicationForm(PublicForm):
