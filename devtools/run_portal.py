@@ -10,7 +10,9 @@ On Ctrl-C it stops what it started and nothing else.
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,9 +33,30 @@ children: list[tuple[str, subprocess.Popen]] = []
 
 def start(name: str, args: list[str], env: dict, log_file: Path | None = None) -> subprocess.Popen:
     output = open(log_file, "ab") if log_file else None
-    process = subprocess.Popen(args, env=env, cwd=ROOT, stdout=output, stderr=output)
+    # Each child in a process group of its own: Ctrl-C reaches only this script, which then stops
+    # the children in order. (In our group, Redis got the same SIGINT as the worker and went away
+    # under it, and the worker printed a page of connection tracebacks.)
+    process = subprocess.Popen(args, env=env, cwd=ROOT, stdout=output, stderr=output, process_group=0)
     children.append((name, process))
     return process
+
+
+def port_holder(host: str, port: int) -> str | None:
+    """None when nothing listens on host:port; otherwise what does, in words, as far as we can tell."""
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        if probe.connect_ex((host, port)) != 0:
+            return None
+    try:
+        listing = subprocess.run(
+            ["ss", "-H", "-ltnp", f"sport = :{port}"], capture_output=True, text=True, timeout=5
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        listing = ""
+    found = re.search(r'users:\(\("([^"]+)",pid=(\d+)', listing)
+    if found:
+        return f"{found.group(1)} (pid {found.group(2)})"
+    return "a program this user cannot see (another user's, or a container's)"
 
 
 def stop_all(*_ignored) -> None:
@@ -106,6 +129,9 @@ def ensure_provider_model(settings: Settings, env: dict) -> None:
             str(port),
             "--webhook-url",
             webhook_url,
+            # The viewer keeps its mail under instance/, so links sent before a restart still open.
+            "--mailbox",
+            str(settings.instance_path / "mailbox.json"),
         ],
         model_env,
     )
@@ -123,6 +149,19 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: (stop_all(), sys.exit(0)))
     # A shell that starts us in the background leaves SIGINT ignored; Ctrl-C must always stop us.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Before anything starts: a second `make run` must not announce itself and then die.
+    bind = urlparse(settings.public_base_url)
+    holder = port_holder(bind.hostname, bind.port or 80)
+    if holder:
+        print(
+            f"{bind.hostname}:{bind.port or 80} (PUBLIC_BASE_URL) is already taken by {holder}; "
+            "stop it (an earlier `make run`?) or set PUBLIC_BASE_URL to another port",
+            file=sys.stderr,
+        )
+        return 1
+    # Everything make run writes under instance/ (database, Redis data, mailbox, logs) holds
+    # addresses or secrets: readable by this user only.
+    os.umask(0o077)
     try:
         ensure_redis(settings, env)
         flask = [str(BIN / "flask"), "--app", "portal"]
@@ -136,7 +175,6 @@ def main() -> int:
             text=True,
         )
         ensure_provider_model(settings, env)
-        bind = urlparse(settings.public_base_url)
         web = start(
             "web",
             [
@@ -147,12 +185,17 @@ def main() -> int:
                 f"{bind.hostname}:{bind.port or 80}",
                 "--access-logfile",
                 "-",
+                "--logger-class",
+                "portal.access_log.RedactingLogger",
                 "portal:create_app()",
             ],
             env,
         )
         start("worker", [str(BIN / "python"), "worker.py"], env)
         wait_for_port(bind.port or 80, timeout=30, process=web)
+        if web.poll() is not None:  # what answered was not our web server
+            print("the web server stopped at start-up; see its output above", file=sys.stderr)
+            return 1
         # The demo's attendance arrives as the platforms' does: signed, through POST /api/attendance.
         simulator = subprocess.run(
             [str(BIN / "python"), "devtools/programme_simulator.py"], env=env, cwd=ROOT, capture_output=True, text=True

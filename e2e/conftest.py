@@ -38,20 +38,22 @@ def portal_env(tmp_path, database_path, redis_server):
 class PortalStack:
     """A running portal: gunicorn, one email worker and the provider model, on free ports."""
 
-    def __init__(self, url, model, database_url):
+    def __init__(self, url, model, database_url, access_log):
         self.url = url
         self.model = model
         self.db = Database(database_url)
+        self.access_log = access_log  # gunicorn's access log, as make run writes it
 
 
 @pytest.fixture
-def stack(portal_env, database_path):
+def stack(portal_env, database_path, tmp_path):
     from devtools.provider_model import ProviderModel
 
     # As under make run, the people without their sessions: a test adds the hours it checks.
     seed_demo(Database(portal_env["DATABASE_URL"]), attendance=False)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    access_log = tmp_path / "access.log"
     model = ProviderModel(port=0, webhook_url=f"{url}/webhooks/resend", webhook_secret=DEV_WEBHOOK_SECRET).start()
     env = {
         **portal_env,
@@ -63,7 +65,20 @@ def stack(portal_env, database_path):
     }
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{port}", "portal:create_app()"],
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--workers",
+                "2",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--access-logfile",
+                str(access_log),
+                "--logger-class",
+                "portal.access_log.RedactingLogger",
+                "portal:create_app()",
+            ],
             env=env,
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
@@ -75,7 +90,7 @@ def stack(portal_env, database_path):
     ]
     try:
         wait_for_port(port, timeout=30, process=processes[0])
-        yield PortalStack(url, model, portal_env["DATABASE_URL"])
+        yield PortalStack(url, model, portal_env["DATABASE_URL"], access_log)
     finally:
         for process in processes:
             stop_process(process)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from portal.settings import Settings
@@ -11,6 +12,8 @@ if TYPE_CHECKING:
 
 # Flask is imported inside the factory, not here: the worker imports portal.outbox, and the email
 # engine must load without the web framework.
+
+SESSION_LIFETIME = timedelta(hours=12)
 
 ERROR_MESSAGES = {
     400: ("Bad request", "The request could not be understood."),
@@ -37,12 +40,17 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.is_production,
+        # Flask refuses a session cookie signed longer ago than this; each request signs it anew,
+        # so it is how long an idle session lasts (Flask's default is 31 days).
+        PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SECURE=settings.is_production,
         MAX_CONTENT_LENGTH=1024 * 1024,
         RATELIMIT_STORAGE_URI=settings.redis_url,
         RATELIMIT_STORAGE_OPTIONS={"socket_timeout": 2, "socket_connect_timeout": 2},
         RATELIMIT_KEY_PREFIX="portal-limits",
+        # The public forms keep working while Redis is down (their emails are published later by the
+        # relay); sign-in does not: it fails closed in portal/auth/throttle.py.
         RATELIMIT_SWALLOW_ERRORS=True,
     )
     if config:
@@ -54,6 +62,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     _register_blueprints(app)
     _mount_lean_apps(app)
     _register_error_pages(app)
+    _set_security_headers(app, hsts=settings.is_production)
 
     from portal.cli import register_commands
 
@@ -63,8 +72,9 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
 
 def _init_extensions(app: Flask) -> None:
     from portal.access import enforce_declared_access
-    from portal.auth.queries import load_user
+    from portal.auth.queries import load_session_user
     from portal.extensions import csrf, limiter, login_manager, portal_context
+    from portal.forms import refuse_file_uploads
     from portal.outbox.statuses import UNSETTLED
 
     csrf.init_app(app)
@@ -72,7 +82,8 @@ def _init_extensions(app: Flask) -> None:
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please sign in to see that page."
-    login_manager.user_loader(lambda user_id: load_user(portal_context().db, int(user_id)))
+    login_manager.user_loader(lambda session_id: load_session_user(portal_context().db, session_id))
+    app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
     app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED
 
@@ -119,6 +130,50 @@ def _mount_lean_apps(app: Flask) -> None:
     app.wsgi_app = DispatcherMiddleware(app.wsgi_app, mounts)
 
 
+# No inline script anywhere, so scripts come only from our own origin. Style attributes are allowed
+# (style-src-attr) because templates use a few for layout; <style> elements are not.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "style-src-attr 'unsafe-inline'",
+        "img-src 'self' data:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Frame-Options": "DENY",  # frame-ancestors for browsers that predate CSP 2
+    "X-Content-Type-Options": "nosniff",
+    # Links in emails carry tokens; no page ever tells another site which URL it came from.
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+HSTS = "max-age=31536000; includeSubDomains"
+
+
+def _set_security_headers(app: Flask, *, hsts: bool) -> None:
+    """The same headers on every page of the web app, HSTS only in production (served over HTTPS).
+
+    A small after_request rather than flask-talisman: these are fixed strings, with no per-request
+    nonce to compute, and Talisman would also redirect to HTTPS and rewrite the session cookie
+    settings that create_app already sets per environment. The lean apps (webhooks, attendance API)
+    answer JSON to servers, not browsers, and are not covered.
+    """
+    headers = {**SECURITY_HEADERS, **({"Strict-Transport-Security": HSTS} if hsts else {})}
+
+    def add_headers(response):
+        for name, value in headers.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    app.after_request(add_headers)
+
+
 def _register_error_pages(app: Flask) -> None:
     from flask import render_template
     from flask_wtf.csrf import CSRFError
@@ -126,6 +181,8 @@ def _register_error_pages(app: Flask) -> None:
     def render_error(error):
         code = getattr(error, "code", 500) or 500
         title, message = ERROR_MESSAGES.get(code, ERROR_MESSAGES[500])
+        if getattr(error, "show_description", False):
+            message = error.description
         if isinstance(error, CSRFError):
             title, message = "Form expired", "The form was out of date or incomplete. Go back, reload it and try again."
         return render_template("errors/error.html", title=title, message=message, code=code), code

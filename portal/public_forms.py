@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from flask_wtf import FlaskForm
 from wtforms import EmailField, StringField
 from wtforms.validators import DataRequired, Email, Length
 
 from portal.db import AmbiguousCommitError, DatabaseBusyError
 from portal.extensions import limiter
+from portal.forms import PortalForm
 from portal.text import InputError, strip
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ ATTEMPT_LIMIT = "30 per hour"
 BUSY = "We are very busy right now and nothing was saved. Please send the form again in a moment."
 
 
-class PublicForm(FlaskForm):
+class PublicForm(PortalForm):
     # Hidden from people; bots fill it in. A filled-in form is answered as accepted and dropped.
     website = StringField("Leave this field empty", filters=[strip])
 

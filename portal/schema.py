@@ -56,9 +56,13 @@ def upgrade(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
     database_file = sa.engine.make_url(db.url).database
     if db.is_local_file and database_file:
         # A fresh machine has no instance/ folder yet, and libSQL does not create one.
-        Path(database_file).parent.mkdir(parents=True, exist_ok=True)
+        Path(database_file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with db.write() as conn:
         conn.exec_driver_sql(LEDGER_DDL)
+    if db.is_local_file and database_file:
+        # libSQL creates the file under the process's umask, usually readable by every user; it holds
+        # addresses and password hashes. SQLite gives its -wal and -shm files the database's mode.
+        Path(database_file).chmod(0o600)
     applied_now = []
     for migration in discover(directory):
         with db.write() as conn:

@@ -7,6 +7,8 @@ is safe to show.
 
 from __future__ import annotations
 
+import unicodedata
+
 
 class InputError(ValueError):
     """Bad input for an operation; the message is safe to show."""
@@ -21,8 +23,19 @@ def strip(value):
     return value.strip() if isinstance(value, str) else value
 
 
+def control_characters_in(value: str, allowed: str = "") -> set[str]:
+    """The control characters (Unicode category Cc: NUL, escape, …) in `value`, except `allowed`."""
+    return {char for char in value if unicodedata.category(char) == "Cc" and char not in allowed}
+
+
+def _refuse_control_characters(value: str, what: str, error: type[InputError], allowed: str = "") -> None:
+    if control_characters_in(value, allowed):
+        raise error(f"Remove the invisible control characters from {what}.")
+
+
 def one_line(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
     """Inner runs of spaces and line breaks become one space; empty or too long is refused with `error`."""
+    _refuse_control_characters(value or "", what, error, allowed="\n\r\t")
     clean = " ".join((value or "").split())
     if not clean:
         raise error(f"Enter {what}.")
@@ -33,6 +46,7 @@ def one_line(value: str | None, what: str, limit: int, error: type[InputError] =
 
 def paragraphs(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
     """Multi-line text with Windows line ends made plain; may be empty; too long is refused with `error`."""
+    _refuse_control_characters(value or "", what, error, allowed="\n\r\t")
     clean = (value or "").replace("\r\n", "\n").strip()
     if len(clean) > limit:
         raise error(f"Keep {what} under {limit:,} characters.")

@@ -54,6 +54,7 @@ ALLOWED_PUBLIC = {
     "/healthz",
     "/login",
     "/invitations/accept/<token>",
+    "/invitations/accept",
     "/apply",
     "/apply/thanks",
     "/demo",

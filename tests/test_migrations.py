@@ -60,3 +60,12 @@ def test_cli_upgrade_reports_up_to_date(runner):
 def test_local_database_uses_wal(db):
     with db.read() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_the_database_file_is_readable_by_its_owner_only(tmp_path):
+    path = tmp_path / "instance" / "portal.db"
+    db = Database(f"sqlite+libsql:///{path}")
+    schema.upgrade(db)
+    db.dispose()
+    assert path.stat().st_mode & 0o077 == 0
+    assert path.parent.stat().st_mode & 0o077 == 0

@@ -22,8 +22,10 @@ import time
 import uuid
 from collections import deque
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from . import mailbox
 from .receipts import ReceiptSender, events_for
 from .server import make_server
 
@@ -70,6 +72,7 @@ class ProviderModel:
         idempotency_window_seconds: float = 86400,
         webhook_url: str | None = None,
         webhook_secret: str | None = None,
+        mailbox_path: Path | None = None,
     ):
         if idempotency_window_seconds <= 0:
             raise ValueError("idempotency_window_seconds must be positive")
@@ -85,6 +88,10 @@ class ProviderModel:
         self._server = None
         self._thread: threading.Thread | None = None
         self._forget()
+        self._mailbox_path = mailbox_path
+        self._mailbox_lock = threading.Lock()
+        if mailbox_path is not None:
+            self._sent = mailbox.load(mailbox_path)  # the viewer remembers mail sent before a restart
 
     def _forget(self) -> None:
         self._sent: list[dict] = []
@@ -164,6 +171,7 @@ class ProviderModel:
     def reset(self) -> None:
         with self._lock:
             self._forget()
+        self._save_mailbox()
         if self._receipts is not None:
             self._receipts.reset()
 
@@ -353,8 +361,16 @@ class ProviderModel:
                 entry["message_id"] = answer.body["id"]
         return answer
 
+    def _save_mailbox(self) -> None:
+        """Write the sent mail to the mailbox file, if there is one; in order, newest state last."""
+        if self._mailbox_path is None:
+            return
+        with self._mailbox_lock:
+            mailbox.save(self._mailbox_path, self.sent())
+
     def _after_send(self, email: dict) -> None:
-        """Called once per email actually sent, outside the lock: queue its receipts."""
+        """Called once per email actually sent, outside the lock: save it, queue its receipts."""
+        self._save_mailbox()
         if self._receipts is not None:
             self._receipts.enqueue(events_for(email, self._now()))
 

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from . import ProviderModel
 
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("RESEND_WEBHOOK_SECRET"),
         help="whsec_… secret for receipt signatures (default: $RESEND_WEBHOOK_SECRET)",
     )
+    parser.add_argument("--mailbox", type=Path, help="a JSON file that keeps the sent mail across restarts")
     args = parser.parse_args(argv)
 
     try:
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             idempotency_window_seconds=args.window_seconds,
             webhook_url=args.webhook_url,
             webhook_secret=args.webhook_secret,
+            mailbox_path=args.mailbox,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -71,6 +71,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             return self._answer(answer)
         if path in _CONTROLS:
+            if not _may_control(self.headers, self.server.server_address):
+                return self._json(403, {"ok": False, "error": _CROSS_SITE_REFUSED})
             return self._control(_CONTROLS[path], raw)
         self._not_found()
 
@@ -105,6 +107,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+_CROSS_SITE_REFUSED = "control requests take JSON (or no body) and come from tests or scripts, not from web pages"
+
+
+def _may_control(headers, server_address) -> bool:
+    """Controls (faults, clock, reset, receipts) are for tests and scripts, never for a web page.
+
+    A page on any site can make a browser POST a form here (text/plain, form-encoded or multipart,
+    with no preflight); it cannot send application/json cross-site without a CORS preflight, which
+    this server never answers. So a control request must carry JSON or no body, and any Origin it
+    carries must be this server's own.
+    """
+    content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if content_type not in ("", "application/json"):
+        return False
+    origin = headers.get("Origin")
+    if origin is None:
+        return True
+    host, port = server_address[:2]
+    return origin in (f"http://{host}:{port}", f"http://localhost:{port}", f"http://127.0.0.1:{port}")
 
 
 _CONTROLS = {

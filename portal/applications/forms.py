@@ -1,11 +1,20 @@
 import re
 
-from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
-from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    AnyOf,
+    DataRequired,
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    StopValidation,
+    ValidationError,
+)
 from wtforms.widgets import HiddenInput, TextInput
 
 from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
+from portal.forms import PortalForm
 from portal.public_forms import PublicForm, work_email_field
 from portal.text import strip
 
@@ -26,10 +35,16 @@ class WholeNumberField(IntegerField):
         if raw == "":
             self.data = None
             return
-        if not raw.isdigit():
+        # ASCII digits only: "²".isdigit() is true, yet int("²") fails.
+        if not (raw.isascii() and raw.isdigit()):
             self.data = None
             raise ValueError("Enter a whole number, like 250.")
         self.data = int(raw)
+
+    def pre_validate(self, form):
+        # Not a number: that one message, without "of at least 1" from the range check after it.
+        if self.process_errors:
+            raise StopValidation()
 
 
 class ApplicationForm(PublicForm):
@@ -54,7 +69,7 @@ class ApplicationForm(PublicForm):
     )
 
 
-class DecisionForm(FlaskForm):
+class DecisionForm(PortalForm):
     decision = HiddenField(
         "Decision",
         validators=[

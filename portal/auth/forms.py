@@ -1,8 +1,9 @@
-from flask_wtf import FlaskForm
 from wtforms import EmailField, PasswordField
 from wtforms.validators import DataRequired, Email, Length
 
+from portal.forms import PortalForm
 
-class LoginForm(FlaskForm):
+
+class LoginForm(PortalForm):
     email = EmailField("Email", validators=[DataRequired(), Email(), Length(max=254)])
     password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)])

@@ -8,7 +8,7 @@ from argon2 import PasswordHasher
 from portal.attendance.memberships import account_created
 from portal.db import Database
 from portal.outbox import clock
-from portal.text import InputError, normalise_email
+from portal.text import InputError, control_characters_in, normalise_email
 
 _hasher = PasswordHasher()
 MIN_PASSWORD_LENGTH = 10
@@ -56,6 +56,8 @@ def insert_user(
     email = normalise_email(email)
     if "@" not in email:
         raise AccountError("That email address does not look right.")
+    if control_characters_in(name):
+        raise AccountError("Remove the invisible control characters from the name.")
     taken = conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": email}).first()
     if taken:
         raise AccountError("An account with that email address already exists.")
@@ -88,3 +90,21 @@ def create_user(db: Database, *, email: str, password: str, role: str, company: 
     with db.write() as conn:
         company_id = ensure_company(conn, company) if role != "admin" else None
         return insert_user(conn, email=email, password=password, role=role, company_id=company_id, name=name)
+
+
+def end_all_sessions(conn: sa.Connection, user_id: int) -> None:
+    """End every session of the account, inside the caller's transaction.
+
+    Sessions are signed cookies, so they cannot be deleted; instead the account's session
+    generation moves on and the session loader refuses every cookie signed in under an older one.
+    Call it on sign-out and whenever the password changes or is reset.
+    """
+    conn.execute(
+        sa.text("UPDATE users SET session_generation = session_generation + 1 WHERE id = :id"), {"id": user_id}
+    )
+
+
+def sign_out(db: Database, *, user_id: int) -> None:
+    """Sign-out: every session of the account ends, on this device and any other."""
+    with db.write() as conn:
+        end_all_sessions(conn, user_id)

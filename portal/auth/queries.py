@@ -26,13 +26,15 @@ class User(UserMixin):
     company_id: int | None
     company_name: str | None
     programme: str | None
+    session_generation: int
 
     def get_id(self) -> str:
-        return str(self.id)
+        """What the session stores: the account and the generation it was signed in under."""
+        return f"{self.id}:{self.session_generation}"
 
 
 _USER_COLUMNS = """
-    SELECT u.id, u.email, u.name, u.role, u.company_id, c.name AS company_name, u.programme
+    SELECT u.id, u.email, u.name, u.role, u.company_id, c.name AS company_name, u.programme, u.session_generation
     FROM users u LEFT JOIN companies c ON c.id = u.company_id
 """
 
@@ -41,6 +43,20 @@ def load_user(db: Database, user_id: int) -> User | None:
     with db.read() as conn:
         row = conn.execute(sa.text(_USER_COLUMNS + " WHERE u.id = :id"), {"id": user_id}).mappings().first()
     return User(**row) if row else None
+
+
+def load_session_user(db: Database, session_id: str) -> User | None:
+    """The user a session belongs to, or None when the session was ended (see end_all_sessions).
+
+    A session from before generations were stored (a bare user ID) counts as ended.
+    """
+    user_id, _, generation = (session_id or "").partition(":")
+    if not (user_id.isascii() and user_id.isdigit() and generation.isascii() and generation.isdigit()):
+        return None
+    user = load_user(db, int(user_id))
+    if user is None or user.session_generation != int(generation):
+        return None
+    return user
 
 
 def authenticate(db: Database, email: str, password: str) -> User | None:

@@ -1,16 +1,20 @@
+import time
 from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_user, logout_user
+from flask_login import current_user, logout_user
 
 from portal.access import public, roles_required
-from portal.auth import queries
+from portal.auth import operations, queries, throttle
 from portal.auth.forms import LoginForm
-from portal.extensions import limiter, portal_context, submitted_email_key
+from portal.auth.sessions import start_session
+from portal.extensions import limiter, portal_context
 
 bp = Blueprint("auth", __name__)
 
+# Per client: failed attempts from one address on the network are stopped outright.
 FAILED_LOGIN_LIMIT = "5 per 5 minutes"
+TRY_AGAIN_SHORTLY = "Sign-in is unavailable for a moment. Please try again shortly."
 
 
 def _failed(response) -> bool:
@@ -20,26 +24,40 @@ def _failed(response) -> bool:
 
 @bp.route("/login", methods=["GET", "POST"])
 @limiter.limit(FAILED_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed, scope="login-client")
-@limiter.limit(
-    FAILED_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed, key_func=submitted_email_key, scope="login-email"
-)
 @public
 def login():
     if current_user.is_authenticated:
         return redirect(url_for("main.home"))
     form = LoginForm()
     if form.validate_on_submit():
-        user = queries.authenticate(portal_context().db, form.email.data, form.password.data)
+        try:
+            user = _check_password(form.email.data, form.password.data)
+        except throttle.CannotCount:
+            form.form_errors.append(TRY_AGAIN_SHORTLY)
+            return render_template("auth/login.html", form=form), 503
         if user is not None:
-            login_user(user)
+            start_session(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
         form.form_errors.append("That email and password do not match an account.")
     return render_template("auth/login.html", form=form), 200 if request.method == "GET" else 401
 
 
+def _check_password(email: str, password: str) -> queries.User | None:
+    """authenticate, slowed down per address after repeated failures (see portal/auth/throttle.py)."""
+    context = portal_context()
+    time.sleep(throttle.current_delay(context.redis, email))
+    user = queries.authenticate(context.db, email, password)
+    if user is None:
+        throttle.record_failure(context.redis, email)
+    else:
+        throttle.forget_failures(context.redis, email)
+    return user
+
+
 @bp.post("/logout")
 @roles_required("admin", "manager", "employee")
 def logout():
+    operations.sign_out(portal_context().db, user_id=current_user.id)
     logout_user()
     flash("You are signed out.", "info")
     return redirect(url_for("auth.login"))

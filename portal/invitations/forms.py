@@ -1,14 +1,14 @@
-from flask_wtf import FlaskForm
 from wtforms import PasswordField, RadioField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from portal.auth.operations import MIN_PASSWORD_LENGTH
+from portal.forms import PortalForm
 from portal.invitations.addresses import MAX_ADDRESSES, parse_addresses
 from portal.programmes import PROGRAMMES
 
 
-class InviteForm(FlaskForm):
+class InviteForm(PortalForm):
     emails = TextAreaField("Email addresses", validators=[DataRequired(message="Add at least one email address.")])
     programme = RadioField(
         "Programme",
@@ -31,7 +31,7 @@ class InviteForm(FlaskForm):
             raise ValidationError("Nothing was sent: fix the addresses above and try again.")
 
 
-class AcceptForm(FlaskForm):
+class AcceptForm(PortalForm):
     name = StringField("Your name", validators=[DataRequired(message="Tell us your name."), Length(max=120)])
     password = PasswordField(
         "Choose a password",

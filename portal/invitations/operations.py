@@ -113,11 +113,15 @@ def insert_invitation(conn: sa.Connection, settings: Settings, *, email: str, **
 class InviteResult:
     invited: tuple[str, ...]  # new (or renewed expired) invitations, emailed now
     already_invited: tuple[str, ...]  # a live invitation exists: nothing new is sent
-    already_members: tuple[str, ...]  # the address already has an account
+    already_members: tuple[str, ...]  # the address already has an account in the manager's company
     queued: bool
 
 
-_EXISTING_USERS = sa.text("SELECT email FROM users WHERE email IN (SELECT value FROM json_each(:emails))")
+# Only the manager's own company: whether an address has an account elsewhere is not theirs to
+# learn, so such an address is invited like any other (its owner learns on the accept page).
+_COMPANY_MEMBERS = sa.text(
+    "SELECT email FROM users WHERE company_id = :company_id AND email IN (SELECT value FROM json_each(:emails))"
+)
 _LIVE_INVITATIONS = sa.text(
     "SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL AND expires_at > :now "
     "AND email IN (SELECT value FROM json_each(:emails))"
@@ -134,7 +138,9 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
         raise InvitationError(f"Invite at most {MAX_ADDRESSES} people at a time.")
     with write_then_publish(ctx) as work:
         emails = json_array(addresses)
-        members = set(work.conn.execute(_EXISTING_USERS, {"emails": emails}).scalars())
+        members = set(
+            work.conn.execute(_COMPANY_MEMBERS, {"emails": emails, "company_id": manager.company_id}).scalars()
+        )
         live = set(
             work.conn.execute(
                 _LIVE_INVITATIONS, {"emails": emails, "company_id": manager.company_id, "now": clock.now_iso()}

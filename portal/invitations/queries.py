@@ -60,13 +60,18 @@ class OpenInvitation:
 
 
 def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | None, str | None]:
-    """The invitation a token opens, or None and why not ('unknown', 'used', 'expired')."""
+    """The invitation a token opens, or None and why not ('unknown', 'used', 'expired', 'has_account').
+
+    'has_account': the address already has an account (in another company; invite_colleagues does
+    not tell the inviting manager so). Only the link's holder, the address's owner, learns it here.
+    """
     with db.read() as conn:
         row = (
             conn.execute(
                 sa.text(
                     "SELECT i.id, i.email, i.role, i.programme, i.company_id, c.name AS company_name, "
-                    "i.accepted_at, i.expires_at FROM invitations i JOIN companies c ON c.id = i.company_id "
+                    "i.accepted_at, i.expires_at, EXISTS (SELECT 1 FROM users u WHERE u.email = i.email) AS has_account "
+                    "FROM invitations i JOIN companies c ON c.id = i.company_id "
                     "WHERE i.token_hash = :hash"
                 ),
                 {"hash": tokens.token_hash(token)},
@@ -80,5 +85,7 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
         return None, "used"
     if row["expires_at"] <= clock.now_iso():
         return None, "expired"
+    if row["has_account"]:
+        return None, "has_account"
     fields = ("id", "email", "role", "programme", "company_id", "company_name")
     return OpenInvitation(**{k: row[k] for k in fields}), None

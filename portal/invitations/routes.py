@@ -1,8 +1,9 @@
-from flask import Blueprint, flash, redirect, render_template, url_for
-from flask_login import current_user, login_user
+from flask import Blueprint, flash, redirect, render_template, session, url_for
+from flask_login import current_user
 
 from portal.access import current_company_id, public, roles_required
 from portal.auth.queries import load_user
+from portal.auth.sessions import start_session
 from portal.extensions import portal_context
 from portal.invitations import operations, queries
 from portal.invitations.addresses import MAX_ADDRESSES
@@ -54,13 +55,34 @@ def resend(invitation_id: int):
     return redirect(url_for("invitations.index"))
 
 
-@bp.route("/accept/<token>", methods=["GET", "POST"])
+# The link's token is exchanged for session state on the first GET and the browser is sent to a
+# clean URL, so the token is not in the address bar, the history, a Referer or any later request
+# line (the first request line is redacted by portal/access_log.py).
+_TOKEN_KEY = "invitation_token"
+
+
+@bp.get("/accept/<token>")
 @public
-def accept(token: str):
+def open_link(token: str):
+    invitation, problem = queries.find_open_invitation(portal_context().db, token)
+    if invitation is None:
+        return _unavailable(problem)
+    session[_TOKEN_KEY] = token
+    return redirect(url_for("invitations.accept"), code=303)
+
+
+@bp.route("/accept", methods=["GET", "POST"])
+@bp.post("/accept/<token>", endpoint="accept_with_token")  # the contract's POST with the token in the path
+@public
+def accept(token: str | None = None):
+    token = token or session.get(_TOKEN_KEY)
+    if not token:
+        return _unavailable("unknown")
     db = portal_context().db
     invitation, problem = queries.find_open_invitation(db, token)
     if invitation is None:
-        return render_template("invitations/unavailable.html", problem=problem), 410 if problem != "unknown" else 404
+        session.pop(_TOKEN_KEY, None)
+        return _unavailable(problem)
     form = AcceptForm()
     if form.validate_on_submit():
         try:
@@ -68,7 +90,12 @@ def accept(token: str):
         except operations.InvitationError as error:
             form.form_errors.append(str(error))
         else:
-            login_user(load_user(db, user_id))
+            start_session(load_user(db, user_id))
             flash(f"Welcome to {invitation.company_name}'s volunteering with TEEI.", "success")
             return redirect(url_for("main.home"))
     return render_template("invitations/accept.html", form=form, invitation=invitation)
+
+
+def _unavailable(problem: str):
+    status = 404 if problem == "unknown" else 410
+    return render_template("invitations/unavailable.html", problem=problem), status

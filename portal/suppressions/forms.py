@@ -1,24 +1,24 @@
-from flask_wtf import FlaskForm
 from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Email, Length
 
+from portal.forms import PortalForm
 from portal.text import strip
 
 REASON_MAX = 200
 
 
-class SearchForm(FlaskForm):
+class SearchForm(PortalForm):
     class Meta:
         csrf = False  # a GET search changes nothing
 
     q = StringField("Search addresses", filters=[strip], validators=[Length(max=254)])
 
 
-class AddSuppressionForm(FlaskForm):
+class AddSuppressionForm(PortalForm):
     email = EmailField("Email address", filters=[strip], validators=[DataRequired(), Email(), Length(max=254)])
     reason = StringField("Reason", filters=[strip], validators=[DataRequired(), Length(max=REASON_MAX)])
 
 
-class RemoveSuppressionForm(FlaskForm):
+class RemoveSuppressionForm(PortalForm):
     email = HiddenField("Email address", filters=[strip], validators=[DataRequired(), Email(), Length(max=254)])
     reason = StringField("Reason for removing", filters=[strip], validators=[DataRequired(), Length(max=REASON_MAX)])

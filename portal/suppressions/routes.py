@@ -49,10 +49,22 @@ def add():
     return _render_index(form, status=400)
 
 
-@bp.route("/remove", methods=["GET", "POST"])
+# Removal is two POSTs (the list's Remove button, then the confirmation with a reason), so the
+# address never travels in a URL that an access log, the history or a Referer would keep.
+@bp.post("/remove/confirm")
+@roles_required("admin")
+def confirm_remove():
+    email = normalise_email(request.form.get("email", ""))
+    if not suppressions.is_suppressed(portal_context().db, email):
+        flash("That address is not on the suppression list.", "warning")
+        return redirect(url_for("suppressions.index"))
+    return _render_remove(RemoveSuppressionForm(formdata=None, data={"email": email}), email, status=200)
+
+
+@bp.post("/remove")
 @roles_required("admin")
 def remove():
-    form = RemoveSuppressionForm(data={"email": request.args.get("email", "")})
+    form = RemoveSuppressionForm()
     if form.validate_on_submit():
         try:
             suppressions.remove_suppression(
@@ -63,13 +75,13 @@ def remove():
         else:
             flash(f"{normalise_email(form.email.data)} may be emailed again.", "success")
             return redirect(url_for("suppressions.index"))
-    email = normalise_email(form.email.data or "")
-    if request.method == "GET" and not suppressions.is_suppressed(portal_context().db, email):
-        flash("That address is not on the suppression list.", "warning")
-        return redirect(url_for("suppressions.index"))
+    return _render_remove(form, normalise_email(form.email.data or ""), status=400)
+
+
+def _render_remove(form: RemoveSuppressionForm, email: str, *, status: int):
     return render_template(
         "suppressions/remove.html",
         form=form,
         email=email,
         events=suppressions.history(portal_context().db, email) if email else [],
-    ), 200 if request.method == "GET" else 400
+    ), status

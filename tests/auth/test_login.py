@@ -1,5 +1,11 @@
 import re
 
+from devtools.processes import free_port
+from portal import create_app
+from portal.auth import throttle
+from portal.extensions import EXTENSION_KEY
+from tests.conftest import AuthActions
+
 
 def test_login_lands_manager_on_the_report(client, auth, make_user):
     email = make_user("manager", company="Acme Ltd")
@@ -44,15 +50,45 @@ def test_session_cookie_is_httponly_and_lax(client, auth, make_user):
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
 
 
-def test_repeated_failed_logins_are_rate_limited(client, auth, make_user):
+def test_repeated_failed_logins_from_one_client_are_rate_limited(client, auth, make_user):
     email = make_user("manager")
     statuses = [auth.login(email, password="wrong-password-x").status_code for _ in range(6)]
     assert statuses[:5] == [401] * 5
     assert statuses[5] == 429
-    # The limit is per address too: the right password is refused until the window passes.
     limited = auth.login(email)
     assert limited.status_code == 429
     assert "Too many attempts" in limited.get_data(as_text=True)
+
+
+def test_failures_from_others_do_not_lock_the_owner_out(app, client, auth, make_user):
+    email = make_user("manager")
+    for network_address, attempts in (("10.0.0.1", 5), ("10.0.0.2", 2)):  # a guesser on two clients
+        guesser = app.test_client()
+        guesser.environ_base["REMOTE_ADDR"] = network_address
+        for _ in range(attempts):
+            assert AuthActions(guesser).login(email, password="wrong-password-x").status_code == 401
+    owner = app.test_client()
+    owner.environ_base["REMOTE_ADDR"] = "10.0.0.9"
+    assert AuthActions(owner).login(email).status_code == 302
+
+
+def test_failures_per_address_slow_down_and_never_lock_out():
+    delays = [throttle.delay_after(failures) for failures in range(12)]
+    assert delays[: throttle.FREE_FAILURES] == [0.0] * throttle.FREE_FAILURES
+    assert delays == sorted(delays) and 0 < delays[throttle.FREE_FAILURES] < delays[-1]
+    assert max(delays) <= throttle.MAX_DELAY_SECONDS
+
+
+def test_sign_in_fails_closed_when_redis_cannot_count(settings, make_user):
+    email = make_user("manager")
+    nothing_listens = f"redis://127.0.0.1:{free_port()}/0"
+    app = create_app({"TESTING": True}, settings=settings.with_overrides(redis_url=nothing_listens))
+    try:
+        response = AuthActions(app.test_client()).login(email)
+    finally:
+        app.extensions[EXTENSION_KEY].db.dispose()
+    assert response.status_code == 503
+    assert "try again shortly" in response.get_data(as_text=True)
 
 
 def test_rate_limit_keys_hold_no_email_address(client, auth, make_user, ctx):

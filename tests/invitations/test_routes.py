@@ -43,23 +43,74 @@ def test_employees_and_admins_cannot_invite(client, auth, make_user):
     assert client.get("/invitations/new").status_code == 403
 
 
-def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db, ctx):
+def _invite_and_sign_out(client, auth, manager, db, ctx, address="ada@example.org"):
     auth.login(manager.email)
-    post_invite(client, auth, "ada@example.org", programme="mentorship")
+    post_invite(client, auth, address, programme="mentorship")
     auth.logout()
     with db.read() as conn:
-        nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations")).scalar()
-    token = token_for(ctx.settings.secret_key, nonce)
-    page = client.get(f"/invitations/accept/{token}").get_data(as_text=True)
-    assert "Join Acme Ltd at TEEI" in page and "TEEI Mentorship" in page
+        nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations WHERE email = :e"), {"e": address}).scalar()
+    return token_for(ctx.settings.secret_key, nonce)
+
+
+def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db, ctx):
+    token = _invite_and_sign_out(client, auth, manager, db, ctx)
+    opened = client.get(f"/invitations/accept/{token}")
+    # The token is exchanged for session state: the page the person fills in has a clean URL.
+    assert opened.status_code == 303 and opened.headers["Location"] == "/invitations/accept"
+    page = client.get("/invitations/accept").get_data(as_text=True)
+    assert "Join Acme Ltd at TEEI" in page and "TEEI Mentorship" in page and token not in page
     csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
     response = client.post(
-        f"/invitations/accept/{token}", data={"name": "Ada Lovelace", "password": "a-long-password", "csrf_token": csrf}
+        "/invitations/accept", data={"name": "Ada Lovelace", "password": "a-long-password", "csrf_token": csrf}
     )
     assert response.status_code == 302
     assert "My volunteering" in client.get("/", follow_redirects=True).get_data(as_text=True)
     used = client.get(f"/invitations/accept/{token}")
     assert used.status_code == 410 and "has been used" in used.get_data(as_text=True)
+
+
+def test_the_clean_accept_url_without_a_link_opened_first_explains_itself(client):
+    response = client.get("/invitations/accept")
+    assert response.status_code == 404 and "recognise this link" in response.get_data(as_text=True)
+
+
+def test_posting_with_the_token_in_the_path_still_works(client, auth, manager, db, ctx):
+    token = _invite_and_sign_out(client, auth, manager, db, ctx)
+    csrf = auth.csrf_token("/login")
+    response = client.post(
+        f"/invitations/accept/{token}", data={"name": "Ada Lovelace", "password": "a-long-password", "csrf_token": csrf}
+    )
+    assert response.status_code == 302 and response.headers["Location"] == "/"
+
+
+def test_inviting_an_address_with_an_account_elsewhere_answers_as_for_a_new_address(
+    client, auth, manager, make_user, db, ctx, count
+):
+    elsewhere = make_user("employee", company="Globex", email="bob@globex.example")
+    auth.login(manager.email)
+
+    def answer(address):
+        response = post_invite(client, auth, address)
+        page = client.get(response.headers["Location"]).get_data(as_text=True)
+        return re.search(r'<p class="flash[^"]*">(.*?)</p>', page, re.S).group(1).strip()
+
+    assert answer(elsewhere) == answer("nobody-yet@example.org")
+    assert count("invitations") == 2
+    # The address's owner, and only they, learn why the link cannot make a second account.
+    auth.logout()
+    with db.read() as conn:
+        nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations WHERE email = :e"), {"e": elsewhere}).scalar()
+    opened = client.get(f"/invitations/accept/{token_for(ctx.settings.secret_key, nonce)}")
+    assert opened.status_code == 410 and "already have an account" in opened.get_data(as_text=True)
+
+
+def test_a_colleague_already_in_the_company_is_still_named(client, auth, manager, make_user):
+    colleague = make_user("employee", company="Acme Ltd", email="carol@acme.example")
+    auth.login(manager.email)
+    response = post_invite(client, auth, colleague)
+    assert "Already have an account: carol@acme.example" in client.get(response.headers["Location"]).get_data(
+        as_text=True
+    )
 
 
 def test_unknown_token_gets_a_clear_page(client):

@@ -1,0 +1,29 @@
+"""The web server's access log without secrets: gunicorn's logger, with tokens and addresses masked.
+
+Links in emails carry tokens in their path (an invitation, an unsubscribe, a password reset), and
+the first request for such a link is written to the access log before the portal can exchange the
+token for session state. So every value the access log can show (request line, path, query,
+Referer, any header) has those tokens, and any email address, replaced. Used by `make run`, the
+browser tests and production alike: `gunicorn --logger-class portal.access_log.RedactingLogger`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gunicorn.glogging import Logger
+
+# Path segments that are bearer secrets: whoever holds the URL holds the link.
+SECRET_PATHS = re.compile(r"(/(?:invitations/accept|unsubscribe|password/reset)/)[^/?#\s\"]+")
+# An address, also percent-encoded (%40) as it appears in query strings.
+ADDRESS = re.compile(r"[^\s/?#&=\"'<>]+(?:@|%40)[^\s/?#&=\"'<>]+", re.IGNORECASE)
+
+
+def redact(value: str) -> str:
+    return ADDRESS.sub("[address]", SECRET_PATHS.sub(r"\1[token]", value))
+
+
+class RedactingLogger(Logger):
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        return {name: redact(value) if isinstance(value, str) else value for name, value in atoms.items()}

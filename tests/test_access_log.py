@@ -1,0 +1,18 @@
+"""The access log's redaction (issue 14, finding 3); e2e/test_no_secrets_in_logs.py reads a real log."""
+
+from portal.access_log import redact
+
+
+def test_link_tokens_and_addresses_are_masked():
+    line = (
+        "GET /invitations/accept/AbC-123_x?utm=1 HTTP/1.1 "
+        "/admin/suppressions/?q=ada%40example.com /unsubscribe/tok.en grace@navy.example"
+    )
+    assert redact(line) == (
+        "GET /invitations/accept/[token]?utm=1 HTTP/1.1 /admin/suppressions/?q=[address] /unsubscribe/[token] [address]"
+    )
+
+
+def test_ordinary_paths_are_kept():
+    assert redact("POST /invitations/accept HTTP/1.1") == "POST /invitations/accept HTTP/1.1"
+    assert redact("GET /reports?from=2026-01-01&to=2026-03-31 HTTP/1.1").endswith("to=2026-03-31 HTTP/1.1")

@@ -1,0 +1,42 @@
+"""Security headers on every page (issue 14, finding 5)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from portal import create_app
+from portal.extensions import EXTENSION_KEY
+
+
+def _directives(policy: str) -> dict[str, list[str]]:
+    return {part.split()[0]: part.split()[1:] for part in policy.split(";") if part.strip()}
+
+
+@pytest.mark.parametrize("path", ["/login", "/apply", "/demo", "/no-such-page"])
+def test_every_page_forbids_framing_sniffing_referrers_and_inline_script(client, path):
+    headers = client.get(path).headers
+    csp = _directives(headers["Content-Security-Policy"])
+    assert csp["script-src"] == ["'self'"] and "'unsafe-inline'" not in csp.get("style-src", [])
+    assert csp["frame-ancestors"] == ["'none'"] and csp["object-src"] == ["'none'"]
+    assert headers["X-Frame-Options"] == "DENY"
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_error_answers_carry_the_headers_too(client, auth):
+    data = {"email": (io.BytesIO(b"x"), "x.txt"), "password": "p", "csrf_token": auth.csrf_token()}
+    response = client.post("/login", data=data, content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert response.headers["X-Frame-Options"] == "DENY"
+
+
+def test_hsts_only_in_production(client, settings):
+    assert "Strict-Transport-Security" not in client.get("/login").headers
+    production = create_app({"TESTING": True}, settings=settings.with_overrides(portal_env="production"))
+    try:
+        hsts = production.test_client().get("/login").headers["Strict-Transport-Security"]
+    finally:
+        production.extensions[EXTENSION_KEY].db.dispose()
+    assert int(hsts.split("max-age=")[1].split(";")[0]) >= 180 * 86400
