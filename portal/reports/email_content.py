@@ -12,12 +12,20 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from zoneinfo import ZoneInfo
 
+import sqlalchemy as sa
+
 from portal.db import Database
 from portal.outbox.clock import now_iso
-from portal.reports.figures import Cell, Figures, report_figures
+from portal.reports.figures import Cell, Figures, read_figures
 from portal.reports.forms import PROGRAMMES, ReportQuery
 from portal.reports.periods import Period
-from portal.reports.queries import Closure, ReportSettings, closures, corrections_since, report_settings
+from portal.reports.queries import (
+    Closure,
+    ReportSettings,
+    read_closures,
+    read_corrections_since,
+    read_report_settings,
+)
 from portal.reports.report import Changes, Report, live_report_id
 from portal.reports.schedule import period_key
 
@@ -60,22 +68,22 @@ def snapshot_figures(closure: Closure, period: Period) -> tuple[Figures, bool]:
     return Figures(total, filed.employees, programmes, months, []), len(months) == 1
 
 
-def period_figures(db: Database, *, company_id: int, period: Period, tz: ZoneInfo) -> PeriodFigures:
+def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo) -> PeriodFigures:
     """The figures the period's email states: the snapshot inside a closed year, else live now."""
-    closure = covering_closure(closures(db, company_id=company_id), period)
+    query = ReportQuery(period, "all")
+    closure = covering_closure(read_closures(conn, company_id=company_id), period)
     if closure is not None:
         figures, exact = snapshot_figures(closure, period)
-        live = report_figures(db, company_id=company_id, query=ReportQuery(period, "all"), tz=tz)
+        live = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
         changes = Changes(
-            corrections_since(db, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at),
+            read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at),
             round((live.total.minutes - figures.total.minutes) / 60, 1),
             live.total.sessions - figures.total.sessions,
             live.total.volunteers - figures.total.volunteers if exact else 0,
         )
         return PeriodFigures(figures, SNAPSHOT, closure.closed_at, closure.report_id, closure, changes, exact)
-    query = ReportQuery(period, "all")
-    figures = report_figures(db, company_id=company_id, query=query, tz=tz)
-    figures.volunteers = []  # names stay out of the outbox
+    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+    figures.volunteers = []  # the PDF lists nobody: the outbox row keeps no per-person rows
     as_of = now_iso()
     return PeriodFigures(figures, LIVE, as_of, live_report_id(company_id, query, as_of))
 
@@ -83,9 +91,13 @@ def period_figures(db: Database, *, company_id: int, period: Period, tz: ZoneInf
 def email_input(
     db: Database, *, company_id: int, company_name: str, period: Period, tz: ZoneInfo, kind: str
 ) -> tuple[dict, PeriodFigures]:
-    """The template input shared by every recipient of one company's period (recipient fields are added per row)."""
-    found = period_figures(db, company_id=company_id, period=period, tz=tz)
-    settings = report_settings(db, company_id=company_id)
+    """The template input shared by every recipient of one company's period (recipient fields are added per row).
+
+    One read transaction: the figures, the closure and the settings are of one moment.
+    """
+    with db.read() as conn:
+        found = period_figures(conn, company_id=company_id, period=period, tz=tz)
+        settings = read_report_settings(conn, company_id=company_id)
     if found.closure is not None:
         settings = ReportSettings(**found.closure.snapshot["settings"])
     return {
