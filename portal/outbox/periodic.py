@@ -4,6 +4,11 @@ The engine knows no area: worker.py hands `run_worker` the tasks. Each pass runs
 with an expiry, so only one worker's pass runs at a time across all workers, and a worker that dies
 mid-pass frees the lock when it expires. The lock only saves duplicated work: a pass must be safe to
 run twice (the report schedule's run rows are unique per company and period).
+
+Why not RQ's cron scheduler: it is another process (`rq cron`) that enqueues a job per tick, with
+no lock between two schedulers, and it needs rq >= 2.5 and croniter. The catch-up lives in the pass
+itself (it sends every period closed since, whenever it runs), so a fixed interval inside the
+worker we already run is enough, and `make run` starts nothing new.
 """
 
 from __future__ import annotations
