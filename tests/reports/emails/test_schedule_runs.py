@@ -11,6 +11,7 @@ from pypdf import PdfReader
 from portal.outbox.clock import now_iso
 from portal.reports import runs
 from portal.reports.runs import run_due
+from portal.reports.subscriptions import save_subscription
 from tests.reports.conftest import Row, oslo, utc
 
 
@@ -131,3 +132,22 @@ def test_the_email_states_the_months_figures_and_carries_its_pdf(
     pdf = base64.b64decode(attachment["content"])
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
     assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "5.5 Verified hours" in text
+
+
+def test_a_new_subscriber_gets_no_history_and_saving_again_keeps_the_catch_up(ctx, db, company, subscribe, user_id):
+    company_id, manager, _ = company("Acme Ltd", employees=0)
+    uid = subscribe(manager, "monthly", since="2026-08-10T08:00:00.000000Z")
+
+    def since():
+        with db.read() as conn:
+            return conn.execute(
+                sa.text("SELECT since FROM report_subscriptions WHERE user_id = :u"), {"u": uid}
+            ).scalar()
+
+    # Saving the same choice again (the page's Save) keeps its start: missed months still follow.
+    save_subscription(db, user_id=uid, company_id=company_id, frequency="monthly")
+    assert since() == "2026-08-10T08:00:00.000000Z"
+    # A new choice starts now: no quarter that closed before it is sent.
+    save_subscription(db, user_id=uid, company_id=company_id, frequency="quarterly")
+    assert since() > "2026-08-10T08:00:00.000000Z"
+    assert run_due(ctx).runs == []
