@@ -13,9 +13,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from portal.context import PortalContext
     from portal.outbox.worker import run_worker
+    from portal.reports.runs import schedule_task
     from portal.settings import Settings
 
-    return run_worker(PortalContext.from_settings(Settings.from_env()), burst=args.burst)
+    settings = Settings.from_env()
+    # The areas' periodic passes; the engine runs them under a lock and never imports an area.
+    periodic = (schedule_task(settings),)
+    return run_worker(PortalContext.from_settings(settings), burst=args.burst, periodic=periodic)
 
 
 if __name__ == "__main__":

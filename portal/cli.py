@@ -1,4 +1,4 @@
-"""Commands registered on the app: `flask --app portal db|users|demo|outbox ...`."""
+"""Commands registered on the app: `flask --app portal db|users|demo|outbox|attendance|reports ...`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from portal.auth.operations import AccountError, create_user
 from portal.extensions import portal_context
 from portal.outbox.reads import status_counts
 from portal.outbox.relay import relay_pass
+from portal.reports.cli import reports_cli
 from portal.seed import seed_demo
 
 db_cli = AppGroup("db", help="Database schema.")
@@ -100,5 +101,5 @@ def outbox_status(as_json):
 
 
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, demo_cli, outbox_cli, attendance_cli):
+    for group in (db_cli, users_cli, demo_cli, outbox_cli, attendance_cli, reports_cli):
         app.cli.add_command(group)

@@ -8,6 +8,7 @@ from portal.demo import emails as demo_emails
 from portal.invitations import emails as invitation_emails
 from portal.notices import emails as notice_emails
 from portal.outbox.families import FamilyRegistry
+from portal.reports import emails as report_emails
 
 FAMILIES = FamilyRegistry(
     (
@@ -15,5 +16,6 @@ FAMILIES = FamilyRegistry(
         *application_emails.FAMILIES,
         *demo_emails.FAMILIES,
         *notice_emails.FAMILIES,
+        *report_emails.FAMILIES,
     )
 )

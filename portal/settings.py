@@ -52,6 +52,7 @@ class Settings:
     provider_timeout_seconds: float = 15.0
     attendance_webhook_secret: str = DEV_ATTENDANCE_WEBHOOK_SECRET
     portal_timezone: str = "Europe/Oslo"
+    report_schedule_interval_seconds: int = 300
     instance_path: Path = field(default=DEFAULT_INSTANCE)
 
     @property
@@ -130,6 +131,7 @@ class Settings:
             provider_idempotency_window_seconds=_positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400),
             attendance_webhook_secret=attendance_secret,
             portal_timezone=timezone_name,
+            report_schedule_interval_seconds=_positive_int(env, "REPORT_SCHEDULE_INTERVAL_SECONDS", 300),
             instance_path=instance,
         )
 

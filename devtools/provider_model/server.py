@@ -7,6 +7,8 @@ so this module imports nothing from the package (the package imports it).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +44,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = self.server.model
         if path == "/":
             return self._html(200, render_index(model.sent()))
+        if path.startswith("/view/") and "/attachments/" in path:
+            return self._attachment(model, *path[len("/view/") :].split("/attachments/", 1))
         if path.startswith("/view/"):
             email = _find(model.sent(), path[len("/view/") :])
             if email is None:
@@ -75,6 +79,21 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(403, {"ok": False, "error": _CROSS_SITE_REFUSED})
             return self._control(_CONTROLS[path], raw)
         self._not_found()
+
+    def _attachment(self, model, message_id: str, index: str):
+        """An attachment as the recipient would open it: its decoded bytes, with its content type."""
+        email = _find(model.sent(), message_id)
+        attachments = email["attachments"] if email else []
+        if not index.isdigit() or int(index) >= len(attachments):
+            return self._html(404, _page("Not found", "<p>No such attachment.</p>"))
+        attachment = attachments[int(index)]
+        try:
+            data = base64.b64decode(str(attachment.get("content", "")), validate=True)
+        except (binascii.Error, ValueError):
+            return self._html(422, _page("Unreadable", "<p>The attachment is not valid base64.</p>"))
+        content_type = str(attachment.get("content_type") or "application/octet-stream")
+        filename = str(attachment.get("filename") or "attachment").replace('"', "")
+        self._send(200, data, content_type, {"content-disposition": f'inline; filename="{filename}"'})
 
     def _control(self, action, raw: bytes):
         try:
@@ -233,7 +252,10 @@ def render_email(email: dict, receipts: list[dict] = ()) -> str:
         return escape(", ".join(values)) if values else '<span class="muted">none</span>'
 
     custom = "<br>".join(f"{escape(k)}: {escape(v)}" for k, v in email["headers"].items())
-    files = ", ".join(escape(str(a.get("filename", "(unnamed)"))) for a in email["attachments"])
+    files = ", ".join(
+        f'<a href="/view/{escape(email["id"])}/attachments/{index}">{escape(str(a.get("filename", "(unnamed)")))}</a>'
+        for index, a in enumerate(email["attachments"])
+    )
     fields = [
         ("Message ID", f"<code>{escape(email['id'])}</code>"),
         ("Sent", escape(email["created_at"])),

@@ -17,7 +17,7 @@ from portal.outbox.delivery import RETRYING, deliver_outbox_row
 from portal.outbox.handles import EmailHandles
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION, JOB_TIMEOUT_SECONDS
 from portal.outbox.queues import dead_letter_queue, email_queue, is_valid_envelope
-from portal.outbox.retry import retry_delay
+from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import mark_unclaimed_row_failed, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED
 
@@ -55,8 +55,8 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
         log.warning("acknowledged an invalid envelope")
         return "ack:invalid_envelope"
     outbox_id = body["outboxId"]
+    family = ctx.families.for_outbox_id(outbox_id)
     try:
-        family = ctx.families.for_outbox_id(outbox_id)
         if family is None:
             mark_unclaimed_row_failed(ctx.db, outbox_id)
             return "ack:outbox_id_unclaimed"
@@ -65,7 +65,7 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
             return "ack:dead_letter"
         outcome = deliver_outbox_row(ctx, outbox_id, family)
         if outcome.kind == RETRYING:
-            schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds)
+            schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"
         return f"ack:{outcome.detail}"
     except Exception as error:
@@ -73,13 +73,14 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
         log.warning("outbox %s attempt %s failed with %s; retrying", outbox_id, attempt, type(error).__name__)
         if dead_letter:
             raise
-        schedule_retry(ctx, body, attempt, retry_delay(attempt, ctx.settings))
+        schedule_retry(ctx, body, attempt, family_retry_delay(family, attempt, ctx.settings), family)
         return f"retry:{type(error).__name__}"
 
 
-def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: float) -> None:
-    """Re-deliver after the delay, or hand the message to the dead-letter queue once attempts run out."""
-    if attempt >= ctx.settings.outbox_max_attempts:
+def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: float, family=None) -> None:
+    """Re-deliver after the delay, or hand the message to the dead-letter queue once the family's
+    attempts (or the settings', for a family without its own policy) run out."""
+    if attempt >= family_max_attempts(family, ctx.settings):
         dead_letter_queue(ctx.redis).enqueue(
             DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS, failure_ttl=7 * 86400
         )

@@ -10,7 +10,7 @@ from portal.outbox import provider as answers
 from portal.outbox.families import Family
 from portal.outbox.freeze import freeze_or_replay
 from portal.outbox.handles import EmailHandles
-from portal.outbox.retry import retry_delay
+from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import claim_outbox_row, mark_retry, mark_sent, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
@@ -31,7 +31,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
     if row is None:
         # Settled, in flight under a live claim, or missing: a duplicate delivery does nothing.
         return DeliveryOutcome(SKIPPED, "not_claimable")
-    if row.attempt_count > settings.outbox_max_attempts:
+    if row.attempt_count > family_max_attempts(family, settings):
         settle_unsent(db, row.id, DEAD_LETTER, DELIVERY_EXHAUSTED)
         return DeliveryOutcome(SETTLED, DELIVERY_EXHAUSTED)
     if row.suppressed:
@@ -61,7 +61,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
     if answer.kind == answers.REJECTED:
         settle_unsent(db, row.id, FAILED, answer.reason)
         return DeliveryOutcome(SETTLED, "failed")
-    delay = retry_delay(row.attempt_count, settings, answer.retry_after)
+    delay = family_retry_delay(family, row.attempt_count, settings, answer.retry_after)
     mark_retry(db, row.id, row.attempt_count, delay, answer.reason or "retry", outcome_unknown=answer.ambiguous)
     return DeliveryOutcome(RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=row.attempt_count)
 

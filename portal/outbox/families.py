@@ -13,7 +13,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from portal.outbox.rendering import RenderedEmail, render_bodies
+from portal.outbox.rendering import Attachment, RenderedEmail, render_bodies
+from portal.outbox.retry import RetryPolicy
 from portal.settings import Settings
 
 OUTBOX_ID = re.compile(r"^([a-z]{3})_([0-9a-f]{32})$")
@@ -27,6 +28,10 @@ def _as_stored(data: dict, settings: Settings) -> dict:
     return data
 
 
+def _no_attachment(data: dict, settings: Settings) -> Attachment | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Family:
     name: str  # the `family` column and tag
@@ -37,6 +42,10 @@ class Family:
     reply_to: Callable[[dict, Settings], str | None] = _no_reply_to
     # Values computed at render time from stored input (e.g. a link that needs SECRET_KEY).
     prepare: Callable[[dict, Settings], dict] = _as_stored
+    # The one attachment the frozen payload holds (e.g. a report's PDF), built from the stored input.
+    attachment: Callable[[dict, Settings], Attachment | None] = _no_attachment
+    # None: the settings' schedule (OUTBOX_RETRY_*, OUTBOX_MAX_ATTEMPTS).
+    retry: RetryPolicy | None = None
 
     def __post_init__(self):
         if not re.fullmatch(r"[a-z]{3}", self.id_prefix):
@@ -48,6 +57,7 @@ class Family:
     def render(self, data: dict, settings: Settings) -> RenderedEmail:
         data = self.prepare(data, settings)
         html, text = render_bodies(self.template, {**data, "base_url": settings.public_base_url})
+        attachment = self.attachment(data, settings)
         return RenderedEmail(
             from_address=settings.email_from,
             reply_to=self.reply_to(data, settings),
@@ -55,6 +65,7 @@ class Family:
             html=html,
             text=text,
             tags=(("template", self.template), ("template_version", str(self.template_version))),
+            attachments=(attachment,) if attachment else (),
         )
 
 

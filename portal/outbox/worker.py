@@ -17,6 +17,7 @@ from rq.serializers import JSONSerializer
 
 from portal.outbox.consumer import use_context
 from portal.outbox.handles import EmailHandles
+from portal.outbox.periodic import PeriodicTask, start_periodic
 from portal.outbox.queues import dead_letter_queue, email_queue
 from portal.outbox.relay import relay_pass
 
@@ -58,14 +59,17 @@ def _relay_loop(ctx: EmailHandles, stop: threading.Event) -> None:
             log.warning("relay pass failed: %s", type(error).__name__)
 
 
-def run_worker(ctx: EmailHandles, *, burst: bool = False) -> int:
-    """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles."""
+def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
+    """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles.
+
+    `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay, not in burst mode."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     use_context(ctx)
     worker = SimpleWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
     stop = threading.Event()
     if not burst:
         threading.Thread(target=_relay_loop, args=(ctx, stop), name="outbox-relay", daemon=True).start()
+        start_periodic(ctx, periodic, stop)
     try:
         worker.work(burst=burst, with_scheduler=True, logging_level="WARNING")
     finally:

@@ -154,8 +154,13 @@ def report_figures(db: Database, *, company_id: int, query: ReportQuery, tz: Zon
         return read_figures(conn, company_id=company_id, query=query, tz=tz)
 
 
-def read_figures(conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo) -> Figures:
-    """The figures, read on the caller's transaction (a year close reads inside its write)."""
+def read_figures(
+    conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo, names: bool = True
+) -> Figures:
+    """The figures, read on the caller's transaction (a year close reads inside its write).
+
+    names=False leaves the volunteers' names and addresses unread (a report email stores no names).
+    """
     start, end = query.period.utc_bounds(tz)
     months = query.period.months()
     bounds = [m.utc_bounds(tz) for m in months]
@@ -184,7 +189,11 @@ def read_figures(conn: sa.Connection, *, company_id: int, query: ReportQuery, tz
     # A session held before a volunteer's first membership counts for that company, so the
     # denominator includes every active volunteer: the rate never exceeds 100%.
     employees = len(set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars()) | {r.user_id for r in per_volunteer})
-    people = {row.id: row for row in conn.execute(USERS, {"ids": json_array({r.user_id for r in per_volunteer})}).all()}
+    people = (
+        {row.id: row for row in conn.execute(USERS, {"ids": json_array({r.user_id for r in per_volunteer})}).all()}
+        if names
+        else {}
+    )
 
     programmes = {p: Cell() for p in query.programmes}
     volunteers: dict[int, VolunteerRow] = {}

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, RadioField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import DataRequired, Regexp
+
 from portal.reports.periods import Period, add_months, presets
+from portal.reports.schedule import FREQUENCIES
 
 PROGRAMMES = {"language": "TEEI Language", "mentorship": "TEEI Mentorship"}
 PROGRAMME_CHOICES = ("all", *PROGRAMMES)
@@ -132,3 +138,16 @@ def parse_settings_form(form) -> SettingsInput | list[str]:
     if errors:
         return errors
     return SettingsInput(month, cost, currency, share)
+
+
+class SubscriptionForm(FlaskForm):
+    frequency = RadioField(
+        "Report emails",
+        choices=[SelectChoice(value, label) for value, label in FREQUENCIES.items()],
+        validators=[DataRequired(message="Choose monthly, quarterly or off.")],
+    )
+
+
+class TestSendForm(FlaskForm):
+    # A new ID with every page: posting the same page twice (a double click) is one email.
+    request_id = HiddenField(validators=[DataRequired(), Regexp(r"^[0-9a-f]{32}$")])

@@ -71,11 +71,17 @@ CORRECTIONS = sa.text("""
 
 def corrections_since(db: Database, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str) -> int:
     """Session records for the period received after the close (new, changed or cancelled)."""
-    start, end = period.utc_bounds(tz)
     with db.read() as conn:
-        return conn.execute(
-            CORRECTIONS, {"company_id": company_id, "start": start, "end": end, "closed_at": closed_at}
-        ).scalar_one()
+        return read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closed_at)
+
+
+def read_corrections_since(
+    conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str
+) -> int:
+    start, end = period.utc_bounds(tz)
+    return conn.execute(
+        CORRECTIONS, {"company_id": company_id, "start": start, "end": end, "closed_at": closed_at}
+    ).scalar_one()
 
 
 @dataclass(frozen=True)
@@ -88,17 +94,21 @@ class ReportSettings:
 
 def report_settings(db: Database, *, company_id: int) -> ReportSettings:
     with db.read() as conn:
-        row = (
-            conn.execute(
-                sa.text(
-                    "SELECT fiscal_year_start_month, hourly_cost, currency, company_time_percent "
-                    "FROM company_report_settings WHERE company_id = :c"
-                ),
-                {"c": company_id},
-            )
-            .mappings()
-            .first()
+        return read_report_settings(conn, company_id=company_id)
+
+
+def read_report_settings(conn: sa.Connection, *, company_id: int) -> ReportSettings:
+    row = (
+        conn.execute(
+            sa.text(
+                "SELECT fiscal_year_start_month, hourly_cost, currency, company_time_percent "
+                "FROM company_report_settings WHERE company_id = :c"
+            ),
+            {"c": company_id},
         )
+        .mappings()
+        .first()
+    )
     return ReportSettings(**row) if row else ReportSettings()
 
 
@@ -125,19 +135,23 @@ class Closure:
 
 def closures(db: Database, *, company_id: int) -> list[Closure]:
     with db.read() as conn:
-        rows = (
-            conn.execute(
-                sa.text(
-                    "SELECT r.id, r.year_label, r.period_start, r.period_end, r.closed_at, "
-                    "COALESCE(NULLIF(u.name, ''), u.email, '') AS closed_by_name, r.report_id, r.snapshot "
-                    "FROM report_closures r LEFT JOIN users u ON u.id = r.closed_by "
-                    "WHERE r.company_id = :c ORDER BY r.period_start DESC"
-                ),
-                {"c": company_id},
-            )
-            .mappings()
-            .all()
+        return read_closures(conn, company_id=company_id)
+
+
+def read_closures(conn: sa.Connection, *, company_id: int) -> list[Closure]:
+    rows = (
+        conn.execute(
+            sa.text(
+                "SELECT r.id, r.year_label, r.period_start, r.period_end, r.closed_at, "
+                "COALESCE(NULLIF(u.name, ''), u.email, '') AS closed_by_name, r.report_id, r.snapshot "
+                "FROM report_closures r LEFT JOIN users u ON u.id = r.closed_by "
+                "WHERE r.company_id = :c ORDER BY r.period_start DESC"
+            ),
+            {"c": company_id},
         )
+        .mappings()
+        .all()
+    )
     return [Closure(**{**row, "snapshot": json.loads(row["snapshot"])}) for row in rows]
 
 

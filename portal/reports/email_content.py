@@ -1,0 +1,178 @@
+"""What a report email says, fixed when its intent is written: the period's figures as of the run
+(or, inside a closed year, as filed), stored as the row's template input.
+
+The PDF is built from that stored input when the email is rendered, so the attachment shows exactly
+the figures the email states, however late the delivery is; the first rendering is then frozen.
+Names never go into the input: the filing PDF carries none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import date
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox.clock import now_iso
+from portal.reports.figures import Cell, Figures, read_figures
+from portal.reports.forms import PROGRAMMES, ReportQuery
+from portal.reports.periods import Period
+from portal.reports.queries import (
+    Closure,
+    ReportSettings,
+    read_closures,
+    read_corrections_since,
+    read_report_settings,
+)
+from portal.reports.report import Changes, Report, live_report_id
+from portal.reports.schedule import period_key
+
+LIVE, SNAPSHOT = "live", "snapshot"
+
+
+@dataclass(frozen=True)
+class PeriodFigures:
+    figures: Figures
+    source: str  # LIVE or SNAPSHOT
+    as_of: str
+    report_id: str
+    closure: Closure | None = None
+    changes: Changes | None = None  # live minus filed, for a period inside a closed year
+    # False when a closed year's snapshot cannot give the exact distinct count (a quarter: the
+    # snapshot counts volunteers per month), so the email says "at least".
+    volunteers_exact: bool = True
+
+
+def covering_closure(found: list[Closure], period: Period) -> Closure | None:
+    start, end = period.start.isoformat(), period.end.isoformat()
+    return next((c for c in found if c.period_start <= start and end <= c.period_end), None)
+
+
+def snapshot_figures(closure: Closure, period: Period) -> tuple[Figures, bool]:
+    """The period's months as filed in the closed year's snapshot."""
+    filed = closure.figures("all")
+    months = [m for m in filed.months if period.start.isoformat() <= m.start and m.end <= period.end.isoformat()]
+    programmes = {p: Cell() for p in filed.programmes}
+    for month in months:
+        for p, cell in month.programmes.items():
+            programmes[p].minutes += cell.minutes
+            programmes[p].sessions += cell.sessions
+            programmes[p].volunteers = max(programmes[p].volunteers, cell.volunteers)
+    total = Cell(
+        sum(m.total.minutes for m in months),
+        sum(m.total.sessions for m in months),
+        max((m.total.volunteers for m in months), default=0),
+    )
+    return Figures(total, filed.employees, programmes, months, []), len(months) == 1
+
+
+def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo) -> PeriodFigures:
+    """The figures the period's email states: the snapshot inside a closed year, else live now."""
+    query = ReportQuery(period, "all")
+    closure = covering_closure(read_closures(conn, company_id=company_id), period)
+    if closure is not None:
+        figures, exact = snapshot_figures(closure, period)
+        live = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+        changes = Changes(
+            read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at),
+            round((live.total.minutes - figures.total.minutes) / 60, 1),
+            live.total.sessions - figures.total.sessions,
+            live.total.volunteers - figures.total.volunteers if exact else 0,
+        )
+        return PeriodFigures(figures, SNAPSHOT, closure.closed_at, closure.report_id, closure, changes, exact)
+    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+    figures.volunteers = []  # the PDF lists nobody: the outbox row keeps no per-person rows
+    as_of = now_iso()
+    return PeriodFigures(figures, LIVE, as_of, live_report_id(company_id, query, as_of))
+
+
+def email_input(
+    db: Database, *, company_id: int, company_name: str, period: Period, tz: ZoneInfo, kind: str
+) -> tuple[dict, PeriodFigures]:
+    """The template input shared by every recipient of one company's period (recipient fields are added per row).
+
+    One read transaction: the figures, the closure and the settings are of one moment.
+    """
+    with db.read() as conn:
+        found = period_figures(conn, company_id=company_id, period=period, tz=tz)
+        settings = read_report_settings(conn, company_id=company_id)
+    if found.closure is not None:
+        settings = ReportSettings(**found.closure.snapshot["settings"])
+    return {
+        "kind": kind,  # scheduled | backfill | test
+        "company_id": company_id,
+        "company_name": company_name,
+        "period": {
+            "key": period_key(period),
+            "label": period.label,
+            "kind": period.kind,
+            "start": period.start.isoformat(),
+            "end": period.end.isoformat(),
+        },
+        "time_zone": str(tz),
+        "figures": found.figures.to_dict(),
+        "volunteers_exact": found.volunteers_exact,
+        "source": found.source,
+        "as_of": found.as_of,
+        "report_id": found.report_id,
+        "settings": asdict(settings),
+        "closed": None
+        if found.closure is None
+        else {
+            "year_label": found.closure.year_label,
+            "closed_by_name": found.closure.closed_by_name,
+            "changes": asdict(found.changes),
+        },
+    }, found
+
+
+def period_of(data: dict) -> Period:
+    p = data["period"]
+    return Period(date.fromisoformat(p["start"]), date.fromisoformat(p["end"]), p["label"], p["kind"])
+
+
+def report_from_input(data: dict) -> Report:
+    """The Report the PDF module draws, rebuilt from an email's stored input (no database)."""
+    tz = ZoneInfo(data["time_zone"])
+    query = ReportQuery(period_of(data), "all")
+    figures = Figures.from_dict(data["figures"])
+    settings = ReportSettings(**data["settings"])
+    closed = data.get("closed")
+    if not closed:
+        return Report(
+            data["company_id"], data["company_name"], query, tz, figures, data["as_of"], data["report_id"], settings
+        )
+    closure = Closure(0, closed["year_label"], "", "", data["as_of"], closed["closed_by_name"], data["report_id"], {})
+    return Report(
+        data["company_id"],
+        data["company_name"],
+        query,
+        tz,
+        figures,
+        data["as_of"],
+        data["report_id"],
+        settings,
+        closure,
+        figures,
+        Changes(**closed["changes"]),
+    )
+
+
+def headline(data: dict) -> dict:
+    """The figures the email's body states, as text."""
+    figures = Figures.from_dict(data["figures"])
+    at_least = "" if data.get("volunteers_exact", True) else "at least "
+    rate = figures.participation if data.get("volunteers_exact", True) else None
+    return {
+        "hours": f"{figures.total.hours:,.1f}",
+        "sessions": f"{figures.total.sessions:,}",
+        "volunteers": f"{at_least}{figures.total.volunteers:,}",
+        "participation": "–" if rate is None else f"{rate:.1f}%",
+        "programmes": [
+            (PROGRAMMES[p], f"{cell.hours:,.1f}", f"{cell.sessions:,}")
+            for p, cell in figures.programmes.items()
+            if p in PROGRAMMES
+        ],
+    }

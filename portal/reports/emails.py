@@ -1,0 +1,91 @@
+"""The report email: a period's headline figures, a link to the report, and its PDF as the one attachment.
+
+Scheduled runs, backfills and test sends all build their intents here and go through the outbox
+like every other email. The retry policy lives with the family: a report may wait hours (the
+manager reads it that day, not that minute), while the total wait stays inside the provider's 24-hour
+idempotency window, so a retry after an unanswered attempt is still deduplicated by the provider.
+"""
+
+from __future__ import annotations
+
+import base64
+from urllib.parse import urlencode
+
+from portal.outbox import EmailIntent, Family, statuses
+from portal.outbox.rendering import Attachment
+from portal.outbox.retry import RetryPolicy
+from portal.reports import pdf
+from portal.reports.email_content import headline, report_from_input
+
+# 5 min, 10, 20 … capped at 4 h: the nine waits add up to about 17 hours (< 24 h), then the dead-letter queue.
+REPORT_RETRY = RetryPolicy(base_seconds=300, cap_seconds=4 * 3600, max_attempts=10)
+
+
+def report_subject(data: dict) -> str:
+    prefix = "[Test] " if data["kind"] == "test" else ""
+    return f"{prefix}Volunteering report for {data['period']['label']}: {data['company_name']}"
+
+
+def report_url(data: dict, base_url: str) -> str:
+    period = data["period"]
+    return f"{base_url}/reports?{urlencode({'from': period['start'], 'to': period['end']})}"
+
+
+def _prepare(data: dict, settings) -> dict:
+    return {**data, "headline": headline(data), "report_url": report_url(data, settings.public_base_url)}
+
+
+def report_pdf(data: dict, settings) -> Attachment:
+    body = pdf.filing_pdf(report_from_input(data))
+    name = f"teei-report-{data['period']['key']}.pdf"
+    return Attachment(name, base64.b64encode(body).decode("ascii"), "application/pdf")
+
+
+REPORT = Family(
+    name="report",
+    id_prefix="rep",
+    template="report",
+    template_version=1,
+    subject=report_subject,
+    prepare=_prepare,
+    attachment=report_pdf,
+    retry=REPORT_RETRY,
+)
+
+FAMILIES = (REPORT,)
+
+
+def run_email(shared: dict, *, company_id: int, period_key: str, run_number: int, manager) -> EmailIntent:
+    """One subscribed manager's email of a scheduled run or a backfill; a forced backfill has a new run number."""
+    return EmailIntent(
+        family=REPORT,
+        recipient=manager.email,
+        idempotency_key=f"report:{company_id}:{period_key}:run:{run_number}:user:{manager.id}",
+        subject_ref=f"report-run:{company_id}:{period_key}",
+        data={**shared, "recipient_name": manager.name},
+    )
+
+
+def test_email(shared: dict, *, manager, request_id: str) -> EmailIntent:
+    """A manager's test send: keyed by the form's request ID, so a double click is one email."""
+    return EmailIntent(
+        family=REPORT,
+        recipient=manager.email,
+        idempotency_key=f"report-test:{manager.id}:{request_id}",
+        subject_ref=f"report-test:{manager.id}",
+        data={**shared, "recipient_name": manager.name},
+    )
+
+
+# Where a manager's last test send stands, in their words (every status covered).
+DELIVERY_WORDS = {
+    **{status: "on its way" for status in statuses.UNSETTLED},
+    statuses.SENT: "sent",
+    statuses.DELIVERED: "delivered",
+    statuses.BOUNCED: "bounced",
+    statuses.COMPLAINED: "marked as spam",
+    statuses.SUPPRESSED: "not sent: your address bounced before",
+    statuses.FAILED: "failed",
+    statuses.DEAD_LETTER: "held for an administrator to check",
+}
+assert set(DELIVERY_WORDS) == set(statuses.ALL)

@@ -1,0 +1,88 @@
+"""Report email subscriptions: a manager's choice, and who is subscribed now.
+
+Only a manager who is still in the company receives its report: a subscription whose owner left
+(another company on the account, or no open membership in this one) or is no longer a manager is
+ignored by every read here, so the schedule, a backfill and the page all agree.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox.clock import now_iso
+from portal.reports.schedule import FREQUENCIES, OFF
+
+
+class SubscriptionError(ValueError):
+    """A choice that cannot be saved; the message is safe to show."""
+
+
+class Subscriber(NamedTuple):
+    id: int
+    email: str
+    name: str
+
+
+# A subscription counts only while its owner is a manager of that company, with an open membership.
+STILL_A_MANAGER_HERE = """
+    u.id = s.user_id AND u.role = 'manager' AND u.company_id = s.company_id
+    AND EXISTS (SELECT 1 FROM company_memberships m
+                WHERE m.user_id = u.id AND m.company_id = s.company_id AND m.ended_at IS NULL)
+"""
+
+_SUBSCRIBERS = sa.text(f"""
+    SELECT u.id, u.email, u.name FROM report_subscriptions s JOIN users u ON {STILL_A_MANAGER_HERE}
+    WHERE s.company_id = :company_id AND s.frequency = :frequency
+    ORDER BY u.id
+""")
+
+# Per company and frequency, the earliest moment a current subscriber chose it: periods closing
+# after it are due (so a new subscriber never receives the company's history).
+_SUBSCRIBED_COMPANIES = sa.text(f"""
+    SELECT s.company_id, c.name AS company_name, s.frequency, MIN(s.since) AS since
+    FROM report_subscriptions s JOIN users u ON {STILL_A_MANAGER_HERE} JOIN companies c ON c.id = s.company_id
+    WHERE s.frequency != '{OFF}'
+    GROUP BY s.company_id, s.frequency
+    ORDER BY s.company_id, s.frequency
+""")
+
+_UPSERT = sa.text("""
+    INSERT INTO report_subscriptions (user_id, company_id, frequency, since, updated_at)
+    VALUES (:user_id, :company_id, :frequency, :now, :now)
+    ON CONFLICT (user_id) DO UPDATE SET
+        since = CASE WHEN report_subscriptions.frequency = excluded.frequency
+                      AND report_subscriptions.company_id = excluded.company_id
+                     THEN report_subscriptions.since ELSE excluded.since END,
+        company_id = excluded.company_id, frequency = excluded.frequency, updated_at = excluded.updated_at
+""")
+
+
+def subscribers(conn: sa.Connection, *, company_id: int, frequency: str) -> list[Subscriber]:
+    """The company's managers subscribed at this frequency now, on the caller's transaction."""
+    return [Subscriber(*row) for row in conn.execute(_SUBSCRIBERS, {"company_id": company_id, "frequency": frequency})]
+
+
+def subscribed_companies(db: Database) -> list[dict]:
+    with db.read() as conn:
+        return [dict(row) for row in conn.execute(_SUBSCRIBED_COMPANIES).mappings()]
+
+
+def frequency_of_user(db: Database, *, user_id: int, company_id: int) -> str:
+    """The manager's current choice for this company; `off` when none was made."""
+    with db.read() as conn:
+        found = conn.execute(
+            sa.text("SELECT frequency FROM report_subscriptions WHERE user_id = :u AND company_id = :c"),
+            {"u": user_id, "c": company_id},
+        ).scalar()
+    return found or OFF
+
+
+def save_subscription(db: Database, *, user_id: int, company_id: int, frequency: str) -> None:
+    """Subscribe (monthly, quarterly) or stop (off). Choosing the same frequency again keeps its start."""
+    if frequency not in FREQUENCIES:
+        raise SubscriptionError("Choose monthly, quarterly or off.")
+    with db.write() as conn:
+        conn.execute(_UPSERT, {"user_id": user_id, "company_id": company_id, "frequency": frequency, "now": now_iso()})

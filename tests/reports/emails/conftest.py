@@ -1,0 +1,97 @@
+"""Report email fixtures: the provider model over HTTP, subscribed managers, and deliveries through
+the real consumer (in process) or real `python worker.py` processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from devtools.processes import stop_process
+from devtools.provider_model import ProviderModel
+from portal.outbox.consumer import handle_message
+from portal.outbox.queues import build_envelope
+from portal.reports.subscriptions import save_subscription
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def provider_model():
+    model = ProviderModel(port=0).start()
+    yield model
+    model.stop()
+
+
+@pytest.fixture
+def settings(settings, provider_model):
+    return settings.with_overrides(resend_api_url=provider_model.url, provider_timeout_seconds=5)
+
+
+@pytest.fixture
+def subscribe(db, user_id):
+    """subscribe(email, frequency, since=ISO UTC): a manager's choice, as if made at `since`."""
+
+    def make(email, frequency="monthly", since="2026-01-01T00:00:00.000000Z"):
+        uid = user_id(email)
+        with db.read() as conn:
+            company_id = conn.execute(sa.text("SELECT company_id FROM users WHERE id = :u"), {"u": uid}).scalar_one()
+        save_subscription(db, user_id=uid, company_id=company_id, frequency=frequency)
+        with db.write() as conn:
+            conn.execute(
+                sa.text("UPDATE report_subscriptions SET since = :s WHERE user_id = :u"), {"s": since, "u": uid}
+            )
+        return uid
+
+    return make
+
+
+@pytest.fixture
+def deliver(ctx):
+    """deliver(outbox_id, attempt=1): one delivery through the real consumer; returns its decision."""
+
+    def run(outbox_id, attempt=1):
+        return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+
+    return run
+
+
+@pytest.fixture
+def report_rows(outbox_rows):
+    return lambda: outbox_rows(family="report")
+
+
+@pytest.fixture
+def drain_workers(settings, tmp_path):
+    """Run a real `python worker.py --burst` until both queues are empty."""
+    started = []
+
+    def drain(timeout=120):
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            "SECRET_KEY": settings.secret_key,
+            "PORTAL_INSTANCE_PATH": str(tmp_path / "worker-instance"),
+            "RESEND_API_URL": settings.resend_api_url,
+        }
+        process = subprocess.Popen(
+            [sys.executable, str(ROOT / "worker.py"), "--burst"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        started.append(process)
+        output, _ = process.communicate(timeout=timeout)
+        assert process.returncode == 0, output
+        return output
+
+    yield drain
+    for process in started:
+        stop_process(process)
