@@ -105,7 +105,11 @@ def _register_blueprints(app: Flask) -> None:
 
     nav = {
         "admin": [("applications.admin_list", "Applications"), ("suppressions.index", "Suppressions")],
-        "manager": [("reports.index", "Report"), ("invitations.index", "Invitations")],
+        "manager": [
+            ("reports.index", "Report"),
+            ("reports.subscription", "Report emails"),
+            ("invitations.index", "Invitations"),
+        ],
         "public": [("applications.apply", "Become a partner"), ("demo.request_demo", "Request a demo")],
     }
     app.context_processor(lambda: {f"{audience}_nav": links for audience, links in nav.items()})

@@ -19,6 +19,7 @@ from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
 from portal.invitations.operations import invite_colleagues
 from portal.notices.operations import send_notice
+from portal.reports.runs import test_send as send_test_report
 
 VAGUE_LINK_TEXT = {"click here", "here", "link", "this link", "more", "read more", "open"}
 # Lines of the shared layout that only the HTML carries: the brand and the footer.
@@ -85,6 +86,7 @@ def every_family_sent(ctx, make_user, user_id):
         )
     request_demo(ctx, name="Ines Moreau", email="ines@atelier.example", company="Atelier", message="Ten people.")
     send_notice(ctx, to="someone@example.org", subject="Planned maintenance", body="Tonight.\n\nThank you.")
+    send_test_report(ctx, manager=manager, request_id="a" * 32)
 
     rendered: dict[str, list] = {}
     with ctx.db.read() as conn:

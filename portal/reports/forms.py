@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
-from flask_wtf import FlaskForm
 from wtforms import HiddenField, RadioField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Regexp
 
+from portal.forms import PortalForm
 from portal.reports.periods import Period, add_months, presets
 from portal.reports.schedule import FREQUENCIES
 
@@ -140,7 +140,7 @@ def parse_settings_form(form) -> SettingsInput | list[str]:
     return SettingsInput(month, cost, currency, share)
 
 
-class SubscriptionForm(FlaskForm):
+class SubscriptionForm(PortalForm):
     frequency = RadioField(
         "Report emails",
         choices=[SelectChoice(value, label) for value, label in FREQUENCIES.items()],
@@ -148,6 +148,6 @@ class SubscriptionForm(FlaskForm):
     )
 
 
-class TestSendForm(FlaskForm):
+class TestSendForm(PortalForm):
     # A new ID with every page: posting the same page twice (a double click) is one email.
     request_id = HiddenField(validators=[DataRequired(), Regexp(r"^[0-9a-f]{32}$")])
