@@ -79,6 +79,7 @@ def _init_extensions(app: Flask) -> None:
 
 def _register_blueprints(app: Flask) -> None:
     """Every area's pages, and the menu links the layout shows to each audience."""
+    from portal.account.routes import bp as account
     from portal.admin.routes import bp as admin
     from portal.applications.routes import bp as applications
     from portal.auth.routes import bp as auth
@@ -88,7 +89,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
-    for blueprint in (auth, main, reports, applications, demo, invitations, suppressions):
+    for blueprint in (auth, account, main, reports, applications, demo, invitations, suppressions):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
 

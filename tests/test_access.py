@@ -58,6 +58,9 @@ ALLOWED_PUBLIC = {
     "/apply/thanks",
     "/demo",
     "/demo/thanks",
+    "/password/forgot",
+    "/password/reset",
+    "/password/reset/<token>",
 }
 
 

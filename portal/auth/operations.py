@@ -25,6 +25,16 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
+def end_all_sessions(conn: sa.Connection, user_id: int) -> None:
+    """End every signed-in session of the user, inside the caller's transaction.
+
+    A hook, called on password change and reset, and on deactivation. On this branch it does
+    nothing more than this: a deactivated user's sessions already end (load_user refuses them),
+    but an active user's other browsers stay signed in. The server-side session generation
+    (issue 14, security finding 4, in a colleague's branch) bumps it here, in the same transaction.
+    """
+
+
 def ensure_company(conn: sa.Connection, name: str) -> int:
     """The company's ID, creating it if needed; names match case- and space-insensitively."""
     clean = " ".join(name.split())
