@@ -86,16 +86,17 @@ def _register_blueprints(app: Flask) -> None:
     from portal.demo.routes import bp as demo
     from portal.invitations.routes import bp as invitations
     from portal.main.routes import bp as main
+    from portal.people.routes import bp as people
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
-    for blueprint in (auth, account, main, reports, applications, demo, invitations, suppressions):
+    for blueprint in (auth, account, main, reports, applications, demo, invitations, people, suppressions):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
 
     nav = {
         "admin": [("applications.admin_list", "Applications"), ("suppressions.index", "Suppressions")],
-        "manager": [("reports.index", "Report"), ("invitations.index", "Invitations")],
+        "manager": [("reports.index", "Report"), ("invitations.index", "Invitations"), ("people.index", "People")],
         "public": [("applications.apply", "Become a partner"), ("demo.request_demo", "Request a demo")],
     }
     app.context_processor(lambda: {f"{audience}_nav": links for audience, links in nav.items()})

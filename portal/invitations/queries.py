@@ -10,43 +10,81 @@ from portal.db import Database
 from portal.invitations import tokens
 from portal.invitations.emails import invitation_subject
 from portal.outbox import clock, reads
+from portal.paging import PER_PAGE, Page, like_pattern, limits
 
 
 @dataclass(frozen=True)
 class InvitationRow:
     id: int
     email: str
-    programme: str
-    state: str  # open, accepted, expired
+    programme: str | None
+    role: str  # employee (a volunteer) or manager
+    state: str  # open, accepted, expired, revoked
     email_status: str | None  # the outbox status of its newest email; None if none was written
     created_at: str
 
 
-def list_invitations(db: Database, *, company_id: int) -> list[InvitationRow]:
-    now = clock.now_iso()
+INVITATION_STATES = ("open", "accepted", "expired", "revoked")
+# Each state as SQL over invitations i, with :now bound; one state per row, in this order.
+_STATE_SQL = {
+    "revoked": "i.revoked_at IS NOT NULL AND i.accepted_at IS NULL",
+    "accepted": "i.accepted_at IS NOT NULL",
+    "expired": "i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at <= :now",
+    "open": "i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > :now",
+}
+
+
+def invitation_page(
+    db: Database, *, company_id: int, query: str = "", state: str = "", number: int = 1, per_page: int = PER_PAGE
+) -> Page:
+    """One page of a company's invitations, newest first, filtered by address and state."""
+    where = ["i.company_id = :company_id"]
+    params = {"company_id": company_id, "now": clock.now_iso(), **limits(number, per_page)}
+    if query.strip():
+        where.append("i.email LIKE :pattern ESCAPE '\\'")
+        params["pattern"] = like_pattern(query)
+    if state in _STATE_SQL:
+        where.append(_STATE_SQL[state])
+    condition = " AND ".join(where)
     with db.read() as conn:
+        total = conn.execute(sa.text(f"SELECT COUNT(*) FROM invitations i WHERE {condition}"), params).scalar_one()
         rows = conn.execute(
             sa.text(
-                """
-                SELECT id, email, programme, accepted_at, expires_at, created_at FROM invitations
-                WHERE company_id = :company_id AND role = 'employee'
-                ORDER BY created_at DESC, id DESC
+                f"""
+                SELECT i.id, i.email, i.programme, i.role, i.accepted_at, i.revoked_at, i.expires_at, i.created_at
+                FROM invitations i WHERE {condition}
+                ORDER BY i.created_at DESC, i.id DESC LIMIT :limit OFFSET :offset
                 """
             ),
-            {"company_id": company_id},
+            params,
         ).all()
         statuses = reads.latest_statuses(conn, [invitation_subject(row.id) for row in rows])
-    return [
+    items = [
         InvitationRow(
             id=row.id,
             email=row.email,
             programme=row.programme,
-            state="accepted" if row.accepted_at else ("expired" if row.expires_at <= now else "open"),
+            role=row.role,
+            state=_state(row, params["now"]),
             email_status=statuses.get(invitation_subject(row.id)),
             created_at=row.created_at,
         )
         for row in rows
     ]
+    return Page(items=items, total=total, number=number, per_page=per_page)
+
+
+def list_invitations(db: Database, *, company_id: int) -> list[InvitationRow]:
+    """Every invitation of the company, newest first (tests and small companies)."""
+    return invitation_page(db, company_id=company_id, per_page=100_000).items
+
+
+def _state(row, now: str) -> str:
+    if row.accepted_at:
+        return "accepted"
+    if row.revoked_at:
+        return "revoked"
+    return "expired" if row.expires_at <= now else "open"
 
 
 @dataclass(frozen=True)
@@ -60,13 +98,13 @@ class OpenInvitation:
 
 
 def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | None, str | None]:
-    """The invitation a token opens, or None and why not ('unknown', 'used', 'expired')."""
+    """The invitation a token opens, or None and why not ('unknown', 'used', 'revoked', 'expired')."""
     with db.read() as conn:
         row = (
             conn.execute(
                 sa.text(
                     "SELECT i.id, i.email, i.role, i.programme, i.company_id, c.name AS company_name, "
-                    "i.accepted_at, i.expires_at FROM invitations i JOIN companies c ON c.id = i.company_id "
+                    "i.accepted_at, i.revoked_at, i.expires_at FROM invitations i JOIN companies c ON c.id = i.company_id "
                     "WHERE i.token_hash = :hash"
                 ),
                 {"hash": tokens.token_hash(token)},
@@ -78,6 +116,8 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
         return None, "unknown"
     if row["accepted_at"] is not None:
         return None, "used"
+    if row["revoked_at"] is not None:
+        return None, "revoked"
     if row["expires_at"] <= clock.now_iso():
         return None, "expired"
     fields = ("id", "email", "role", "programme", "company_id", "company_name")

@@ -9,7 +9,9 @@ from portal.account.tokens import token_for
 
 
 def csrf_from(page: str) -> str:
-    match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page) or re.search(
+        r'name="csrf_token" value="([^"]+)"', page
+    )
     assert match, "no CSRF token on the page"
     return match.group(1)
 
