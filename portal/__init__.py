@@ -65,6 +65,7 @@ def _init_extensions(app: Flask) -> None:
     from portal.access import enforce_declared_access
     from portal.auth.queries import load_user
     from portal.extensions import csrf, limiter, login_manager, portal_context
+    from portal.outbox.clock import display_date, display_time
     from portal.outbox.statuses import UNSETTLED
 
     csrf.init_app(app)
@@ -75,6 +76,9 @@ def _init_extensions(app: Flask) -> None:
     login_manager.user_loader(lambda user_id: load_user(portal_context().db, int(user_id)))
     app.before_request(enforce_declared_access)
     app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED
+    # The one way pages show stored times: "3 Oct 2026" and "3 Oct 2026, 14:05 UTC".
+    app.jinja_env.filters["date_only"] = display_date
+    app.jinja_env.filters["date_time"] = display_time
 
 
 def _register_blueprints(app: Flask) -> None:
@@ -95,7 +99,11 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(admin, url_prefix="/admin")
 
     nav = {
-        "admin": [("applications.admin_list", "Applications"), ("suppressions.index", "Suppressions")],
+        "admin": [
+            ("applications.admin_list", "Applications"),
+            ("admin.demo_requests", "Demo requests"),
+            ("suppressions.index", "Suppressions"),
+        ],
         "manager": [("reports.index", "Report"), ("invitations.index", "Invitations"), ("people.index", "People")],
         "public": [("applications.apply", "Become a partner"), ("demo.request_demo", "Request a demo")],
     }
