@@ -66,6 +66,13 @@ def decide(application_id: int):
     form = DecisionForm()
     if not form.validate_on_submit():
         return _render_detail(application_id, form, status=400)
+    if form.needs_confirmation:
+        detail = queries.get_application(portal_context().db, application_id)
+        if detail is None:
+            abort(404)
+        return render_template(
+            "applications/confirm_decision.html", detail=detail, application=detail.application, form=form
+        )
     try:
         outcome = operations.record_decision(
             portal_context(),
