@@ -124,3 +124,23 @@ def test_admin_pages_for_companies_and_demo_requests(pages, page):
     snapshot_widths(page, "admin-applications")
     page.get_by_role("link", name="Suppressions").click()
     snapshot_widths(page, "admin-suppressions")
+
+
+def test_the_layout_keeps_content_off_the_header_and_the_screen_edge(pages, page):
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.get_by_role("link", name="Invitations").click()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 800})
+        header = page.locator(".site-header").bounding_box()
+        heading = page.get_by_role("heading", level=1).bounding_box()
+        brand = page.locator(".brand").bounding_box()
+        assert heading["y"] - (header["y"] + header["height"]) >= 20, f"main content touches the header at {width} px"
+        assert brand["x"] >= 16, f"the header touches the screen edge at {width} px"
+    page.get_by_role("link", name="Invite colleagues").first.click()
+    page.get_by_label("Email addresses").fill("ana@northwind.example")
+    page.get_by_label("TEEI Language").check()
+    page.get_by_role("button", name="Send invitations").click()
+    page.set_viewport_size({"width": 390, "height": 800})
+    expect(page.get_by_text("Scroll sideways to see every column.")).to_be_visible()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    expect(page.get_by_text("Scroll sideways to see every column.")).to_be_hidden()
