@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.db import Database, json_array
 from portal.invitations import tokens
 from portal.invitations.emails import invitation_subject
 from portal.outbox import clock, reads
@@ -59,6 +59,7 @@ def invitation_page(
             params,
         ).all()
         statuses = reads.latest_statuses(conn, [invitation_subject(row.id) for row in rows])
+        approvals = _approval_email_statuses(conn, [row.id for row in rows if row.role == "manager"])
     items = [
         InvitationRow(
             id=row.id,
@@ -66,12 +67,28 @@ def invitation_page(
             programme=row.programme,
             role=row.role,
             state=_state(row, params["now"]),
-            email_status=statuses.get(invitation_subject(row.id)),
+            email_status=statuses.get(invitation_subject(row.id), approvals.get(row.id)),
             created_at=row.created_at,
         )
         for row in rows
     ]
     return Page(items=items, total=total, number=number, per_page=per_page)
+
+
+def _approval_email_statuses(conn: sa.Connection, invitation_ids: list[int]) -> dict[int, str]:
+    """A first manager's invitation went out inside the approval email, not an invitation email of
+    its own: that email's status stands for it until it is sent again."""
+    if not invitation_ids:
+        return {}
+    pairs = conn.execute(
+        sa.text(
+            "SELECT invitation_id, outbox_id FROM application_decisions "
+            "WHERE invitation_id IN (SELECT value FROM json_each(:ids))"
+        ),
+        {"ids": json_array(invitation_ids)},
+    ).all()
+    by_outbox = reads.statuses_by_id(conn, [outbox_id for _, outbox_id in pairs])
+    return {invitation_id: by_outbox[outbox_id] for invitation_id, outbox_id in pairs if outbox_id in by_outbox}
 
 
 def list_invitations(db: Database, *, company_id: int) -> list[InvitationRow]:

@@ -19,6 +19,7 @@ def test_an_admin_sends_the_first_managers_expired_invitation_again(
     decide(application.application_id, "approve")
     with db.write() as conn:  # the first invitation expired unused (or its email bounced)
         conn.execute(sa.text("UPDATE invitations SET expires_at = '2020-01-01T00:00:00.000000Z'"))
+        conn.execute(sa.text("UPDATE email_outbox SET status = 'delivered' WHERE family = 'application_decision'"))
     company_id = company_id_of(db, "Fjord Analytics AS")
     auth.login(make_user("admin"))
     assert f'href="/admin/companies/{company_id}"' in client.get("/admin/").get_data(as_text=True)
@@ -56,3 +57,14 @@ def test_the_company_page_is_for_admins_only(client, auth, make_user, db):
     auth.login(make_user("manager", company="Acme Ltd"))
     assert client.get(f"/admin/companies/{company_id_of(db, 'Acme Ltd')}").status_code == 403
     assert client.get("/admin/demo-requests").status_code == 403
+
+
+def test_the_company_page_shows_that_the_first_managers_email_bounced(client, auth, make_user, submit, decide, db):
+    application = submit()
+    decide(application.application_id, "approve")
+    with db.write() as conn:  # the approval email, which carried the first manager's link, bounced
+        conn.execute(sa.text("UPDATE email_outbox SET status = 'bounced' WHERE family = 'application_decision'"))
+    auth.login(make_user("admin"))
+    page = client.get(f"/admin/companies/{company_id_of(db, 'Fjord Analytics AS')}").get_data(as_text=True)
+    row = page.split("ingrid@fjord.example")[1].split("</tr>")[0]
+    assert "bounced" in row and "Send again" in row
