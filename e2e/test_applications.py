@@ -57,9 +57,12 @@ def test_company_applies_and_admin_declines_with_a_double_click(pages, page, sta
     open_application_as_admin(pages, page, "Fjord Analytics AS")
     snapshot(page, "applications-admin-detail")
     page.get_by_label("Note to the applicant").fill("This year we partner with companies in Norway only.")
+    page.get_by_role("button", name="Decline").click()
+    expect(page.get_by_text("A decline is final.")).to_be_visible()  # asked first; nothing written yet
+    snapshot(page, "applications-confirm-decline")
     posts = []
     page.on("request", lambda r: posts.append(r.url) if r.method == "POST" and "/decision" in r.url else None)
-    decline = page.get_by_role("button", name="Decline")
+    decline = page.get_by_role("button", name="Yes, decline")
     # People click twice when the server is slow: hold the write lock so the first request waits at the
     # portal while the second click, 150 ms later, sends the same form again. (Playwright's own click
     # waits for the pending navigation, so both clicks are made inside the page.)
@@ -92,6 +95,7 @@ def test_admin_approves_and_the_applicant_gets_an_accept_link(pages, page, stack
 
     open_application_as_admin(pages, page, "Lumen Retail")
     page.get_by_role("button", name="Approve and invite").click()
+    page.get_by_role("button", name="Yes, approve and invite").click()
     expect(page.locator(".flash-success")).to_contain_text("Approved. Lumen Retail is a partner now")
 
     welcome = pages.wait_for_email(APPLICANT, "your partner application is approved")

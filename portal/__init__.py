@@ -75,6 +75,7 @@ def _init_extensions(app: Flask) -> None:
     from portal.auth.queries import load_session_user
     from portal.extensions import csrf, limiter, login_manager, portal_context
     from portal.forms import refuse_file_uploads
+    from portal.outbox.clock import display_date, display_time
     from portal.outbox.statuses import UNSETTLED
 
     csrf.init_app(app)
@@ -86,29 +87,39 @@ def _init_extensions(app: Flask) -> None:
     app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
     app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED
+    # The one way pages show stored times: "3 Oct 2026" and "3 Oct 2026, 14:05 UTC".
+    app.jinja_env.filters["date_only"] = display_date
+    app.jinja_env.filters["date_time"] = display_time
 
 
 def _register_blueprints(app: Flask) -> None:
     """Every area's pages, and the menu links the layout shows to each audience."""
+    from portal.account.routes import bp as account
     from portal.admin.routes import bp as admin
     from portal.applications.routes import bp as applications
     from portal.auth.routes import bp as auth
     from portal.demo.routes import bp as demo
     from portal.invitations.routes import bp as invitations
     from portal.main.routes import bp as main
+    from portal.people.routes import bp as people
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
-    for blueprint in (auth, main, reports, applications, demo, invitations, suppressions):
+    for blueprint in (auth, account, main, reports, applications, demo, invitations, people, suppressions):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
 
     nav = {
-        "admin": [("applications.admin_list", "Applications"), ("suppressions.index", "Suppressions")],
+        "admin": [
+            ("applications.admin_list", "Applications"),
+            ("admin.demo_requests", "Demo requests"),
+            ("suppressions.index", "Suppressions"),
+        ],
         "manager": [
             ("reports.index", "Report"),
             ("reports.subscription", "Report emails"),
             ("invitations.index", "Invitations"),
+            ("people.index", "People"),
         ],
         "public": [("applications.apply", "Become a partner"), ("demo.request_demo", "Request a demo")],
     }

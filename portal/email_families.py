@@ -3,6 +3,7 @@
 Each area declares its families in its own `emails.py`; add a new area's tuple here.
 """
 
+from portal.account import emails as account_emails
 from portal.applications import emails as application_emails
 from portal.demo import emails as demo_emails
 from portal.invitations import emails as invitation_emails
@@ -17,5 +18,6 @@ FAMILIES = FamilyRegistry(
         *demo_emails.FAMILIES,
         *notice_emails.FAMILIES,
         *report_emails.FAMILIES,
+        *account_emails.FAMILIES,
     )
 )

@@ -59,6 +59,9 @@ ALLOWED_PUBLIC = {
     "/apply/thanks",
     "/demo",
     "/demo/thanks",
+    "/password/forgot",
+    "/password/reset",
+    "/password/reset/<token>",
 }
 
 

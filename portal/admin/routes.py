@@ -1,8 +1,17 @@
-from flask import Blueprint, render_template
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
 
 from portal.access import roles_required
 from portal.admin import queries
+from portal.applications.states import STATE_LABELS
+from portal.demo import queries as demo_queries
 from portal.extensions import portal_context
+from portal.invitations import operations as invitation_operations
+from portal.invitations import queries as invitation_queries
+from portal.invitations.display import invitation_view
+from portal.paging import page_number
+from portal.people import queries as people_queries
+from portal.people.forms import InviteManagerForm
 
 bp = Blueprint("admin", __name__)
 
@@ -11,3 +20,83 @@ bp = Blueprint("admin", __name__)
 @roles_required("admin")
 def dashboard():
     return render_template("admin/dashboard.html", companies=queries.company_summaries(portal_context().db))
+
+
+@bp.get("/companies/<int:company_id>")
+@roles_required("admin")
+def company(company_id: int):
+    return _render_company(company_id, InviteManagerForm(formdata=None))
+
+
+def _render_company(company_id: int, form: InviteManagerForm, status: int = 200):
+    db = portal_context().db
+    found = queries.company(db, company_id)
+    if found is None:
+        abort(404)
+    people = people_queries.people_page(
+        db, company_id=company_id, state="", number=page_number(request.args.get("people"))
+    )
+    invitations = invitation_queries.invitation_page(
+        db, company_id=company_id, number=page_number(request.args.get("invitations"))
+    )
+    return render_template(
+        "admin/company.html",
+        company=found,
+        people=people,
+        invitations=invitations,
+        invitation_views=[invitation_view(row) for row in invitations.items],
+        applications=queries.company_applications(db, found),
+        state_labels=STATE_LABELS,
+        form=form,
+    ), status
+
+
+@bp.post("/companies/<int:company_id>/managers")
+@roles_required("admin")
+def invite_manager(company_id: int):
+    """An admin invites a manager: a company whose first manager never signed up is not locked out."""
+    form = InviteManagerForm()
+    if queries.company(portal_context().db, company_id) is None:
+        abort(404)
+    if form.validate_on_submit():
+        try:
+            invitation_operations.invite_manager(
+                portal_context(),
+                company_id=company_id,
+                email=form.email.data,
+                inviter_id=current_user.id,
+                inviter_name="The TEEI partnerships team",
+            )
+        except invitation_operations.InvitationError as error:
+            form.email.errors.append(str(error))
+        else:
+            flash("The manager invitation is on its way.", "success")
+            return redirect(url_for("admin.company", company_id=company_id))
+    return _render_company(company_id, form, status=400)
+
+
+@bp.post("/companies/<int:company_id>/invitations/<int:invitation_id>/resend")
+@roles_required("admin")
+def resend_manager_invitation(company_id: int, invitation_id: int):
+    try:
+        invitation_operations.resend_manager_invitation(
+            portal_context(),
+            company_id=company_id,
+            invitation_id=invitation_id,
+            inviter_id=current_user.id,
+            inviter_name="The TEEI partnerships team",
+        )
+        flash("The manager invitation is being sent again, with a new link.", "success")
+    except invitation_operations.InvitationError as error:
+        flash(str(error), "error")
+    return redirect(url_for("admin.company", company_id=company_id))
+
+
+@bp.get("/demo-requests")
+@roles_required("admin")
+def demo_requests():
+    query = (request.args.get("q") or "").strip()[:254]
+    page = demo_queries.demo_request_page(
+        portal_context().db, query=query, number=page_number(request.args.get("page"))
+    )
+    return render_template("admin/demo_requests.html", page=page, query=query)

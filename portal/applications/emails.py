@@ -15,7 +15,7 @@ RECEIVED = Family(
     name="application_received",
     id_prefix="apr",
     template="application_received",
-    template_version=1,
+    template_version=2,  # 2: no possessive after the company name
     subject=lambda data: "We received your partner application",
 )
 
@@ -23,7 +23,7 @@ DECISION = Family(
     name="application_decision",
     id_prefix="apd",
     template="application_decision",
-    template_version=3,  # 3: the text part opens with the heading
+    template_version=4,  # 3: no possessive after the company name; 4: the text part opens with the heading
     subject=lambda data: DECISION_SUBJECTS[data["decision"]],
     # "Please reply to this email" must reach the partnerships team, not the no-reply sender.
     reply_to=lambda data, settings: settings.sales_inbox,

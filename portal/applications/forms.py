@@ -69,6 +69,11 @@ class ApplicationForm(PublicForm):
     )
 
 
+# Decisions that cannot be taken back (a decline is final; an approval creates the company and
+# emails an invitation), so the admin confirms them on a page of their own.
+CONFIRMED_DECISIONS = ("approve", "decline")
+
+
 class DecisionForm(PortalForm):
     decision = HiddenField(
         "Decision",
@@ -84,6 +89,12 @@ class DecisionForm(PortalForm):
     )
     # How many decisions the page showed: a stale page or a replay is recognised by it.
     decisions_seen = IntegerField(widget=HiddenInput(), validators=[Optional()])
+    # "yes" once the admin has seen the confirmation page: approving and declining ask first.
+    confirmed = HiddenField()
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return self.decision.data in CONFIRMED_DECISIONS and self.confirmed.data != "yes"
 
     def validate_note(self, field):
         if self.decision.data == "request_info" and not field.data:

@@ -11,8 +11,7 @@ from portal.applications.states import DECISION_LABELS, OPEN_STATES, STATE_LABEL
 from portal.db import Database
 from portal.outbox import reads
 from portal.outbox.clock import display_time
-
-LIST_LIMIT = 200
+from portal.paging import PER_PAGE, Page, like_pattern, limits
 
 
 @dataclass(frozen=True)
@@ -72,21 +71,40 @@ class ApplicationDetail:
 _COLUMNS = ", ".join(Application.__dataclass_fields__)
 
 
-def applications_by_state(db: Database) -> tuple[dict[str, list[Application]], dict[str, int]]:
-    """The newest applications in each state (at most LIST_LIMIT each), and each state's count."""
+def state_counts(db: Database) -> dict[str, int]:
     with db.read() as conn:
         counts = dict(conn.execute(sa.text("SELECT state, COUNT(*) FROM company_applications GROUP BY state")).all())
-        groups = {}
-        for state in STATES:
-            rows = conn.execute(
-                sa.text(
-                    f"SELECT {_COLUMNS} FROM company_applications WHERE state = :s "
-                    "ORDER BY created_at DESC, id DESC LIMIT :limit"
-                ),
-                {"s": state, "limit": LIST_LIMIT},
-            ).mappings()
-            groups[state] = [Application(**row) for row in rows]
-    return groups, {state: counts.get(state, 0) for state in STATES}
+    return {state: counts.get(state, 0) for state in STATES}
+
+
+def application_page(
+    db: Database, *, state: str = "", query: str = "", number: int = 1, per_page: int = PER_PAGE
+) -> Page:
+    """One page of applications, newest first, in one state (or all), whose company or contact matches."""
+    where, params = ["1=1"], limits(number, per_page)
+    if state in STATES:
+        where.append("state = :state")
+        params["state"] = state
+    if query.strip():
+        where.append(
+            "(company_key LIKE :p ESCAPE '\\' OR lower(contact_name) LIKE :p ESCAPE '\\' "
+            "OR contact_email LIKE :p ESCAPE '\\')"
+        )
+        params["p"] = like_pattern(query)
+    condition = " AND ".join(where)
+    with db.read() as conn:
+        total = conn.execute(
+            sa.text(f"SELECT COUNT(*) FROM company_applications WHERE {condition}"), params
+        ).scalar_one()
+        rows = conn.execute(
+            sa.text(
+                f"SELECT {_COLUMNS} FROM company_applications WHERE {condition} "
+                "ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset"
+            ),
+            params,
+        ).mappings()
+        items = [Application(**row) for row in rows]
+    return Page(items=items, total=total, number=number, per_page=per_page)
 
 
 def get_application(db: Database, application_id: int) -> ApplicationDetail | None:

@@ -7,6 +7,7 @@ from portal.applications.forms import ApplicationForm, DecisionForm
 from portal.applications.states import STATE_LABELS
 from portal.db import AmbiguousCommitError, DatabaseBusyError
 from portal.extensions import portal_context
+from portal.paging import page_number
 from portal.public_forms import accept_public_form, public_form_limits
 
 bp = Blueprint("applications", __name__)
@@ -48,9 +49,20 @@ def thanks():
 @bp.get("/admin/applications")
 @roles_required("admin")
 def admin_list():
-    groups, counts = queries.applications_by_state(portal_context().db)
+    db = portal_context().db
+    state = request.args.get("state", "new")
+    state = state if state in STATE_LABELS or state == "all" else "new"
+    query = (request.args.get("q") or "").strip()[:200]
+    page = queries.application_page(
+        db, state="" if state == "all" else state, query=query, number=page_number(request.args.get("page"))
+    )
     return render_template(
-        "applications/admin_list.html", groups=groups, counts=counts, labels=STATE_LABELS, limit=queries.LIST_LIMIT
+        "applications/admin_list.html",
+        page=page,
+        counts=queries.state_counts(db),
+        labels=STATE_LABELS,
+        state=state,
+        query=query,
     )
 
 
@@ -66,6 +78,13 @@ def decide(application_id: int):
     form = DecisionForm()
     if not form.validate_on_submit():
         return _render_detail(application_id, form, status=400)
+    if form.needs_confirmation:
+        detail = queries.get_application(portal_context().db, application_id)
+        if detail is None:
+            abort(404)
+        return render_template(
+            "applications/confirm_decision.html", detail=detail, application=detail.application, form=form
+        )
     try:
         outcome = operations.record_decision(
             portal_context(),

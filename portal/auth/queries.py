@@ -40,8 +40,13 @@ _USER_COLUMNS = """
 
 
 def load_user(db: Database, user_id: int) -> User | None:
+    """The signed-in user; None for a deactivated account, which ends its sessions at once."""
     with db.read() as conn:
-        row = conn.execute(sa.text(_USER_COLUMNS + " WHERE u.id = :id"), {"id": user_id}).mappings().first()
+        row = (
+            conn.execute(sa.text(_USER_COLUMNS + " WHERE u.id = :id AND u.deactivated_at IS NULL"), {"id": user_id})
+            .mappings()
+            .first()
+        )
     return User(**row) if row else None
 
 
@@ -59,12 +64,27 @@ def load_session_user(db: Database, session_id: str) -> User | None:
     return user
 
 
+def verify_password(db: Database, user_id: int, password: str) -> bool:
+    """Whether the password is the active account's current one."""
+    with db.read() as conn:
+        stored_hash = conn.execute(
+            sa.text("SELECT password_hash FROM users WHERE id = :id AND deactivated_at IS NULL"), {"id": user_id}
+        ).scalar()
+    try:
+        return _hasher.verify(stored_hash or _DUMMY_HASH, password) and stored_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
 def authenticate(db: Database, email: str, password: str) -> User | None:
     """The user if the password matches; None for a wrong password and an unknown email alike."""
     with db.read() as conn:
         row = (
             conn.execute(
-                sa.text(_USER_COLUMNS.replace("SELECT", "SELECT u.password_hash,", 1) + " WHERE u.email = :e"),
+                sa.text(
+                    _USER_COLUMNS.replace("SELECT", "SELECT u.password_hash, u.deactivated_at,", 1)
+                    + " WHERE u.email = :e"
+                ),
                 {"e": normalise_email(email)},
             )
             .mappings()
@@ -75,8 +95,9 @@ def authenticate(db: Database, email: str, password: str) -> User | None:
         _hasher.verify(stored_hash, password)
     except (VerificationError, InvalidHashError):
         return None
-    if row is None:
-        return None
+    if row is None or row["deactivated_at"] is not None:
+        return None  # a colleague who left: the same answer as a wrong password
     fields = dict(row)
     fields.pop("password_hash")
+    fields.pop("deactivated_at")
     return User(**fields)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from portal.invitations.queries import InvitationRow
 from portal.outbox import statuses
+from portal.outbox.clock import display_date
 from portal.programmes import PROGRAMMES
 
 NOT_SENT = "not sent"
@@ -35,24 +36,31 @@ EMAIL_STATE_TONE = {
 class InvitationView:
     id: int
     email: str
-    programme_name: str
-    state: str  # open, accepted, expired
+    programme_name: str  # or "Manager" for a manager's invitation
+    role: str
+    state: str  # open, accepted, expired, revoked
     email_state: str  # in a manager's words
     email_tone: str  # ok, bad, warn or "" for the badge's colour
-    created_at: str
+    created_on: str
     can_resend: bool
+    can_revoke: bool
 
 
 def invitation_view(row: InvitationRow) -> InvitationView:
     words = EMAIL_STATE_WORDS.get(row.email_status, NOT_SENT)
+    settled = row.email_status is None or row.email_status in statuses.SETTLED
     return InvitationView(
         id=row.id,
         email=row.email,
-        programme_name=PROGRAMMES.get(row.programme, ""),
+        programme_name="Manager" if row.role == "manager" else PROGRAMMES.get(row.programme, ""),
+        role=row.role,
         state=row.state,
         email_state=words,
         email_tone=EMAIL_STATE_TONE.get(words, ""),
-        created_at=row.created_at,
+        created_on=display_date(row.created_at),
         # A resend waits until the latest email has settled, so two are never in flight at once.
-        can_resend=row.state == "open" and (row.email_status is None or row.email_status in statuses.SETTLED),
+        # A manager's invitation may be renewed once expired or revoked (a new link), a volunteer's
+        # is invited again instead.
+        can_resend=settled and (row.state == "open" or (row.role == "manager" and row.state in ("expired", "revoked"))),
+        can_revoke=row.state in ("open", "expired"),
     )

@@ -19,7 +19,18 @@ INVITATION = Family(
     },
 )
 
-FAMILIES = (INVITATION,)
+# A second manager, added by a manager, or a company's first manager, invited again by an admin
+# (the first invitation went out inside the approval email; see portal/applications/emails.py).
+MANAGER_INVITATION = Family(
+    name="manager_invitation",
+    id_prefix="mgi",
+    template="manager_invitation",
+    template_version=1,
+    subject=lambda data: f"You are invited to manage volunteering at {data['company_name']}",
+    prepare=lambda data, settings: {**data, "accept_url": accept_url(settings, data["token_nonce"])},
+)
+
+FAMILIES = (INVITATION, MANAGER_INVITATION)
 
 
 def invitation_email(invitation, address: str, programme: str, manager) -> EmailIntent:
@@ -33,6 +44,22 @@ def invitation_email(invitation, address: str, programme: str, manager) -> Email
             "company_name": manager.company_name,
             "inviter_name": manager.name or "A colleague",
             "programme": programme,
+            "token_nonce": invitation.token_nonce,
+            "expires_on": invitation.expires_on,
+        },
+    )
+
+
+def manager_invitation_email(invitation, address: str, *, company_name: str, inviter_name: str) -> EmailIntent:
+    """The intent for one send of a manager's invitation; keyed on the send number, like a volunteer's."""
+    return EmailIntent(
+        family=MANAGER_INVITATION,
+        recipient=address,
+        idempotency_key=f"invitation:{invitation.id}:send:{invitation.send_number}",
+        subject_ref=invitation_subject(invitation.id),
+        data={
+            "company_name": company_name,
+            "inviter_name": inviter_name,
             "token_nonce": invitation.token_nonce,
             "expires_on": invitation.expires_on,
         },

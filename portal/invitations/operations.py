@@ -16,12 +16,12 @@ from portal.auth.operations import AccountError, insert_user
 from portal.db import Database, json_array
 from portal.invitations import tokens
 from portal.invitations.addresses import MAX_ADDRESSES
-from portal.invitations.emails import invitation_email, invitation_subject
+from portal.invitations.emails import invitation_email, invitation_subject, manager_invitation_email
 from portal.outbox import clock, reads, write_then_publish
 from portal.outbox.statuses import SETTLED
 from portal.programmes import PROGRAMMES
 from portal.settings import Settings
-from portal.text import InputError
+from portal.text import InputError, normalise_email
 
 INVITATION_DAYS = 14
 
@@ -39,7 +39,7 @@ class OpenedInvitation(NamedTuple):
     @property
     def expires_on(self) -> str:
         """The expiry as the email states it."""
-        return clock.parse(self.expires_at).strftime("%d %B %Y")
+        return clock.display_date(self.expires_at)
 
 
 _UPSERT_INVITATION = sa.text(
@@ -50,7 +50,7 @@ _UPSERT_INVITATION = sa.text(
     ON CONFLICT (company_id, email) DO UPDATE
       SET token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
           role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
-          expires_at = excluded.expires_at, send_count = invitations.send_count + 1
+          expires_at = excluded.expires_at, send_count = invitations.send_count + 1, revoked_at = NULL
       WHERE invitations.accepted_at IS NULL
     """
 )
@@ -123,7 +123,8 @@ _COMPANY_MEMBERS = sa.text(
     "SELECT email FROM users WHERE company_id = :company_id AND email IN (SELECT value FROM json_each(:emails))"
 )
 _LIVE_INVITATIONS = sa.text(
-    "SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL AND expires_at > :now "
+    "SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL AND revoked_at IS NULL "
+    "AND expires_at > :now "
     "AND email IN (SELECT value FROM json_each(:emails))"
 )
 
@@ -171,7 +172,7 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
         invitation = (
             work.conn.execute(
                 sa.text(
-                    "SELECT id, email, programme, token_nonce, accepted_at, expires_at, role "
+                    "SELECT id, email, programme, token_nonce, accepted_at, revoked_at, expires_at, role "
                     "FROM invitations WHERE id = :id AND company_id = :company_id"
                 ),
                 {"id": invitation_id, "company_id": manager.company_id},
@@ -183,13 +184,11 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
             raise InvitationError("That invitation does not exist.")
         if invitation["accepted_at"] is not None:
             raise InvitationError(f"{invitation['email']} has already accepted.")
+        if invitation["revoked_at"] is not None:
+            raise InvitationError("That invitation was revoked; invite the address again for a new link.")
         if invitation["expires_at"] <= clock.now_iso():
             raise InvitationError("That invitation has expired; invite the address again for a new link.")
-        latest = reads.latest_status(work.conn, invitation_subject(invitation_id))
-        if latest is not None and latest not in SETTLED:
-            raise InvitationError(
-                f"The email to {invitation['email']} is still being sent; resend it once it has gone out."
-            )
+        _refuse_while_sending(work.conn, invitation_id, invitation["email"])
         send_number = work.conn.execute(
             sa.text("UPDATE invitations SET send_count = send_count + 1 WHERE id = :id RETURNING send_count"),
             {"id": invitation_id},
@@ -210,7 +209,7 @@ def accept_invitation(db: Database, *, token: str, name: str, password: str) -> 
             conn.execute(
                 sa.text(
                     "UPDATE invitations SET accepted_at = :now WHERE token_hash = :hash AND accepted_at IS NULL "
-                    "AND expires_at > :now RETURNING id, email, role, programme, company_id"
+                    "AND revoked_at IS NULL AND expires_at > :now RETURNING id, email, role, programme, company_id"
                 ),
                 {"hash": tokens.token_hash(token), "now": now},
             )
@@ -236,3 +235,100 @@ def accept_invitation(db: Database, *, token: str, name: str, password: str) -> 
             {"u": user_id, "id": invitation["id"]},
         )
     return user_id
+
+
+def _refuse_while_sending(conn: sa.Connection, invitation_id: int, email: str) -> None:
+    """A resend waits until the latest email has settled, so two are never in flight at once."""
+    latest = reads.latest_status(conn, invitation_subject(invitation_id))
+    if latest is not None and latest not in SETTLED:
+        raise InvitationError(f"The email to {email} is still being sent; resend it once it has gone out.")
+
+
+def revoke_invitation(db: Database, *, company_id: int, invitation_id: int) -> str:
+    """Take back an invitation that was not accepted: its link stops working. Returns its address.
+
+    Inviting the address again later opens it anew, with a new link.
+    """
+    with db.write() as conn:
+        email = conn.execute(
+            sa.text(
+                "UPDATE invitations SET revoked_at = :now WHERE id = :id AND company_id = :company_id "
+                "AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email"
+            ),
+            {"id": invitation_id, "company_id": company_id, "now": clock.now_iso()},
+        ).scalar()
+        if email is None:
+            state = conn.execute(
+                sa.text("SELECT accepted_at IS NOT NULL FROM invitations WHERE id = :id AND company_id = :company_id"),
+                {"id": invitation_id, "company_id": company_id},
+            ).first()
+            if state is None:
+                raise InvitationError("That invitation does not exist.")
+            raise InvitationError(
+                "That invitation was already accepted, so it cannot be revoked."
+                if state[0]
+                else "That invitation was already revoked."
+            )
+    return email
+
+
+_MANAGER_REFUSED = (
+    "That address cannot be invited as a manager here: it may already have an account. "
+    "Contact TEEI if this person should manage your company's volunteering."
+)
+
+
+def invite_manager(ctx, *, company_id: int, email: str, inviter_id: int, inviter_name: str) -> bool:
+    """Invite a person to manage the company (a second manager, or a first one again). Returns queued.
+
+    An open or expired invitation to the address is renewed with a new link; an address with an
+    account anywhere is refused with one answer, whichever company it belongs to.
+    """
+    address = normalise_email(email)
+    with write_then_publish(ctx) as work:
+        if work.conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": address}).first():
+            raise InvitationError(_MANAGER_REFUSED)
+        existing = work.conn.execute(
+            sa.text("SELECT id FROM invitations WHERE company_id = :c AND email = :e AND accepted_at IS NULL"),
+            {"c": company_id, "e": address},
+        ).scalar()
+        if existing is not None:
+            _refuse_while_sending(work.conn, existing, address)
+        company_name = work.conn.execute(
+            sa.text("SELECT name FROM companies WHERE id = :id"), {"id": company_id}
+        ).scalar_one()
+        opened = insert_invitation(
+            work.conn,
+            ctx.settings,
+            company_id=company_id,
+            email=address,
+            role="manager",
+            programme=None,
+            invited_by=inviter_id,
+        )
+        work.add(manager_invitation_email(opened, address, company_name=company_name, inviter_name=inviter_name))
+    return work.queued
+
+
+def resend_manager_invitation(ctx, *, company_id: int, invitation_id: int, inviter_id: int, inviter_name: str) -> bool:
+    """Send a manager's invitation again, with a new link valid for INVITATION_DAYS from now.
+
+    Unlike a volunteer's resend, an expired (or revoked) invitation is renewed: a company whose
+    first manager's email bounced or expired must not be locked out. Returns queued.
+    """
+    with ctx.db.read() as conn:
+        invitation = (
+            conn.execute(
+                sa.text("SELECT email, role, accepted_at FROM invitations WHERE id = :id AND company_id = :c"),
+                {"id": invitation_id, "c": company_id},
+            )
+            .mappings()
+            .first()
+        )
+    if invitation is None or invitation["role"] != "manager":
+        raise InvitationError("That invitation does not exist.")
+    if invitation["accepted_at"] is not None:
+        raise InvitationError(f"{invitation['email']} has already accepted.")
+    return invite_manager(
+        ctx, company_id=company_id, email=invitation["email"], inviter_id=inviter_id, inviter_name=inviter_name
+    )

@@ -6,47 +6,102 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.db import Database, json_array
 from portal.invitations import tokens
 from portal.invitations.emails import invitation_subject
 from portal.outbox import clock, reads
+from portal.paging import PER_PAGE, Page, like_pattern, limits
 
 
 @dataclass(frozen=True)
 class InvitationRow:
     id: int
     email: str
-    programme: str
-    state: str  # open, accepted, expired
+    programme: str | None
+    role: str  # employee (a volunteer) or manager
+    state: str  # open, accepted, expired, revoked
     email_status: str | None  # the outbox status of its newest email; None if none was written
     created_at: str
 
 
-def list_invitations(db: Database, *, company_id: int) -> list[InvitationRow]:
-    now = clock.now_iso()
+INVITATION_STATES = ("open", "accepted", "expired", "revoked")
+# Each state as SQL over invitations i, with :now bound; one state per row, in this order.
+_STATE_SQL = {
+    "revoked": "i.revoked_at IS NOT NULL AND i.accepted_at IS NULL",
+    "accepted": "i.accepted_at IS NOT NULL",
+    "expired": "i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at <= :now",
+    "open": "i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > :now",
+}
+
+
+def invitation_page(
+    db: Database, *, company_id: int, query: str = "", state: str = "", number: int = 1, per_page: int = PER_PAGE
+) -> Page:
+    """One page of a company's invitations, newest first, filtered by address and state."""
+    where = ["i.company_id = :company_id"]
+    params = {"company_id": company_id, "now": clock.now_iso(), **limits(number, per_page)}
+    if query.strip():
+        where.append("i.email LIKE :pattern ESCAPE '\\'")
+        params["pattern"] = like_pattern(query)
+    if state in _STATE_SQL:
+        where.append(_STATE_SQL[state])
+    condition = " AND ".join(where)
     with db.read() as conn:
+        total = conn.execute(sa.text(f"SELECT COUNT(*) FROM invitations i WHERE {condition}"), params).scalar_one()
         rows = conn.execute(
             sa.text(
-                """
-                SELECT id, email, programme, accepted_at, expires_at, created_at FROM invitations
-                WHERE company_id = :company_id AND role = 'employee'
-                ORDER BY created_at DESC, id DESC
+                f"""
+                SELECT i.id, i.email, i.programme, i.role, i.accepted_at, i.revoked_at, i.expires_at, i.created_at
+                FROM invitations i WHERE {condition}
+                ORDER BY i.created_at DESC, i.id DESC LIMIT :limit OFFSET :offset
                 """
             ),
-            {"company_id": company_id},
+            params,
         ).all()
         statuses = reads.latest_statuses(conn, [invitation_subject(row.id) for row in rows])
-    return [
+        approvals = _approval_email_statuses(conn, [row.id for row in rows if row.role == "manager"])
+    items = [
         InvitationRow(
             id=row.id,
             email=row.email,
             programme=row.programme,
-            state="accepted" if row.accepted_at else ("expired" if row.expires_at <= now else "open"),
-            email_status=statuses.get(invitation_subject(row.id)),
+            role=row.role,
+            state=_state(row, params["now"]),
+            email_status=statuses.get(invitation_subject(row.id), approvals.get(row.id)),
             created_at=row.created_at,
         )
         for row in rows
     ]
+    return Page(items=items, total=total, number=number, per_page=per_page)
+
+
+def _approval_email_statuses(conn: sa.Connection, invitation_ids: list[int]) -> dict[int, str]:
+    """A first manager's invitation went out inside the approval email, not an invitation email of
+    its own: that email's status stands for it until it is sent again."""
+    if not invitation_ids:
+        return {}
+    pairs = conn.execute(
+        sa.text(
+            "SELECT invitation_id, outbox_id FROM application_decisions "
+            "WHERE invitation_id IN (SELECT value FROM json_each(:ids))"
+        ),
+        {"ids": json_array(invitation_ids)},
+    ).all()
+    by_outbox = reads.statuses_by_id(conn, [outbox_id for _, outbox_id in pairs])
+    return {invitation_id: by_outbox[outbox_id] for invitation_id, outbox_id in pairs if outbox_id in by_outbox}
+
+
+def list_invitations(db: Database, *, company_id: int) -> list[InvitationRow]:
+    """Every invitation of the company, newest first (tests and small companies)."""
+    return invitation_page(db, company_id=company_id, per_page=100_000).items
+
+
+def _state(row, now: str) -> str:
+    if row.accepted_at:
+        return "accepted"
+    if row.revoked_at:
+        return "revoked"
+    return "expired" if row.expires_at <= now else "open"
 
 
 @dataclass(frozen=True)
@@ -60,7 +115,8 @@ class OpenInvitation:
 
 
 def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | None, str | None]:
-    """The invitation a token opens, or None and why not ('unknown', 'used', 'expired', 'has_account').
+    """The invitation a token opens, or None and why not ('unknown', 'used', 'revoked', 'expired',
+    'has_account').
 
     'has_account': the address already has an account (in another company; invite_colleagues does
     not tell the inviting manager so). Only the link's holder, the address's owner, learns it here.
@@ -70,7 +126,8 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
             conn.execute(
                 sa.text(
                     "SELECT i.id, i.email, i.role, i.programme, i.company_id, c.name AS company_name, "
-                    "i.accepted_at, i.expires_at, EXISTS (SELECT 1 FROM users u WHERE u.email = i.email) AS has_account "
+                    "i.accepted_at, i.revoked_at, i.expires_at, "
+                    "EXISTS (SELECT 1 FROM users u WHERE u.email = i.email) AS has_account "
                     "FROM invitations i JOIN companies c ON c.id = i.company_id "
                     "WHERE i.token_hash = :hash"
                 ),
@@ -83,6 +140,8 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
         return None, "unknown"
     if row["accepted_at"] is not None:
         return None, "used"
+    if row["revoked_at"] is not None:
+        return None, "revoked"
     if row["expires_at"] <= clock.now_iso():
         return None, "expired"
     if row["has_account"]:

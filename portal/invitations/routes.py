@@ -1,4 +1,4 @@
-from flask import Blueprint, flash, redirect, render_template, session, url_for
+from flask import Blueprint, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
 from portal.access import current_company_id, public, roles_required
@@ -9,6 +9,7 @@ from portal.invitations import operations, queries
 from portal.invitations.addresses import MAX_ADDRESSES
 from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
+from portal.paging import page_number
 
 bp = Blueprint("invitations", __name__, url_prefix="/invitations")
 
@@ -16,8 +17,23 @@ bp = Blueprint("invitations", __name__, url_prefix="/invitations")
 @bp.get("")
 @roles_required("manager")
 def index():
-    rows = queries.list_invitations(portal_context().db, company_id=current_company_id())
-    return render_template("invitations/index.html", invitations=[invitation_view(row) for row in rows])
+    query = (request.args.get("q") or "").strip()[:254]
+    state = request.args.get("state") if request.args.get("state") in queries.INVITATION_STATES else ""
+    page = queries.invitation_page(
+        portal_context().db,
+        company_id=current_company_id(),
+        query=query,
+        state=state,
+        number=page_number(request.args.get("page")),
+    )
+    return render_template(
+        "invitations/index.html",
+        invitations=[invitation_view(row) for row in page.items],
+        page=page,
+        query=query,
+        state=state,
+        states=queries.INVITATION_STATES,
+    )
 
 
 @bp.route("/new", methods=["GET", "POST"])
@@ -48,8 +64,30 @@ def _flash_invite_result(result: operations.InviteResult) -> None:
 @roles_required("manager")
 def resend(invitation_id: int):
     try:
-        operations.resend_invitation(portal_context(), manager=current_user, invitation_id=invitation_id)
+        if request.form.get("role") == "manager":
+            operations.resend_manager_invitation(
+                portal_context(),
+                company_id=current_company_id(),
+                invitation_id=invitation_id,
+                inviter_id=current_user.id,
+                inviter_name=current_user.name or "A colleague",
+            )
+        else:
+            operations.resend_invitation(portal_context(), manager=current_user, invitation_id=invitation_id)
         flash("The invitation is being sent again.", "success")
+    except operations.InvitationError as error:
+        flash(str(error), "error")
+    return redirect(url_for("invitations.index"))
+
+
+@bp.post("/<int:invitation_id>/revoke")
+@roles_required("manager")
+def revoke(invitation_id: int):
+    try:
+        email = operations.revoke_invitation(
+            portal_context().db, company_id=current_company_id(), invitation_id=invitation_id
+        )
+        flash(f"The invitation to {email} is revoked: its link no longer works.", "success")
     except operations.InvitationError as error:
         flash(str(error), "error")
     return redirect(url_for("invitations.index"))
@@ -91,7 +129,7 @@ def accept(token: str | None = None):
             form.form_errors.append(str(error))
         else:
             start_session(load_user(db, user_id))
-            flash(f"Welcome to {invitation.company_name}'s volunteering with TEEI.", "success")
+            flash(f"Welcome! You are signed in to the TEEI Partner Portal with {invitation.company_name}.", "success")
             return redirect(url_for("main.home"))
     return render_template("invitations/accept.html", form=form, invitation=invitation)
 

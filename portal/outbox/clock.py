@@ -32,3 +32,12 @@ def display_time(value: str) -> str:
     except ValueError:
         return value
     return f"{moment.day} {moment:%b %Y, %H:%M} UTC"
+
+
+def display_date(value: str) -> str:
+    """A stored UTC timestamp as a date people read, the one date format of every page: 3 Oct 2026."""
+    try:
+        moment = parse(value)
+    except ValueError:
+        return value
+    return f"{moment.day} {moment:%b %Y}"

@@ -25,8 +25,10 @@ class SuppressionError(ValueError):
     """A change that cannot be made; the message is safe to show."""
 
 
-def list_suppressions(db: Database, search: str | None = None, limit: int = LIST_LIMIT) -> tuple[list[dict], int]:
-    """Suppressed addresses, newest first, whose address contains `search`; and how many match."""
+def list_suppressions(
+    db: Database, search: str | None = None, limit: int = LIST_LIMIT, offset: int = 0
+) -> tuple[list[dict], int]:
+    """Suppressed addresses, newest first, whose address contains `search` (from `offset` on); and how many match."""
     needle = normalise_email(search or "")
     # instr() rather than LIKE: a search for "a_b" or "50%" means those characters.
     where = "WHERE instr(email, :needle) > 0" if needle else ""
@@ -37,10 +39,10 @@ def list_suppressions(db: Database, search: str | None = None, limit: int = LIST
                 sa.text(
                     f"""
                 SELECT email, reason, source, created_at FROM email_suppressions {where}
-                ORDER BY created_at DESC, email LIMIT :limit
+                ORDER BY created_at DESC, email LIMIT :limit OFFSET :offset
                 """
                 ),
-                {"needle": needle, "limit": limit},
+                {"needle": needle, "limit": limit, "offset": offset},
             )
             .mappings()
             .all()

@@ -44,8 +44,9 @@ MIMETYPES = {
 
 @bp.app_template_filter("local_time")
 def local_time(held_at: str, tz) -> str:
-    """A stored UTC time as the local date and time the report uses."""
-    return parse(held_at).astimezone(tz).strftime("%Y-%m-%d %H:%M")
+    """A stored UTC time as the local date and time the report uses, in the pages' one date format."""
+    moment = parse(held_at).astimezone(tz)
+    return f"{moment.day} {moment:%b %Y, %H:%M}"
 
 
 def _scope():

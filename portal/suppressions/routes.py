@@ -4,6 +4,7 @@ from flask_login import current_user
 from portal.access import roles_required
 from portal.extensions import portal_context
 from portal.outbox import suppressions
+from portal.paging import Page, limits, page_number
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
 from portal.text import normalise_email
 
@@ -13,14 +14,14 @@ bp = Blueprint("suppressions", __name__, url_prefix="/admin/suppressions")
 def _render_index(add_form: AddSuppressionForm, status: int = 200):
     search = SearchForm(request.args)
     query = search.q.data if search.validate() else ""
-    rows, total = suppressions.list_suppressions(portal_context().db, query)
+    number = page_number(request.args.get("page"))
+    rows, total = suppressions.list_suppressions(portal_context().db, query, **limits(number))
     return render_template(
         "suppressions/index.html",
         search=search,
         query=query,
         rows=rows,
-        total=total,
-        limit=suppressions.LIST_LIMIT,
+        page=Page(items=rows, total=total, number=number),
         add_form=add_form,
         recent=suppressions.history(portal_context().db),
     ), status

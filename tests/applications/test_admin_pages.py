@@ -35,7 +35,7 @@ def test_other_roles_get_403_on_admin_pages(client, auth, make_user, submit, rol
     token = auth.csrf_token("/")
     response = client.post(
         f"/admin/applications/{application.application_id}/decision",
-        data={"decision": "approve", "note": "", "csrf_token": token},
+        data={"decision": "approve", "note": "", "confirmed": "yes", "csrf_token": token},
     )
     assert response.status_code == 403
 
@@ -52,11 +52,22 @@ def test_admin_sees_applications_by_state(client, signed_in_admin, submit, decid
     page = client.get("/admin/applications").get_data(as_text=True)
 
     assert "Partner applications" in page
-    new_section = page.split('id="new"')[1].split('id="info_requested"')[0]
-    declined_section = page.split('id="declined"')[1]
-    assert "Fjord Analytics AS" in new_section and "Old Mill Ltd" not in new_section
-    assert "Old Mill Ltd" in declined_section
+    assert "Fjord Analytics AS" in page and "Old Mill Ltd" not in page, "new applications first"
+    declined_page = client.get("/admin/applications?state=declined").get_data(as_text=True)
+    assert "Old Mill Ltd" in declined_page and "Fjord Analytics AS" not in declined_page
+    every = client.get("/admin/applications?state=all").get_data(as_text=True)
+    assert "Old Mill Ltd" in every and "Fjord Analytics AS" in every and "Showing all 2" in every
     assert 'href="/admin/applications">Applications</a>' in page, "the admin menu links here"
+
+
+def test_applications_are_searched_and_paged(client, signed_in_admin, submit):
+    for n in range(53):
+        submit(company_name=f"Company {n:02d}", contact_email=f"c{n}@example.org")
+    page = client.get("/admin/applications").get_data(as_text=True)
+    assert "Showing 1–50 of 53" in page and "Company 52" in page and "Company 00" not in page
+    assert "Company 00" in client.get("/admin/applications?page=2").get_data(as_text=True)
+    found = client.get("/admin/applications?q=company 07").get_data(as_text=True)
+    assert "Showing all 1" in found and "Company 07" in found
 
 
 def test_admin_opens_an_application(client, signed_in_admin, submit):
@@ -71,7 +82,12 @@ def test_admin_opens_an_application(client, signed_in_admin, submit):
 def test_double_posted_decision_records_one_decision_and_one_email(client, signed_in_admin, submit, count, outbox_rows):
     application = submit()
     url = f"/admin/applications/{application.application_id}/decision"
-    form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Not this year."}
+    form = {
+        **decision_form(client, application.application_id),
+        "decision": "decline",
+        "note": "Not this year.",
+        "confirmed": "yes",
+    }
 
     first = client.post(url, data=form)
     second = client.post(url, data=form)
@@ -90,7 +106,7 @@ def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
     decide(application.application_id, "decline")
     response = client.post(
         f"/admin/applications/{application.application_id}/decision",
-        data={"decision": "approve", "note": "", "csrf_token": any_csrf_token(client)},
+        data={"decision": "approve", "note": "", "confirmed": "yes", "csrf_token": any_csrf_token(client)},
         follow_redirects=True,
     )
     page = response.get_data(as_text=True)
@@ -103,7 +119,7 @@ def test_decision_on_a_closed_application_is_refused_with_a_clear_message(
 
 def test_approve_through_the_form(client, signed_in_admin, submit, count):
     application = submit()
-    form = {**decision_form(client, application.application_id), "decision": "approve", "note": ""}
+    form = {**decision_form(client, application.application_id), "decision": "approve", "note": "", "confirmed": "yes"}
     response = client.post(
         f"/admin/applications/{application.application_id}/decision", data=form, follow_redirects=True
     )
@@ -133,7 +149,12 @@ def test_bad_decision_input_shows_errors_and_writes_nothing(client, signed_in_ad
 
 def test_busy_database_tells_the_admin_to_try_again(ctx, client, signed_in_admin, submit, settings, count):
     application = submit()
-    form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Kept note"}
+    form = {
+        **decision_form(client, application.application_id),
+        "decision": "decline",
+        "note": "Kept note",
+        "confirmed": "yes",
+    }
     original = ctx.db
     impatient = Database(settings.database_url)
     event.listen(impatient.engine, "connect", lambda dbapi, _: dbapi.cursor().execute("PRAGMA busy_timeout=20"))
@@ -160,3 +181,19 @@ def test_the_admin_is_warned_when_the_company_already_exists(client, signed_in_a
     application = submit()
     page = client.get(f"/admin/applications/{application.application_id}").get_data(as_text=True)
     assert "A partner company called Fjord Analytics AS already exists" in page
+
+
+def test_approve_and_decline_ask_for_confirmation_first(client, auth, make_user, submit, count, outbox_rows):
+    application = submit()
+    auth.login(make_user("admin"))
+    url = f"/admin/applications/{application.application_id}/decision"
+    form = {**decision_form(client, application.application_id), "decision": "decline", "note": "Not this year."}
+    asked = client.post(url, data=form)
+    page = asked.get_data(as_text=True)
+    assert asked.status_code == 200 and "A decline is final." in page and "Not this year." in page
+    assert 'name="confirmed" value="yes"' in page and "Yes, decline" in page
+    assert count("application_decisions") == 0 and outbox_rows(family="application_decision") == []
+    approve = client.post(url, data={**form, "decision": "approve"}).get_data(as_text=True)
+    assert "Yes, approve and invite" in approve and count("companies") == 0
+    confirmed = client.post(url, data={**form, "confirmed": "yes"})
+    assert confirmed.status_code == 302 and count("application_decisions") == 1

@@ -171,7 +171,7 @@ def test_search_is_a_substring_match_on_the_address(client, admin, db):
     seed(db, "ada@example.com", "grace@navy.example", "a_b@example.com", "abb@example.com")
     page = client.get(PAGE, query_string={"q": "NAVY"}).get_data(as_text=True)
     assert "grace@navy.example" in page and "ada@example.com" not in page
-    assert "1 address matching" in page
+    assert "Showing all 1" in page
 
     literal = client.get(PAGE, query_string={"q": "a_b"}).get_data(as_text=True)
     assert "a_b@example.com" in literal and "abb@example.com" not in literal, "_ is not a wildcard"
@@ -185,15 +185,21 @@ def test_search_text_is_escaped(client, admin):
     assert "<script>x</script>" not in page
 
 
-def test_long_lists_are_capped(client, admin, db):
+def test_long_lists_are_paged_and_say_how_much_they_show(client, admin, db):
     with db.write() as conn:
         conn.execute(
             sa.text("INSERT INTO email_suppressions VALUES (:e, 'r', 'admin', :t)"),
             [{"e": f"p{i}@example.com", "t": f"2026-10-15T09:{i // 60:02d}:{i % 60:02d}.000000Z"} for i in range(205)],
         )
     page = client.get(PAGE).get_data(as_text=True)
-    assert "Showing the newest 200 of 205" in page
-    assert len(re.findall(r"<td>p\d+@example.com</td>", page)) == 200
+    assert "Showing 1–50 of 205" in page and "Page 1 of 5" in page
+    assert len(re.findall(r"<td>p\d+@example.com</td>", page)) == 50
+    last = client.get(PAGE, query_string={"page": 5}).get_data(as_text=True)
+    assert "Showing 201–205 of 205" in last and "<td>p0@example.com</td>" in last  # the oldest, at last
+    searched = client.get(PAGE, query_string={"q": "p1"}).get_data(as_text=True)
+    assert "Showing 1–50 of 111" in searched and "q=p1&amp;page=2" in searched.replace(
+        "page=2&amp;q=p1", "q=p1&amp;page=2"
+    )
 
 
 @pytest.mark.parametrize("role", ["manager", "employee"])

@@ -1,0 +1,130 @@
+"""Writing accounts as their owners do: reset a forgotten password, change name and password.
+
+Each operation is one transaction. A changed password closes every open reset link and ends the
+account's other sessions (`end_all_sessions`).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import sqlalchemy as sa
+
+from portal.account import tokens
+from portal.account.emails import password_reset_email
+from portal.auth.operations import MIN_PASSWORD_LENGTH, AccountError, end_all_sessions, hash_password
+from portal.auth.queries import verify_password
+from portal.db import Database
+from portal.outbox import clock, write_then_publish
+from portal.text import InputError, normalise_email
+
+log = logging.getLogger(__name__)
+
+RESET_MINUTES = 60
+# At most this many reset emails to one address an hour, whoever asks: the form's answer is the
+# same either way, so nobody can flood an inbox through it (the per-client limit is in routes.py).
+RESETS_PER_ADDRESS_PER_HOUR = 3
+NAME_MAX = 120
+
+
+class PasswordResetError(InputError):
+    """The link cannot reset a password (used, expired, unknown) or the password is refused."""
+
+
+_ACTIVE_USER = sa.text("SELECT id, name FROM users WHERE email = :email AND deactivated_at IS NULL")
+_RECENT_RESETS = sa.text("SELECT COUNT(*) FROM password_resets WHERE user_id = :user_id AND created_at > :since")
+_CLOSE_OPEN_RESETS = sa.text("UPDATE password_resets SET used_at = :now WHERE user_id = :user_id AND used_at IS NULL")
+_INSERT_RESET = sa.text(
+    """
+    INSERT INTO password_resets (user_id, token_nonce, token_hash, created_at, expires_at)
+    VALUES (:user_id, :nonce, :hash, :now, :expires) RETURNING id
+    """
+)
+
+
+def request_password_reset(ctx, *, email: str) -> None:
+    """Email a reset link if the address has an active account; otherwise do nothing.
+
+    The caller answers the same in every case, so the form tells nobody whether an address has an
+    account. A new link closes the older ones: only the newest email works.
+    """
+    address = normalise_email(email)
+    now = clock.utcnow()
+    with write_then_publish(ctx) as work:
+        user = work.conn.execute(_ACTIVE_USER, {"email": address}).first()
+        if user is None:
+            return
+        recent = work.conn.execute(
+            _RECENT_RESETS, {"user_id": user.id, "since": clock.iso(now - timedelta(hours=1))}
+        ).scalar_one()
+        if recent >= RESETS_PER_ADDRESS_PER_HOUR:
+            log.info("password reset for user %s skipped: %s links in the last hour", user.id, recent)
+            return
+        work.conn.execute(_CLOSE_OPEN_RESETS, {"user_id": user.id, "now": clock.iso(now)})
+        nonce = tokens.new_nonce()
+        reset_id = work.conn.execute(
+            _INSERT_RESET,
+            {
+                "user_id": user.id,
+                "nonce": nonce,
+                "hash": tokens.token_hash(tokens.token_for(ctx.settings.secret_key, nonce)),
+                "now": clock.iso(now),
+                "expires": clock.iso(now + timedelta(minutes=RESET_MINUTES)),
+            },
+        ).scalar_one()
+        work.add(
+            password_reset_email(reset_id, address=address, name=user.name, token_nonce=nonce, minutes=RESET_MINUTES)
+        )
+    log.info("password reset %s recorded for user %s", reset_id, user.id)
+
+
+def reset_password(db: Database, *, token: str, password: str) -> int:
+    """Set a new password with a reset link, using the link up; return the user's ID."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise PasswordResetError(f"Use at least {MIN_PASSWORD_LENGTH} characters.")
+    new_hash = hash_password(password)
+    now = clock.now_iso()
+    with db.write() as conn:
+        # Single use: of two submissions at once, only one changes the row.
+        user_id = conn.execute(
+            sa.text(
+                "UPDATE password_resets SET used_at = :now WHERE token_hash = :hash AND used_at IS NULL "
+                "AND expires_at > :now AND user_id IN (SELECT id FROM users WHERE deactivated_at IS NULL) "
+                "RETURNING user_id"
+            ),
+            {"hash": tokens.token_hash(token), "now": now},
+        ).scalar()
+        if user_id is None:
+            raise PasswordResetError("This reset link is no longer valid. Ask for a new one.")
+        _set_password(conn, user_id, new_hash, now)
+    return user_id
+
+
+def update_account(
+    db: Database, *, user_id: int, name: str, current_password: str = "", new_password: str = ""
+) -> bool:
+    """Change the account's name and, when a new password is given, its password; return whether
+    the password changed. The current password must match before a new one is set."""
+    clean_name = " ".join((name or "").split())
+    if not clean_name:
+        raise AccountError("Tell us your name.")
+    if len(clean_name) > NAME_MAX:
+        raise AccountError(f"Use at most {NAME_MAX} characters for your name.")
+    new_hash = None
+    if new_password:
+        if not current_password or not verify_password(db, user_id, current_password):
+            raise AccountError("Your current password is not right, so the password was not changed.")
+        new_hash = hash_password(new_password)
+    now = clock.now_iso()
+    with db.write() as conn:
+        conn.execute(sa.text("UPDATE users SET name = :name WHERE id = :id"), {"name": clean_name, "id": user_id})
+        if new_hash is not None:
+            _set_password(conn, user_id, new_hash, now)
+    return new_hash is not None
+
+
+def _set_password(conn: sa.Connection, user_id: int, new_hash: str, now: str) -> None:
+    conn.execute(sa.text("UPDATE users SET password_hash = :h WHERE id = :id"), {"h": new_hash, "id": user_id})
+    conn.execute(_CLOSE_OPEN_RESETS, {"user_id": user_id, "now": now})
+    end_all_sessions(conn, user_id)

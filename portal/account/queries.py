@@ -1,0 +1,28 @@
+"""Reading what a reset link opens."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from portal.account import tokens
+from portal.db import Database
+from portal.outbox import clock
+
+
+def reset_link_problem(db: Database, token: str) -> str | None:
+    """None if the link can set a password; otherwise why not: 'unknown', 'used' or 'expired'."""
+    with db.read() as conn:
+        row = conn.execute(
+            sa.text(
+                "SELECT r.used_at, r.expires_at, u.deactivated_at FROM password_resets r "
+                "JOIN users u ON u.id = r.user_id WHERE r.token_hash = :hash"
+            ),
+            {"hash": tokens.token_hash(token)},
+        ).first()
+    if row is None or row.deactivated_at is not None:
+        return "unknown"
+    if row.used_at is not None:
+        return "used"
+    if row.expires_at <= clock.now_iso():
+        return "expired"
+    return None

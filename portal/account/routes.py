@@ -1,0 +1,90 @@
+"""Forgotten passwords and the account page.
+
+A reset link's token is swapped for session state on the first GET, then the page moves to a
+clean URL, so the token does not stay in the address bar, the history or a Referer.
+"""
+
+from flask import Blueprint, flash, redirect, render_template, request, session, url_for
+from flask_login import current_user
+
+from portal.access import public, roles_required
+from portal.account import operations, queries
+from portal.account.forms import AccountForm, ForgotPasswordForm, ResetPasswordForm
+from portal.auth.operations import AccountError
+from portal.auth.queries import load_user
+from portal.auth.sessions import start_session
+from portal.extensions import limiter, portal_context
+
+bp = Blueprint("account", __name__)
+
+FORGOT_LIMIT = "5 per 15 minutes"
+RESET_LIMIT = "10 per 15 minutes"
+RESET_TOKEN_KEY = "password_reset_token"
+SAME_ANSWER = (
+    "If an account uses that address, a link to reset its password is on its way. "
+    f"It works once, for {operations.RESET_MINUTES} minutes."
+)
+
+
+@bp.route("/password/forgot", methods=["GET", "POST"])
+@limiter.limit(FORGOT_LIMIT, methods=["POST"], scope="password-forgot")
+@public
+def forgot():
+    form = ForgotPasswordForm()
+    if form.validate_on_submit():
+        operations.request_password_reset(portal_context(), email=form.email.data)
+        flash(SAME_ANSWER, "success")
+        return redirect(url_for("account.forgot"))
+    return render_template("account/forgot.html", form=form), 200 if request.method == "GET" else 400
+
+
+@bp.route("/password/reset/<token>", methods=["GET", "POST"])
+@bp.route("/password/reset", methods=["GET", "POST"])
+@limiter.limit(RESET_LIMIT, methods=["POST"], scope="password-reset")
+@public
+def reset(token: str | None = None):
+    if token is not None and request.method == "GET":
+        session[RESET_TOKEN_KEY] = token
+        return redirect(url_for("account.reset"))
+    token = token or session.get(RESET_TOKEN_KEY)
+    db = portal_context().db
+    problem = queries.reset_link_problem(db, token) if token else "unknown"
+    if problem is not None:
+        session.pop(RESET_TOKEN_KEY, None)
+        return render_template("account/reset_unavailable.html", problem=problem), 404 if problem == "unknown" else 410
+    form = ResetPasswordForm()
+    if form.validate_on_submit():
+        try:
+            operations.reset_password(db, token=token, password=form.password.data)
+        except (operations.PasswordResetError, AccountError) as error:
+            form.form_errors.append(str(error))
+        else:
+            session.pop(RESET_TOKEN_KEY, None)
+            flash("Your password is changed. Sign in with your new password.", "success")
+            return redirect(url_for("auth.login"))
+    return render_template("account/reset.html", form=form), 200 if request.method == "GET" else 400
+
+
+@bp.route("/account", methods=["GET", "POST"])
+@roles_required("admin", "manager", "employee")
+def account():
+    form = AccountForm(data={"name": current_user.name})
+    if form.validate_on_submit():
+        try:
+            changed = operations.update_account(
+                portal_context().db,
+                user_id=current_user.id,
+                name=form.name.data,
+                current_password=form.current_password.data or "",
+                new_password=form.new_password.data or "",
+            )
+        except AccountError as error:
+            form.form_errors.append(str(error))
+        else:
+            if changed:
+                # The change ended every session of the account (other browsers, a stolen cookie);
+                # this browser, which just proved the password, goes on under the new generation.
+                start_session(load_user(portal_context().db, current_user.id))
+            flash("Your name and password are saved." if changed else "Your name is saved.", "success")
+            return redirect(url_for("account.account"))
+    return render_template("account/account.html", form=form), 200 if request.method == "GET" else 400

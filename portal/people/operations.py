@@ -1,0 +1,49 @@
+"""Writing a company's people: a colleague who left is deactivated."""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy as sa
+
+from portal.attendance.memberships import end_membership
+from portal.auth.operations import end_all_sessions
+from portal.db import Database
+from portal.outbox import clock
+from portal.text import InputError
+
+log = logging.getLogger(__name__)
+
+
+class PeopleError(InputError):
+    """The action is refused; the message is safe to show."""
+
+
+def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_user_id: int) -> str:
+    """A colleague left: they cannot sign in any more, and their membership of the company ends now.
+
+    The hours they attended until now stay with the company (their sessions keep their company,
+    and company_memberships says when they belonged); sessions after today count for nobody.
+    Their open reset links close. Returns their address, for the confirmation.
+    """
+    if user_id == acting_user_id:
+        raise PeopleError("You cannot deactivate your own account.")
+    now = clock.now_iso()
+    with db.write() as conn:
+        email = conn.execute(
+            sa.text(
+                "UPDATE users SET deactivated_at = :now WHERE id = :id AND company_id = :company_id "
+                "AND deactivated_at IS NULL RETURNING email"
+            ),
+            {"id": user_id, "company_id": company_id, "now": now},
+        ).scalar()
+        if email is None:
+            raise PeopleError("That person is not an active member of your company.")
+        end_membership(conn, user_id=user_id, at=now)
+        conn.execute(
+            sa.text("UPDATE password_resets SET used_at = :now WHERE user_id = :id AND used_at IS NULL"),
+            {"id": user_id, "now": now},
+        )
+        end_all_sessions(conn, user_id)
+    log.info("user %s deactivated by user %s", user_id, acting_user_id)
+    return email

@@ -1,0 +1,89 @@
+"""Reading a company's people: a page of them, and one colleague a manager acts on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox.clock import display_date
+from portal.paging import PER_PAGE, Page, like_pattern, limits
+from portal.programmes import PROGRAMMES
+
+PERSON_STATES = ("active", "deactivated")
+ROLE_WORDS = {"manager": "Manager", "employee": "Volunteer"}
+
+
+@dataclass(frozen=True)
+class Person:
+    id: int
+    email: str
+    name: str
+    role: str
+    programme: str | None
+    created_at: str
+    deactivated_at: str | None
+
+    @property
+    def role_label(self) -> str:
+        return ROLE_WORDS[self.role]
+
+    @property
+    def programme_name(self) -> str:
+        return PROGRAMMES.get(self.programme or "", "")
+
+    @property
+    def joined_on(self) -> str:
+        return display_date(self.created_at)
+
+    @property
+    def left_on(self) -> str:
+        return display_date(self.deactivated_at) if self.deactivated_at else ""
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.email
+
+
+_COLUMNS = "id, email, name, role, programme, created_at, deactivated_at"
+
+
+def people_page(
+    db: Database, *, company_id: int, query: str = "", state: str = "active", number: int = 1, per_page: int = PER_PAGE
+) -> Page:
+    """One page of the company's people, managers first, then by name; filtered by name or address."""
+    where = ["company_id = :company_id"]
+    params = {"company_id": company_id, **limits(number, per_page)}
+    if state == "active":
+        where.append("deactivated_at IS NULL")
+    elif state == "deactivated":
+        where.append("deactivated_at IS NOT NULL")
+    if query.strip():
+        where.append("(lower(name) LIKE :pattern ESCAPE '\\' OR email LIKE :pattern ESCAPE '\\')")
+        params["pattern"] = like_pattern(query)
+    condition = " AND ".join(where)
+    with db.read() as conn:
+        total = conn.execute(sa.text(f"SELECT COUNT(*) FROM users WHERE {condition}"), params).scalar_one()
+        rows = conn.execute(
+            sa.text(
+                f"SELECT {_COLUMNS} FROM users WHERE {condition} "
+                "ORDER BY role = 'manager' DESC, lower(COALESCE(NULLIF(name, ''), email)), id LIMIT :limit OFFSET :offset"
+            ),
+            params,
+        ).mappings()
+        items = [Person(**row) for row in rows]
+    return Page(items=items, total=total, number=number, per_page=per_page)
+
+
+def find_colleague(db: Database, *, company_id: int, user_id: int) -> Person | None:
+    with db.read() as conn:
+        row = (
+            conn.execute(
+                sa.text(f"SELECT {_COLUMNS} FROM users WHERE id = :id AND company_id = :company_id"),
+                {"id": user_id, "company_id": company_id},
+            )
+            .mappings()
+            .first()
+        )
+    return Person(**row) if row else None

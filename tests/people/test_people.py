@@ -1,0 +1,150 @@
+import sqlalchemy as sa
+
+from tests.account.conftest import csrf_from
+
+
+def post_with_csrf(client, form_path, action_path=None, **data):
+    token = csrf_from(client.get(form_path).get_data(as_text=True))
+    return client.post(action_path or form_path, data={"csrf_token": token, **data})
+
+
+def add_session(db, user_id, company_id, held_at):
+    with db.write() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at, "
+                "minutes, status, updated_at, received_at, source) SELECT 'language', :sid, email, id, :company, :held, "
+                "60, 'attended', :held, :held, 'api' FROM users WHERE id = :user"
+            ),
+            {"sid": f"s-{held_at}", "company": company_id, "held": held_at, "user": user_id},
+        )
+
+
+def company_of(db, email):
+    with db.read() as conn:
+        return conn.execute(sa.text("SELECT company_id FROM users WHERE email = :e"), {"e": email}).scalar_one()
+
+
+def test_a_manager_sees_their_people_and_nobody_elses(client, auth, make_user):
+    manager = make_user("manager", company="Acme Ltd")
+    colleague = make_user("employee", company="Acme Ltd")
+    stranger = make_user("employee", company="Other Co")
+    auth.login(manager)
+    page = client.get("/people").get_data(as_text=True)
+    assert colleague in page and manager in page and stranger not in page
+    assert "Showing all 2" in page
+
+
+def test_deactivating_a_colleague_asks_first_then_ends_their_access(client, auth, make_user, user_id, db, count):
+    manager = make_user("manager", company="Acme Ltd")
+    leaver = make_user("employee", company="Acme Ltd")
+    leaver_id = user_id(leaver)
+    confirm = client.get(f"/people/{leaver_id}/deactivate")
+    assert confirm.status_code == 302  # signed out: to the login page
+    auth.login(manager)
+    confirm = client.get(f"/people/{leaver_id}/deactivate").get_data(as_text=True)
+    assert "can no longer sign in" in confirm and "stay in your company" in confirm
+    assert count("users", "deactivated_at IS NOT NULL") == 0, "opening the confirmation changes nothing"
+    response = post_with_csrf(client, f"/people/{leaver_id}/deactivate")
+    assert response.status_code == 302
+    assert "is deactivated" in client.get("/people").get_data(as_text=True)
+    assert leaver not in client.get("/people").get_data(as_text=True)
+    assert leaver in client.get("/people?state=deactivated").get_data(as_text=True)
+    auth.logout()
+    assert auth.login(leaver).status_code == 401
+
+
+def test_a_deactivated_colleague_is_signed_out_at_once(app, auth, make_user, user_id, db):
+    AuthActions = type(auth)
+    leaver = make_user("employee", company="Acme Ltd")
+    manager = make_user("manager", company="Acme Ltd")
+    leaver_client, manager_client = app.test_client(), app.test_client()
+    AuthActions(leaver_client).login(leaver)
+    assert leaver_client.get("/account").status_code == 200
+    AuthActions(manager_client).login(manager)
+    post_with_csrf(manager_client, f"/people/{user_id(leaver)}/deactivate")
+    assert leaver_client.get("/account").status_code == 302  # the old session no longer signs them in
+
+
+def test_past_hours_stay_with_the_company_and_later_ones_count_for_nobody(client, auth, make_user, user_id, db, app):
+    manager = make_user("manager", company="Acme Ltd")
+    leaver = make_user("employee", company="Acme Ltd")
+    acme = company_of(db, leaver)
+    add_session(db, user_id(leaver), acme, "2026-01-10T10:00:00.000000Z")
+    auth.login(manager)
+    post_with_csrf(client, f"/people/{user_id(leaver)}/deactivate")
+    with db.read() as conn:
+        kept = conn.execute(sa.text("SELECT company_id FROM attendance_sessions")).scalar_one()
+        membership = conn.execute(
+            sa.text("SELECT ended_at FROM company_memberships WHERE user_id = :u"), {"u": user_id(leaver)}
+        ).scalar_one()
+    assert kept == acme and membership is not None
+    # A session the platform reports after the colleague left: recomputed like every session.
+    from portal.attendance.memberships import company_at
+
+    with db.read() as conn:
+        later = conn.execute(
+            sa.text(f"SELECT {company_at(':u', ':held')}"),
+            {"u": user_id(leaver), "held": "2099-01-01T00:00:00.000000Z"},
+        ).scalar()
+        earlier = conn.execute(
+            sa.text(f"SELECT {company_at(':u', ':held')}"),
+            {"u": user_id(leaver), "held": "2026-01-10T10:00:00.000000Z"},
+        ).scalar()
+    assert later is None and earlier == acme
+
+
+def test_a_manager_cannot_deactivate_themselves_or_another_companys_people(client, auth, make_user, user_id, count):
+    manager = make_user("manager", company="Acme Ltd")
+    stranger = make_user("employee", company="Other Co")
+    auth.login(manager)
+    assert client.get(f"/people/{user_id(stranger)}/deactivate").status_code == 404
+    response = post_with_csrf(client, "/people/managers/new", f"/people/{user_id(manager)}/deactivate")
+    assert response.status_code == 302
+    assert "cannot deactivate your own account" in client.get("/people").get_data(as_text=True)
+    assert count("users", "deactivated_at IS NOT NULL") == 0
+
+
+def test_people_are_searched_and_paged(client, auth, make_user, db):
+    manager = make_user("manager", company="Acme Ltd")
+    for n in range(55):
+        make_user("employee", company="Acme Ltd", email=f"volunteer{n:02d}@acme.example")
+    auth.login(manager)
+    first = client.get("/people").get_data(as_text=True)
+    assert "Showing 1–50 of 56" in first and "Page 1 of 2" in first
+    second = client.get("/people?page=2").get_data(as_text=True)
+    assert "Showing 51–56 of 56" in second
+    found = client.get("/people?q=volunteer07").get_data(as_text=True)
+    assert "Showing all 1" in found and "volunteer07@acme.example" in found
+    assert "Nobody matches." in client.get("/people?q=100%25").get_data(as_text=True)
+
+
+def test_a_manager_adds_a_second_manager(client, auth, make_user, outbox_rows, ctx, db):
+    import json
+
+    from portal.email_families import FAMILIES
+
+    manager = make_user("manager", company="Northwind Logistics")
+    auth.login(manager)
+    response = post_with_csrf(client, "/people/managers/new", email="grace@northwind.example")
+    assert response.status_code == 302
+    (row,) = outbox_rows(family="manager_invitation")
+    assert row["recipient"] == "grace@northwind.example"
+    email = FAMILIES["manager_invitation"].render(json.loads(row["template_input"]), ctx.settings)
+    assert email.subject == "You are invited to manage volunteering at Northwind Logistics"
+    assert "'s" not in email.subject
+    listed = client.get("/invitations").get_data(as_text=True)
+    assert "grace@northwind.example" in listed and "Manager" in listed
+
+
+def test_an_address_with_an_account_gets_one_answer_wherever_it_belongs(client, auth, make_user, count):
+    manager = make_user("manager", company="Acme Ltd")
+    colleague = make_user("employee", company="Acme Ltd")
+    stranger = make_user("employee", company="Other Co")
+    auth.login(manager)
+    answers = [
+        post_with_csrf(client, "/people/managers/new", email=address).get_data(as_text=True)
+        for address in (colleague, stranger)
+    ]
+    assert all("cannot be invited as a manager here" in answer for answer in answers)
+    assert count("invitations") == 0
