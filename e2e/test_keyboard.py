@@ -90,6 +90,9 @@ def test_apply_and_decide_by_keyboard(page, pages, stack, new_context):
     admin.activate("Keyboard Co")
     expect(page.get_by_role("heading", level=1)).to_have_text("Keyboard Co")
     admin.activate("Approve and invite")
+    # The confirmation is a page of its own: the focus starts at its top, and going back is a link.
+    expect(page.get_by_role("heading", level=1)).to_have_text("Approve Keyboard Co?")
+    admin.activate("Yes, approve and invite")
     expect(page.locator(".flash-success")).to_contain_text("Approved")
     pages.wait_for_email("kim@keyboard.example", "TEEI")
 
@@ -105,6 +108,24 @@ def test_demo_request_by_keyboard(page, pages, stack):
     keys.activate("Request a demo")
     expect(page.get_by_role("heading", level=1)).to_have_text("Thank you, we will be in touch")
     pages.wait_for_email("lee@keys.example", "We received your demo request")
+
+
+def test_password_reset_by_keyboard(page, pages, stack):
+    keys = KeyboardUser(page)
+    page.goto(f"{stack.url}/login")
+    keys.activate("Forgot your password?")
+    keys.skip_to_content()
+    keys.fill("Email", "olena@northwind.example")
+    keys.activate("Send the link")
+    expect(page.get_by_role("status")).to_contain_text("If an account uses that address")
+
+    email = pages.wait_for_email("olena@northwind.example", "Reset your TEEI Partner Portal password")
+    page.goto(re.search(r"http://127\.0\.0\.1:\d+/password/reset/[\w-]+", email["text"]).group(0))
+    keys.skip_to_content()
+    keys.fill("New password", "a-keyboard-password")
+    keys.activate("Save the new password")
+    expect(page.get_by_role("status")).to_contain_text("Your password is changed")
+    keys.assert_no_trap()
 
 
 def test_error_pages_name_the_problem_and_offer_a_way_on(page, stack):

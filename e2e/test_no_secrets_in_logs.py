@@ -17,7 +17,7 @@ INVITED = "dana@northwind.example"
 SUPPRESSED = "bounced.person@example.org"
 
 
-def test_browser_flows_leave_no_token_or_address_in_the_access_log(pages, page, browser, stack):
+def test_browser_flows_leave_no_token_or_address_in_the_access_log(pages, page, new_context, stack):
     refused = []
     page.on(
         "console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None
@@ -34,7 +34,7 @@ def test_browser_flows_leave_no_token_or_address_in_the_access_log(pages, page, 
     email = pages.wait_for_email(INVITED, "invites you to volunteer")
     link = re.search(r"http://127\.0\.0\.1:\d+/invitations/accept/([\w-]+)", email["text"])
     token = link.group(1)
-    colleague = browser.new_context().new_page()
+    colleague = new_context().new_page()
     colleague.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     colleague.goto(link.group(0))
     # The token was exchanged on the first request: the page people fill in has a clean URL.

@@ -58,7 +58,7 @@ def test_a_forgotten_password_is_reset_by_email(pages, page):
     expect(page.get_by_role("heading", level=1)).to_have_text("This reset link has been used")
 
 
-def test_a_manager_revokes_an_invitation_pasted_from_outlook(pages, page, browser):
+def test_a_manager_revokes_an_invitation_pasted_from_outlook(pages, page, new_context):
     pages.sign_in(MANAGER, DEMO_PASSWORD)
     page.get_by_role("link", name="Invitations").click()
     page.get_by_role("link", name="Invite colleagues").first.click()
@@ -75,14 +75,14 @@ def test_a_manager_revokes_an_invitation_pasted_from_outlook(pages, page, browse
     expect(page.get_by_text("Showing all 2")).to_be_visible()
     snapshot_widths(page, "invitations")
 
-    ana = browser.new_context().new_page()
+    ana = new_context().new_page()
     ana.goto(link)
     expect(ana.get_by_role("heading", level=1)).to_have_text("This invitation was withdrawn")
     ana.context.close()
 
 
-def test_a_manager_deactivates_a_colleague_who_left(pages, page, browser):
-    marco = browser.new_context().new_page()
+def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
+    marco = new_context().new_page()
     marco.goto(f"{pages.base_url}/login")
     marco.get_by_label("Email").fill(MARCO)
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
