@@ -16,7 +16,7 @@ MANAGER = "manager@northwind.example"
 
 def test_manager_subscribes_sends_a_test_and_opens_its_pdf(pages, page, stack):
     pages.sign_in(MANAGER, DEMO_PASSWORD)
-    page.get_by_role("link", name="Report emails").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Report emails").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Report emails")
     expect(page.locator("#schedule-state")).to_contain_text("You receive no report emails")
 

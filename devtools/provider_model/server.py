@@ -181,7 +181,7 @@ tbody th { width: 11rem; color: #566270; font-weight: 500; }
 code { font: .85em ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; }
 .tag { display: inline-block; background: #e6eefb; color: #24456e; border-radius: 3px;
        padding: 0 .4em; margin: 0 .25em .15em 0; font-size: .85em; }
-.muted { color: #8a95a1; }
+.muted { color: #5b6475; }  /* 4.5:1 and more on white, like the portal's */
 h2 { font-size: 1.05rem; margin: 1.75rem 0 .5rem; }
 iframe { width: 100%; height: 32rem; border: 1px solid #dde1e6; background: #fff; }
 pre { background: #fff; border: 1px solid #dde1e6; padding: 1rem; white-space: pre-wrap; overflow-wrap: anywhere; }
