@@ -168,6 +168,8 @@ class Run:
             "SECRET_KEY": "bench-secret-key",
             "PORTAL_ENV": "development",
             "RESEND_API_URL": model_url,
+            # The model here has no rate limit: this measures the engine (bench/rate_limit.py the limit).
+            "RESEND_RATE_LIMIT_PER_SECOND": "1000000",
             "PORTAL_INSTANCE_PATH": str(self.tmp / "instance"),
         }
 

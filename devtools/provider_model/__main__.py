@@ -34,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         default=86400,
         help="how long an idempotency key is remembered (default: 86400)",
     )
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=None,
+        help="requests per second before answering 429, as Resend does (default: unlimited)",
+    )
     parser.add_argument("--webhook-url", help="where signed receipts (Resend webhook events) are posted")
     # The secret comes from the environment by default: a command line is visible to everyone in `ps`.
     parser.add_argument(
@@ -50,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             idempotency_window_seconds=args.window_seconds,
             webhook_url=args.webhook_url,
             webhook_secret=args.webhook_secret,
+            rate_limit_per_second=args.rate_limit,
         )
     except ValueError as exc:
         parser.error(str(exc))
