@@ -9,6 +9,7 @@ nothing was sent); once a send may have started, the claim stands and the row's 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from portal.outbox.retry import retry_delay
 from portal.outbox.rows import ClaimedRow, claim_outbox_row, mark_retry, mark_sent, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
+log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING = "skipped", "settled", "retry"
 # After a rate-limit wait that gave up: soon, since nothing is wrong with the row.
 RATE_WAIT_RETRY_SECONDS = 1.0
@@ -74,7 +76,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
     answer = ctx.provider.send(
         message, to=row.recipient, idempotency_key=row.provider_key, family=family.name, outbox_id=row.id
     )
-    limit.observe(answer.status, answer.headers)
+    _observe(limit, answer)
 
     if answer.kind == answers.ACCEPTED:
         mark_sent(db, row.id, answer.message_id)
@@ -87,6 +89,15 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
     delay = retry_delay(row.attempt_count, settings, answer.retry_after)
     mark_retry(db, row.id, row.attempt_count, delay, answer.reason or "retry", outcome_unknown=answer.ambiguous)
     return DeliveryOutcome(RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=row.attempt_count)
+
+
+def _observe(limit, answer) -> None:
+    """Tell the shared limit what the provider said. Never raises: the answer must be recorded
+    next, and a Redis failure here must not turn an accepted email into an unknown outcome."""
+    try:
+        limit.observe(answer.status, answer.headers)
+    except Exception as error:
+        log.warning("rate limit not updated from the provider's headers: %s", type(error).__name__)
 
 
 def _settle(db, row: ClaimedRow, status: str, reason: str | None, detail: str) -> DeliveryOutcome:

@@ -70,3 +70,22 @@ def stop_requested():
 def test_a_stopping_worker_does_not_wait_for_a_slot(ctx, stop_requested):
     limit = rate_limit_for(ctx.redis, ctx.settings.redis_url, 1)
     assert limit.acquire(deadline=time.monotonic() + 30) is False, "SIGTERM: give the row back, send nothing"
+
+
+def test_the_provider_model_limits_like_resend_and_says_so_in_its_headers(provider_model):
+    import resend
+    from resend.exceptions import ResendError
+
+    provider_model.rate_limit_per_second = 2
+    resend.api_key, resend.api_url = "re_test", provider_model.url
+    message = {"from": "Portal <portal@localhost>", "to": ["a@example.org"], "subject": "s", "text": "t"}
+    resend.Emails.send(message)
+    resend.Emails.send(message)
+    with pytest.raises(ResendError) as refused:
+        resend.Emails.send(message)
+    assert refused.value.code == 429
+    headers = {name.lower(): value for name, value in refused.value.headers.items()}
+    assert headers["ratelimit-limit"] == "2" and headers["ratelimit-remaining"] == "0"
+    assert int(headers["retry-after"]) >= 1 and int(headers["ratelimit-reset"]) >= 1
+    assert [r["status"] for r in provider_model.requests()] == [200, 200, 429]
+    assert len(provider_model.sent()) == 2
