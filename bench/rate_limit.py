@@ -87,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
                 if not left:
                     break
                 time.sleep(0.2)
+            with ctx.db.read() as conn:
+                stuck = conn.execute(
+                    sa.text(
+                        "SELECT status, last_error, attempt_count, COUNT(*) FROM email_outbox "
+                        "WHERE status != 'sent' GROUP BY 1, 2, 3"
+                    )
+                ).all()
             ctx.db.dispose()
     finally:
         for process in processes:
@@ -98,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if left or len(sent) != args.emails:
         print(f"FAILED: {left} rows not sent; the model sent {len(sent)} emails for {args.emails} rows")
+        for status, error, attempts, count in stuck:
+            print(f"  {count} rows {status} ({error}) after {attempts} attempts")
         return 1
     limited = sum(1 for r in requests if r["status"] == 429)
     times = [datetime.fromisoformat(r["at"]) for r in requests]

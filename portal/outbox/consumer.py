@@ -9,11 +9,12 @@ looks alive after its message is gone; if that write fails, the message is retri
 from __future__ import annotations
 
 import logging
+import math
 from datetime import timedelta
 
 from rq import get_current_job
 
-from portal.outbox.delivery import RETRYING, deliver_outbox_row
+from portal.outbox.delivery import NOT_YET_DUE, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import EmailHandles
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
@@ -73,6 +74,10 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
             settled = settle_exhausted(ctx.db, outbox_id)
             return "ack:dead_letter" if settled else "ack:dead_letter_not_settled"
         outcome = deliver_outbox_row(ctx, outbox_id, family)
+        if outcome.kind == NOT_YET_DUE:
+            # Not an attempt: the same message, again at the row's retry time.
+            schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds)
+            return "retry:not_yet_due"
         if outcome.kind == RETRYING:
             schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds)
             return f"retry:{outcome.detail}"
@@ -100,8 +105,10 @@ def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: f
             DEAD_LETTER_FUNCTION, body, job_timeout=ctx.settings.outbox_job_timeout_seconds, failure_ttl=7 * 86400
         )
         return
+    # RQ's scheduler keeps whole seconds and may run a job up to a second early: round up, plus
+    # one, so the job never arrives before the row's retry time.
     email_queue(ctx.redis).enqueue_in(
-        timedelta(seconds=delay_seconds),
+        timedelta(seconds=math.ceil(delay_seconds) + 1),
         JOB_FUNCTION,
         body,
         job_timeout=ctx.settings.outbox_job_timeout_seconds,

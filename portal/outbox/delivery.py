@@ -20,13 +20,22 @@ from portal.outbox.freeze import freeze_or_replay, replay_frozen
 from portal.outbox.handles import EmailHandles
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import retry_delay
-from portal.outbox.rows import ClaimedRow, claim_outbox_row, mark_retry, mark_sent, settle_unsent
+from portal.outbox.rows import (
+    ClaimedRow,
+    claim_outbox_row,
+    mark_retry,
+    mark_sent,
+    seconds_until_due,
+    settle_unsent,
+)
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
 log = logging.getLogger(__name__)
-SKIPPED, SETTLED, RETRYING = "skipped", "settled", "retry"
+SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
 # After a rate-limit wait that gave up: soon, since nothing is wrong with the row.
 RATE_WAIT_RETRY_SECONDS = 1.0
+# Provider requests one claim may make while the provider answers 429 (each after a shared pause).
+RATE_LIMITED_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,12 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
     claimed_at = time.monotonic()
     row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds, settings.outbox_republish_after_seconds)
     if row is None:
-        # Settled, in flight under a live claim, not yet due, or missing: this delivery does nothing.
+        wait = seconds_until_due(db, outbox_id)
+        if wait is not None:
+            # Early: a copy published late, or RQ's scheduler (whole seconds) a moment before the
+            # retry time. The message comes back when the row is due; the retry time stands.
+            return DeliveryOutcome(NOT_YET_DUE, "not_yet_due", delay_seconds=wait)
+        # Settled, in flight under a live claim, or missing: this delivery does nothing.
         return DeliveryOutcome(SKIPPED, "not_claimable")
     if row.attempt_count > settings.outbox_max_attempts:
         return _settle(db, row, DEAD_LETTER, DELIVERY_EXHAUSTED, DELIVERY_EXHAUSTED)
@@ -58,25 +72,36 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
             message = freeze_or_replay(db, row.id, family.render(json.loads(row.template_input), settings))
         if message is None:
             return DeliveryOutcome(SKIPPED, "settled_elsewhere")
-        # The wait for a rate slot ends in time for the send to finish inside the claim.
-        deadline = claimed_at + settings.outbox_claim_seconds - settings.provider_timeout_seconds
         limit = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
-        if not limit.acquire(deadline):
-            return _release(db, row, RATE_WAIT_RETRY_SECONDS, "rate_limit_wait")
     except Exception as error:
         # Nothing reached the provider on this attempt: the retry finds the row due, not claimed.
-        delay = retry_delay(row.attempt_count, settings)
-        released = _release(db, row, delay, f"error: {type(error).__name__}")
-        return DeliveryOutcome(RETRYING, type(error).__name__, delay_seconds=delay, attempt=released.attempt)
+        return _release_after(db, row, error, settings)
 
-    # Checked immediately before the call, with a margin for the call itself and the clocks: the
-    # provider may forget the key before a late request lands, and a resend could be a second email.
-    if row.outcome_unknown and _provider_window_closing(row.first_attempt_at, settings):
-        return _settle(db, row, DEAD_LETTER, UNKNOWN_OUTCOME, UNKNOWN_OUTCOME)
-    answer = ctx.provider.send(
-        message, to=row.recipient, idempotency_key=row.provider_key, family=family.name, outbox_id=row.id
-    )
-    _observe(limit, answer)
+    # A wait for a rate slot ends in time for the send to finish inside the claim.
+    deadline = claimed_at + settings.outbox_claim_seconds - settings.provider_timeout_seconds
+    answer = None
+    for _ in range(RATE_LIMITED_TRIES):
+        try:
+            if not limit.acquire(deadline):
+                if answer is not None:
+                    break  # the 429 stands: a retry no sooner than its retry-after
+                return _release(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()), "rate_limit_wait")
+        except Exception as error:
+            if answer is not None:
+                break
+            return _release_after(db, row, error, settings)
+        # Checked immediately before the call, with a margin for the call itself and the clocks: the
+        # provider may forget the key before a late request lands, and a resend could be a second email.
+        if row.outcome_unknown and _provider_window_closing(row.first_attempt_at, settings):
+            return _settle(db, row, DEAD_LETTER, UNKNOWN_OUTCOME, UNKNOWN_OUTCOME)
+        answer = ctx.provider.send(
+            message, to=row.recipient, idempotency_key=row.provider_key, family=family.name, outbox_id=row.id
+        )
+        _observe(limit, answer)
+        # A 429 is a definite "not taken" (the key is not used): after the pause it set for every
+        # worker, this claim may try again at once instead of waiting out a retry delay.
+        if answer.status != 429:
+            break
 
     if answer.kind == answers.ACCEPTED:
         mark_sent(db, row.id, answer.message_id)
@@ -108,6 +133,11 @@ def _settle(db, row: ClaimedRow, status: str, reason: str | None, detail: str) -
 def _release(db, row: ClaimedRow, delay: float, reason: str) -> DeliveryOutcome:
     mark_retry(db, row.id, row.attempt_count, delay, reason, outcome_unknown=False)
     return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=row.attempt_count)
+
+
+def _release_after(db, row: ClaimedRow, error: Exception, settings) -> DeliveryOutcome:
+    delay = retry_delay(row.attempt_count, settings)
+    return _release(db, row, delay, f"error: {type(error).__name__}")
 
 
 def _provider_window_closing(first_attempt_at: str | None, settings) -> bool:

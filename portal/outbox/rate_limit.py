@@ -49,7 +49,7 @@ class ProviderRateLimit:
     def acquire(self, deadline: float) -> bool:
         """Take one slot; False if none came before `deadline` (time.monotonic()) or we must stop."""
         while not stopping.is_set():
-            wait = self._pause_left()
+            wait = self.pause_left()
             if wait <= 0:
                 if self.limiter.hit(self.item, LIMIT_NAMESPACE):
                     return True
@@ -83,7 +83,7 @@ class ProviderRateLimit:
     def _room_left(self) -> int:
         return self.limiter.get_window_stats(self.item, LIMIT_NAMESPACE).remaining
 
-    def _pause_left(self) -> float:
+    def pause_left(self) -> float:
         left = self.redis.pttl(PAUSE_KEY)
         return left / 1000 if left and left > 0 else 0.0
 

@@ -248,6 +248,23 @@ def _settle(db: Database, statement: Statement, outbox_id: str, status: str, rea
     return changed == 1
 
 
+_NOT_YET_DUE = Statement(
+    f"""
+    SELECT next_attempt_at FROM email_outbox
+    WHERE id = :id AND provider_message_id IS NULL AND status IN {sql_list(WAITING)} AND next_attempt_at > :now
+    """
+)
+
+
+def seconds_until_due(db: Database, outbox_id: str) -> float | None:
+    """For a row that could not be claimed: how long until its retry time, or None if it is not
+    waiting for one (settled, claimed, missing)."""
+    now = clock.utcnow()
+    with db.read() as conn:
+        due = _NOT_YET_DUE(conn, {"id": outbox_id, "now": clock.iso(now)}).scalar()
+    return None if due is None else (clock.parse(due) - now).total_seconds()
+
+
 _CREATED_AT = Statement("SELECT created_at FROM email_outbox WHERE id = :id")
 
 
