@@ -178,7 +178,10 @@ class Run:
 
         from portal import schema
         from portal.db import Database
-        from portal.outbox import EmailIntent, add_outbox_rows, clock, publish_outbox_rows
+        from portal.email_families import FAMILIES
+        from portal.outbox import EmailIntent, clock
+        from portal.outbox.intents import add_outbox_rows
+        from portal.outbox.publish import publish_outbox_rows
         from portal.outbox.queues import EMAIL_QUEUE
         from portal.settings import Settings
 
@@ -195,7 +198,7 @@ class Run:
         for start in range(0, n, batch):
             intents = [
                 EmailIntent(
-                    family="notice",
+                    family=FAMILIES["notice"],
                     recipient=f"bench{i}@example.org",
                     idempotency_key=f"bench:{worker_class}:{i}",
                     data={"subject": f"Notice {i}", "body": "Hello.\n\nSecond paragraph."},
