@@ -168,6 +168,8 @@ class Run:
             "SECRET_KEY": "bench-secret-key",
             "PORTAL_ENV": "development",
             "RESEND_API_URL": model_url,
+            # The model here has no rate limit: this measures the engine (bench/rate_limit.py the limit).
+            "RESEND_RATE_LIMIT_PER_SECOND": "1000000",
             "PORTAL_INSTANCE_PATH": str(self.tmp / "instance"),
         }
 
@@ -176,7 +178,10 @@ class Run:
 
         from portal import schema
         from portal.db import Database
-        from portal.outbox import EmailIntent, add_outbox_rows, clock, publish_outbox_rows
+        from portal.email_families import FAMILIES
+        from portal.outbox import EmailIntent, clock
+        from portal.outbox.intents import add_outbox_rows
+        from portal.outbox.publish import publish_outbox_rows
         from portal.outbox.queues import EMAIL_QUEUE
         from portal.settings import Settings
 
@@ -193,7 +198,7 @@ class Run:
         for start in range(0, n, batch):
             intents = [
                 EmailIntent(
-                    family="notice",
+                    family=FAMILIES["notice"],
                     recipient=f"bench{i}@example.org",
                     idempotency_key=f"bench:{worker_class}:{i}",
                     data={"subject": f"Notice {i}", "body": "Hello.\n\nSecond paragraph."},

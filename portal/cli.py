@@ -14,6 +14,7 @@ from portal.auth.operations import AccountError, create_user
 from portal.extensions import portal_context
 from portal.outbox.reads import status_counts
 from portal.outbox.relay import relay_pass
+from portal.outbox.retention import purge
 from portal.reports.cli import reports_cli
 from portal.seed import seed_demo
 
@@ -98,6 +99,13 @@ def outbox_status(as_json):
     click.echo(f"{'family':24} {'status':12} {'count':>6}")
     for row in counts:
         click.echo(f"{row['family']:24} {row['status']:12} {row['count']:>6}")
+
+
+@outbox_cli.command("purge")
+def outbox_purge():
+    """Apply the retention rules now: old receipt bodies, and settled rows' recipients and input."""
+    ctx = portal_context()
+    click.echo(purge(ctx.db, ctx.settings).summary())
 
 
 def register_commands(app: Flask) -> None:

@@ -50,10 +50,20 @@ class Settings:
     outbox_republish_after_seconds: int = 300
     provider_idempotency_window_seconds: int = 86400
     provider_timeout_seconds: float = 15.0
+    # --- the delivery engine's second pass (issue 9) ---
+    resend_rate_limit_per_second: int = 5
+    provider_window_margin_seconds: int = 600
+    receipt_retention_days: int = 30
+    outbox_retention_days: int = 365
     attendance_webhook_secret: str = DEV_ATTENDANCE_WEBHOOK_SECRET
     portal_timezone: str = "Europe/Oslo"
     report_schedule_interval_seconds: int = 300
     instance_path: Path = field(default=DEFAULT_INSTANCE)
+
+    @property
+    def outbox_job_timeout_seconds(self) -> int:
+        """RQ's time limit for one delivery job: never longer than the claim that admits it."""
+        return self.outbox_claim_seconds
 
     @property
     def is_production(self) -> bool:
@@ -111,6 +121,19 @@ class Settings:
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError("PORTAL_TIMEZONE", "must be a time zone name such as Europe/Oslo") from None
 
+        claim_seconds = _positive_int(env, "OUTBOX_CLAIM_SECONDS", 300)
+        provider_timeout = _positive_float(env, "PROVIDER_TIMEOUT_SECONDS", 15.0)
+        # A claim must outlive everything one delivery may take, or a second delivery could start
+        # while the first is still sending. RQ's time limit for the job is the claim itself
+        # (outbox_job_timeout_seconds) and a rate-limit wait ends before it, so the provider timeout
+        # is the one figure to check.
+        if claim_seconds <= provider_timeout:
+            raise ConfigError("OUTBOX_CLAIM_SECONDS", f"must exceed PROVIDER_TIMEOUT_SECONDS ({provider_timeout:g} s)")
+        window = _positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400)
+        window_margin = _positive_int(env, "PROVIDER_WINDOW_MARGIN_SECONDS", 600)
+        if window_margin >= window:
+            raise ConfigError("PROVIDER_WINDOW_MARGIN_SECONDS", "must be shorter than the provider's window")
+
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -122,13 +145,18 @@ class Settings:
             resend_api_key=api_key,
             resend_api_url=env.get("RESEND_API_URL") or None,
             resend_webhook_secret=webhook_secret,
-            outbox_claim_seconds=_positive_int(env, "OUTBOX_CLAIM_SECONDS", 300),
+            outbox_claim_seconds=claim_seconds,
             outbox_max_attempts=_positive_int(env, "OUTBOX_MAX_ATTEMPTS", 8),
             outbox_retry_base_seconds=_positive_int(env, "OUTBOX_RETRY_BASE_SECONDS", 30),
             outbox_retry_cap_seconds=_positive_int(env, "OUTBOX_RETRY_CAP_SECONDS", 3600),
             relay_interval_seconds=_positive_int(env, "RELAY_INTERVAL_SECONDS", 60),
             outbox_republish_after_seconds=_positive_int(env, "OUTBOX_REPUBLISH_AFTER_SECONDS", 300),
-            provider_idempotency_window_seconds=_positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400),
+            provider_idempotency_window_seconds=window,
+            provider_timeout_seconds=provider_timeout,
+            resend_rate_limit_per_second=_positive_int(env, "RESEND_RATE_LIMIT_PER_SECOND", 5),
+            provider_window_margin_seconds=window_margin,
+            receipt_retention_days=_positive_int(env, "RECEIPT_RETENTION_DAYS", 30),
+            outbox_retention_days=_positive_int(env, "OUTBOX_RETENTION_DAYS", 365),
             attendance_webhook_secret=attendance_secret,
             portal_timezone=timezone_name,
             report_schedule_interval_seconds=_positive_int(env, "REPORT_SCHEDULE_INTERVAL_SECONDS", 300),
@@ -162,6 +190,19 @@ def _positive_int(env: dict, name: str, default: int) -> int:
     except ValueError:
         raise ConfigError(name, f"must be a whole number, got {raw!r}") from None
     if value <= 0:
+        raise ConfigError(name, "must be greater than zero")
+    return value
+
+
+def _positive_float(env: dict, name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(name, f"must be a number, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
         raise ConfigError(name, "must be greater than zero")
     return value
 

@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import hashlib
 import json
-import re
+import math
 import threading
 import time
 import uuid
@@ -28,27 +28,13 @@ from typing import Any
 from . import mailbox
 from .receipts import ReceiptSender, events_for
 from .server import make_server
+from .validation import Answer, check_auth, error, rate_limited, validate
 
 __all__ = ["ProviderModel", "FAULT_MODES"]
 
 FAULT_MODES = ("http_500", "http_429", "drop_after_accept", "slow_accept")
 
-_MAX_RECIPIENTS = 50
 _MAX_KEY_LENGTH = 256
-_TAG_PART = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
-# "a@b" or "Name <a@b>"; the domain needs no dot, so the dev sender portal@localhost passes.
-_ADDRESS = re.compile(r"^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$")
-_ADDRESS_FORMAT = "The email address needs to follow the `email@example.com` or `Name <email@example.com>` format."
-
-
-@dataclasses.dataclass(frozen=True)
-class Answer:
-    """What the provider answers; `drop` means the connection closes with no answer at all."""
-
-    status: int
-    body: Any
-    headers: dict = dataclasses.field(default_factory=dict)
-    drop: bool = False
 
 
 @dataclasses.dataclass
@@ -56,10 +42,6 @@ class _KeyRecord:
     fingerprint: str
     first_used: datetime
     answer: Answer | None = None  # None while the first request with the key is in flight
-
-
-def _error(status: int, name: str, message: str, headers: dict | None = None) -> Answer:
-    return Answer(status, {"statusCode": status, "name": name, "message": message}, headers or {})
 
 
 class ProviderModel:
@@ -73,9 +55,14 @@ class ProviderModel:
         webhook_url: str | None = None,
         webhook_secret: str | None = None,
         mailbox_path: Path | None = None,
+        rate_limit_per_second: int | None = None,
     ):
         if idempotency_window_seconds <= 0:
             raise ValueError("idempotency_window_seconds must be positive")
+        if rate_limit_per_second is not None and rate_limit_per_second < 1:
+            raise ValueError("rate_limit_per_second must be at least 1")
+        # Resend's per-team limit (5/s by default): None means unlimited.
+        self.rate_limit_per_second = rate_limit_per_second
         self.host = host
         self.port = port
         self.idempotency_window = timedelta(seconds=idempotency_window_seconds)
@@ -99,6 +86,7 @@ class ProviderModel:
         self._keys: dict[str, _KeyRecord] = {}
         self._faults: deque[dict] = deque()
         self._clock_offset = 0.0
+        self._window: deque[float] = deque()  # monotonic times of the requests in the last second
 
     # --- running -----------------------------------------------------------------------------
 
@@ -228,19 +216,22 @@ class ProviderModel:
                 "message_id": None,
             }
             self._log.append(entry)
-            refused = _check_auth(authorization)
+            refused = check_auth(authorization)
+            limited, limit_headers = self._take_rate_slot() if refused is None else (False, {})
             # A request the provider refuses at the door never reaches the faulty machinery.
-            fault = self._faults.popleft() if self._faults and refused is None else None
+            fault = self._faults.popleft() if self._faults and refused is None and not limited else None
         if refused is not None:
             return self._settle(entry, refused, "unauthorized")
+        if limited:
+            return self._settle(entry, rate_limited(limit_headers["ratelimit-reset"], limit_headers), "rate_limited")
 
         mode = fault["mode"] if fault else None
         if mode == "http_500":
             return self._settle(
-                entry, _error(500, "application_error", "Injected fault: internal server error."), "fault_500"
+                entry, error(500, "application_error", "Injected fault: internal server error."), "fault_500"
             )
         if mode == "http_429":
-            return self._settle(entry, _rate_limited(fault["retry_after"]), "fault_429")
+            return self._settle(entry, rate_limited(fault["retry_after"]), "fault_429")
 
         answer, outcome = self._accept(
             raw, fingerprint, idempotency_key, delay=fault["delay"] if mode == "slow_accept" else 0
@@ -250,16 +241,38 @@ class ProviderModel:
             answer = dataclasses.replace(answer, drop=True)
             if outcome == "sent":
                 outcome = "dropped_after_accept"
+        if limit_headers:
+            answer = dataclasses.replace(answer, headers={**limit_headers, **answer.headers})
         return self._settle(entry, answer, outcome)
 
+    def _take_rate_slot(self) -> tuple[bool, dict]:
+        """Under the lock: (refused, headers). A moving one-second window, as Resend's limit is per
+        second; a refused request does not count. The headers are Resend's: ratelimit-limit,
+        ratelimit-remaining, and ratelimit-reset in whole seconds."""
+        limit = self.rate_limit_per_second
+        if limit is None:
+            return False, {}
+        now = time.monotonic()
+        while self._window and self._window[0] <= now - 1.0:
+            self._window.popleft()
+        refused = len(self._window) >= limit
+        if not refused:
+            self._window.append(now)
+        reset = max(1, math.ceil(self._window[0] + 1.0 - now)) if self._window else 1
+        return refused, {
+            "ratelimit-limit": str(limit),
+            "ratelimit-remaining": str(max(0, limit - len(self._window))),
+            "ratelimit-reset": str(reset),
+        }
+
     def handle_get(self, authorization: str | None, message_id: str) -> Answer:
-        refused = _check_auth(authorization)
+        refused = check_auth(authorization)
         if refused is not None:
             return refused
         with self._lock:
             email = next((e for e in self._sent if e["id"] == message_id), None)
         if email is None:
-            return _error(404, "not_found", "Email not found")
+            return error(404, "not_found", "Email not found")
         return Answer(
             200,
             {
@@ -281,28 +294,29 @@ class ProviderModel:
 
     def _accept(self, raw: bytes, fingerprint: str, key: str | None, delay: float) -> tuple[Answer, str]:
         if key is not None and not 1 <= len(key) <= _MAX_KEY_LENGTH:
-            return _error(
+            return error(
                 400, "invalid_idempotency_key", "The idempotency key has to be between 1-256 characters."
             ), "invalid"
         try:
             payload = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
-            return _error(400, "validation_error", "The request body is not valid JSON."), "invalid"
-        problem = _validate(payload)
+            return error(400, "validation_error", "The request body is not valid JSON."), "invalid"
+        problem = validate(payload)
         if problem is not None:
+            time.sleep(delay)  # a slow provider is slow to refuse, too
             return problem, "invalid"
 
         with self._lock:
             record = self._live_key(key) if key is not None else None
             if record is not None:
                 if record.answer is None:
-                    return _error(
+                    return error(
                         409,
                         "concurrent_idempotent_requests",
                         "Same idempotency key used while original request is still in progress.",
                     ), "conflict_concurrent"
                 if record.fingerprint != fingerprint:
-                    return _error(
+                    return error(
                         409,
                         "invalid_idempotent_request",
                         "This idempotency key has already been used on a request that had a different payload. "
@@ -375,93 +389,7 @@ class ProviderModel:
             self._receipts.enqueue(events_for(email, self._now()))
 
 
-def _check_auth(authorization: str | None) -> Answer | None:
-    scheme, _, token = (authorization or "").strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return _error(401, "missing_api_key", "Missing API key in the authorization header.")
-    if token == "None":
-        # What the SDK sends when resend.api_key was never set; Resend rejects it too.
-        return _error(403, "invalid_api_key", "API key is invalid (resend.api_key is not set).")
-    return None
-
-
-def _rate_limited(retry_after: float) -> Answer:
-    seconds = str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)
-    return _error(
-        429,
-        "rate_limit_exceeded",
-        "Too many requests. Please retry after the given delay.",
-        {"retry-after": seconds, "ratelimit-limit": "2", "ratelimit-remaining": "0", "ratelimit-reset": seconds},
-    )
-
-
 def _as_list(value: Any) -> list:
     if value is None or value == "":
         return []
     return [value] if isinstance(value, str) else list(value)
-
-
-def _validate(payload: Any) -> Answer | None:
-    """Resend's checks on POST /emails, in the order a caller would meet them."""
-    if not isinstance(payload, dict):
-        return _error(422, "validation_error", "The request body must be a JSON object.")
-    for name in ("from", "to", "subject"):
-        if payload.get(name) in (None, "", []):
-            return _error(422, "missing_required_field", f"Missing `{name}` field.")
-    if not isinstance(payload["from"], str) or not _ADDRESS.match(payload["from"].strip()):
-        return _error(422, "validation_error", f"Invalid `from` field. {_ADDRESS_FORMAT}")
-    for name in ("to", "cc", "bcc", "reply_to"):
-        problem = _check_addresses(name, payload.get(name))
-        if problem is not None:
-            return problem
-    if not isinstance(payload["subject"], str):
-        return _error(422, "validation_error", "The `subject` field must be a string.")
-    for name in ("html", "text"):
-        if payload.get(name) is not None and not isinstance(payload[name], str):
-            return _error(422, "validation_error", f"The `{name}` field must be a string.")
-    if not payload.get("html") and not payload.get("text"):
-        return _error(422, "validation_error", "Missing `html` or `text` field.")
-    return _check_tags(payload.get("tags")) or _check_extras(payload)
-
-
-def _check_addresses(name: str, value: Any) -> Answer | None:
-    if value is None:
-        return None
-    addresses = [value] if isinstance(value, str) else value
-    if not isinstance(addresses, list) or not all(isinstance(a, str) for a in addresses):
-        return _error(422, "validation_error", f"The `{name}` field must be a string or a list of strings.")
-    if len(addresses) > _MAX_RECIPIENTS:
-        return _error(422, "validation_error", f"Too many recipients in `{name}`: at most {_MAX_RECIPIENTS}.")
-    if not all(_ADDRESS.match(a.strip()) for a in addresses):
-        return _error(422, "validation_error", f"Invalid `{name}` field. {_ADDRESS_FORMAT}")
-    return None
-
-
-def _check_tags(tags: Any) -> Answer | None:
-    if tags is None:
-        return None
-    if not isinstance(tags, list):
-        return _error(422, "validation_error", "The `tags` field must be a list of {name, value} objects.")
-    for tag in tags:
-        if not isinstance(tag, dict) or not all(isinstance(tag.get(k), str) for k in ("name", "value")):
-            return _error(422, "validation_error", "Each tag needs a string `name` and `value`.")
-        if not (_TAG_PART.match(tag["name"]) and _TAG_PART.match(tag["value"])):
-            return _error(
-                422,
-                "validation_error",
-                "Tags should only contain ASCII letters, numbers, underscores, or dashes (1-256 characters).",
-            )
-    return None
-
-
-def _check_extras(payload: dict) -> Answer | None:
-    headers = payload.get("headers")
-    if headers is not None and (not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values())):
-        return _error(422, "validation_error", "The `headers` field must be an object of strings.")
-    attachments = payload.get("attachments")
-    if attachments is not None and (
-        not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments)
-    ):
-        return _error(422, "validation_error", "The `attachments` field must be a list of objects.")
-    return None

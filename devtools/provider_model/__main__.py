@@ -35,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
         default=86400,
         help="how long an idempotency key is remembered (default: 86400)",
     )
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=None,
+        help="requests per second before answering 429, as Resend does (default: unlimited)",
+    )
     parser.add_argument("--webhook-url", help="where signed receipts (Resend webhook events) are posted")
     # The secret comes from the environment by default: a command line is visible to everyone in `ps`.
     parser.add_argument(
@@ -53,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             webhook_url=args.webhook_url,
             webhook_secret=args.webhook_secret,
             mailbox_path=args.mailbox,
+            rate_limit_per_second=args.rate_limit,
         )
     except ValueError as exc:
         parser.error(str(exc))

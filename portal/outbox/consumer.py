@@ -9,17 +9,23 @@ looks alive after its message is gone; if that write fails, the message is retri
 from __future__ import annotations
 
 import logging
+import math
 from datetime import timedelta
 
 from rq import get_current_job
 
-from portal.outbox.delivery import RETRYING, deliver_outbox_row
+from portal.outbox.delivery import NOT_YET_DUE, RETRYING, deliver_outbox_row
+from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import EmailHandles
-from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION, JOB_TIMEOUT_SECONDS
+from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
 from portal.outbox.queues import dead_letter_queue, email_queue, is_valid_envelope
 from portal.outbox.retry import family_max_attempts, family_retry_delay
-from portal.outbox.rows import mark_unclaimed_row_failed, settle_unsent
-from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED
+from portal.outbox.rows import mark_unclaimed_row_failed, row_age_seconds, settle_exhausted
+
+# A well-formed ID whose prefix no family here knows may belong to a family a newer deploy added
+# (a rolling deploy: new web processes, old workers). It is retried, untouched, for this long
+# before it is failed as outbox_id_unclaimed.
+UNKNOWN_FAMILY_GRACE_SECONDS = 3600
 
 log = logging.getLogger(__name__)
 _context: EmailHandles | None = None
@@ -58,12 +64,20 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
     family = ctx.families.for_outbox_id(outbox_id)
     try:
         if family is None:
+            if not dead_letter and _maybe_newer_family(ctx, outbox_id):
+                schedule_retry(ctx, body, attempt, family_retry_delay(None, attempt, ctx.settings))
+                return "retry:unknown_family"
             mark_unclaimed_row_failed(ctx.db, outbox_id)
             return "ack:outbox_id_unclaimed"
         if dead_letter:
-            settle_unsent(ctx.db, outbox_id, DEAD_LETTER, DELIVERY_EXHAUSTED)
-            return "ack:dead_letter"
+            # Never over a live claim: the holder settles its own attempt.
+            settled = settle_exhausted(ctx.db, outbox_id)
+            return "ack:dead_letter" if settled else "ack:dead_letter_not_settled"
         outcome = deliver_outbox_row(ctx, outbox_id, family)
+        if outcome.kind == NOT_YET_DUE:
+            # Not an attempt: the same message, again at the row's retry time.
+            schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
+            return "retry:not_yet_due"
         if outcome.kind == RETRYING:
             schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"
@@ -77,19 +91,28 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
         return f"retry:{type(error).__name__}"
 
 
+def _maybe_newer_family(ctx: EmailHandles, outbox_id: str) -> bool:
+    if not OUTBOX_ID.match(outbox_id):
+        return False
+    age = row_age_seconds(ctx.db, outbox_id)
+    return age is not None and age < UNKNOWN_FAMILY_GRACE_SECONDS
+
+
 def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: float, family=None) -> None:
     """Re-deliver after the delay, or hand the message to the dead-letter queue once the family's
     attempts (or the settings', for a family without its own policy) run out."""
     if attempt >= family_max_attempts(family, ctx.settings):
         dead_letter_queue(ctx.redis).enqueue(
-            DEAD_LETTER_FUNCTION, body, job_timeout=JOB_TIMEOUT_SECONDS, failure_ttl=7 * 86400
+            DEAD_LETTER_FUNCTION, body, job_timeout=ctx.settings.outbox_job_timeout_seconds, failure_ttl=7 * 86400
         )
         return
+    # RQ's scheduler keeps whole seconds and may run a job up to a second early: round up, plus
+    # one, so the job never arrives before the row's retry time.
     email_queue(ctx.redis).enqueue_in(
-        timedelta(seconds=delay_seconds),
+        timedelta(seconds=math.ceil(delay_seconds) + 1),
         JOB_FUNCTION,
         body,
-        job_timeout=JOB_TIMEOUT_SECONDS,
+        job_timeout=ctx.settings.outbox_job_timeout_seconds,
         meta={"attempt": attempt + 1},
         failure_ttl=7 * 86400,
     )

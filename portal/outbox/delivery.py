@@ -1,20 +1,41 @@
-"""One delivery of one outbox row: claim, check, render, freeze, send, settle."""
+"""One delivery of one outbox row: claim, check, replay or render and freeze, wait for a rate
+slot, check the provider's window, send, settle.
+
+Every settle carries the claim's attempt number, so only the claim holder's decision counts. An
+exception before the provider call releases the claim at once (the row waits for its retry time,
+nothing was sent); once a send may have started, the claim stands and the row's outcome is unknown.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 from dataclasses import dataclass
 
 from portal.outbox import clock
 from portal.outbox import provider as answers
 from portal.outbox.families import Family
-from portal.outbox.freeze import freeze_or_replay
+from portal.outbox.freeze import freeze_or_replay, replay_frozen
 from portal.outbox.handles import EmailHandles
+from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
-from portal.outbox.rows import claim_outbox_row, mark_retry, mark_sent, settle_unsent
+from portal.outbox.rows import (
+    ClaimedRow,
+    claim_outbox_row,
+    mark_retry,
+    mark_sent,
+    seconds_until_due,
+    settle_unsent,
+)
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
-SKIPPED, SETTLED, RETRYING = "skipped", "settled", "retry"
+log = logging.getLogger(__name__)
+SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
+# After a rate-limit wait that gave up: soon, since nothing is wrong with the row.
+RATE_WAIT_RETRY_SECONDS = 1.0
+# Provider requests one claim may make while the provider answers 429 (each after a shared pause).
+RATE_LIMITED_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -27,47 +48,100 @@ class DeliveryOutcome:
 
 def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> DeliveryOutcome:
     settings, db = ctx.settings, ctx.db
-    row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds)
+    claimed_at = time.monotonic()
+    row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds, settings.outbox_republish_after_seconds)
     if row is None:
-        # Settled, in flight under a live claim, or missing: a duplicate delivery does nothing.
+        wait = seconds_until_due(db, outbox_id)
+        if wait is not None:
+            # Early: a copy published late, or RQ's scheduler (whole seconds) a moment before the
+            # retry time. The message comes back when the row is due; the retry time stands.
+            return DeliveryOutcome(NOT_YET_DUE, "not_yet_due", delay_seconds=wait)
+        # Settled, in flight under a live claim, or missing: this delivery does nothing.
         return DeliveryOutcome(SKIPPED, "not_claimable")
     if row.attempt_count > family_max_attempts(family, settings):
-        settle_unsent(db, row.id, DEAD_LETTER, DELIVERY_EXHAUSTED)
-        return DeliveryOutcome(SETTLED, DELIVERY_EXHAUSTED)
+        return _settle(db, row, DEAD_LETTER, DELIVERY_EXHAUSTED, DELIVERY_EXHAUSTED)
     if row.suppressed:
         settled_as = SUPPRESSED if not row.outcome_unknown else UNKNOWN_OUTCOME
-        settle_unsent(db, row.id, SUPPRESSED, "recipient_suppressed")
-        return DeliveryOutcome(SETTLED, settled_as)
-    if row.outcome_unknown and _provider_window_passed(row.first_attempt_at, settings):
-        # The provider has forgotten the key: a resend could be a second email. A person decides.
-        settle_unsent(db, row.id, DEAD_LETTER, UNKNOWN_OUTCOME)
-        return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
+        return _settle(db, row, SUPPRESSED, "recipient_suppressed", settled_as)
 
-    rendered = family.render(json.loads(row.template_input), settings)
-    message = freeze_or_replay(db, row.id, rendered)
-    if message is None:
-        return DeliveryOutcome(SKIPPED, "settled_elsewhere")
-    answer = ctx.provider.send(
-        message, to=row.recipient, idempotency_key=row.idempotency_key, family=family.name, outbox_id=row.id
-    )
+    try:
+        # A payload is frozen in the same transaction that records the first attempt, so a row
+        # without one has nothing to replay, and its delivery skips the read.
+        message = replay_frozen(db, row.id) if row.first_attempt_at is not None else None
+        if message is None:
+            message = freeze_or_replay(db, row.id, family.render(json.loads(row.template_input), settings))
+        if message is None:
+            return DeliveryOutcome(SKIPPED, "settled_elsewhere")
+        limit = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
+    except Exception as error:
+        # Nothing reached the provider on this attempt: the retry finds the row due, not claimed.
+        return _release_after(db, row, error, settings, family)
+
+    # A wait for a rate slot ends in time for the send to finish inside the claim.
+    deadline = claimed_at + settings.outbox_claim_seconds - settings.provider_timeout_seconds
+    answer = None
+    for _ in range(RATE_LIMITED_TRIES):
+        try:
+            if not limit.acquire(deadline):
+                if answer is not None:
+                    break  # the 429 stands: a retry no sooner than its retry-after
+                return _release(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()), "rate_limit_wait")
+        except Exception as error:
+            if answer is not None:
+                break
+            return _release_after(db, row, error, settings, family)
+        # Checked immediately before the call, with a margin for the call itself and the clocks: the
+        # provider may forget the key before a late request lands, and a resend could be a second email.
+        if row.outcome_unknown and _provider_window_closing(row.first_attempt_at, settings):
+            return _settle(db, row, DEAD_LETTER, UNKNOWN_OUTCOME, UNKNOWN_OUTCOME)
+        answer = ctx.provider.send(
+            message, to=row.recipient, idempotency_key=row.provider_key, family=family.name, outbox_id=row.id
+        )
+        _observe(limit, answer)
+        # A 429 is a definite "not taken" (the key is not used): after the pause it set for every
+        # worker, this claim may try again at once instead of waiting out a retry delay.
+        if answer.status != 429:
+            break
 
     if answer.kind == answers.ACCEPTED:
         mark_sent(db, row.id, answer.message_id)
         return DeliveryOutcome(SETTLED, "sent")
     if answer.kind == answers.UNKNOWN_OUTCOME or (answer.kind == answers.REJECTED and row.outcome_unknown):
         # A conflict proves an earlier request reached the provider, not whether it sent the email.
-        settle_unsent(db, row.id, DEAD_LETTER, UNKNOWN_OUTCOME)
-        return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
+        return _settle(db, row, DEAD_LETTER, UNKNOWN_OUTCOME, UNKNOWN_OUTCOME)
     if answer.kind == answers.REJECTED:
-        settle_unsent(db, row.id, FAILED, answer.reason)
-        return DeliveryOutcome(SETTLED, "failed")
+        return _settle(db, row, FAILED, answer.reason, "failed")
     delay = family_retry_delay(family, row.attempt_count, settings, answer.retry_after)
     mark_retry(db, row.id, row.attempt_count, delay, answer.reason or "retry", outcome_unknown=answer.ambiguous)
     return DeliveryOutcome(RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=row.attempt_count)
 
 
-def _provider_window_passed(first_attempt_at: str | None, settings) -> bool:
+def _observe(limit, answer) -> None:
+    """Tell the shared limit what the provider said. Never raises: the answer must be recorded
+    next, and a Redis failure here must not turn an accepted email into an unknown outcome."""
+    try:
+        limit.observe(answer.status, answer.headers)
+    except Exception as error:
+        log.warning("rate limit not updated from the provider's headers: %s", type(error).__name__)
+
+
+def _settle(db, row: ClaimedRow, status: str, reason: str | None, detail: str) -> DeliveryOutcome:
+    settle_unsent(db, row.id, row.attempt_count, status, reason)
+    return DeliveryOutcome(SETTLED, detail)
+
+
+def _release(db, row: ClaimedRow, delay: float, reason: str) -> DeliveryOutcome:
+    mark_retry(db, row.id, row.attempt_count, delay, reason, outcome_unknown=False)
+    return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=row.attempt_count)
+
+
+def _release_after(db, row: ClaimedRow, error: Exception, settings, family: Family) -> DeliveryOutcome:
+    delay = family_retry_delay(family, row.attempt_count, settings)
+    return _release(db, row, delay, f"error: {type(error).__name__}")
+
+
+def _provider_window_closing(first_attempt_at: str | None, settings) -> bool:
     if first_attempt_at is None:
         return False
     age = (clock.utcnow() - clock.parse(first_attempt_at)).total_seconds()
-    return age >= settings.provider_idempotency_window_seconds
+    return age >= settings.provider_idempotency_window_seconds - settings.provider_window_margin_seconds

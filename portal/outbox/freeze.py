@@ -61,6 +61,14 @@ def ensure_store_available(db: Database) -> None:
     _verified_databases.add(db.url)
 
 
+def replay_frozen(db: Database, outbox_id: str) -> RenderedEmail | None:
+    """The payload an earlier attempt froze, validated, or None: a retry sends it without rendering,
+    so a deploy that can no longer render the row's stored input does not stop its replay."""
+    with db.read() as conn:
+        stored = _READ_FROZEN(conn, {"id": outbox_id}).mappings().first()
+    return None if stored is None else _validated(stored)
+
+
 def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> RenderedEmail | None:
     """The message to send: the first stored payload, or ours once stored.
 

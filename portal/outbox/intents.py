@@ -17,6 +17,7 @@ from portal.db import json_array
 from portal.outbox import clock
 from portal.outbox.families import Family
 from portal.outbox.rendering import LAYOUT_VERSION
+from portal.outbox.rows import ALWAYS_DUE
 from portal.outbox.statuses import PENDING
 from portal.settings import Settings
 
@@ -34,9 +35,9 @@ _INSERT_ROW = sa.text(
     """
     INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
         template_version, layout_version, template_input, environment, subject_ref,
-        created_at, updated_at)
+        relay_since, created_at, updated_at)
     VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
-        :layout_version, :data, :environment, :subject_ref, :now, :now)
+        :layout_version, :data, :environment, :subject_ref, :relay_since, :now, :now)
     ON CONFLICT (idempotency_key) DO NOTHING
     """
 )
@@ -67,6 +68,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
                 "data": json.dumps(intent.data, sort_keys=True),
                 "environment": settings.portal_env,
                 "subject_ref": intent.subject_ref,
+                "relay_since": ALWAYS_DUE,
                 "now": now,
             }
         )

@@ -6,8 +6,10 @@ idempotency key and a timeout, and classifies every answer into what the engine 
 
 from __future__ import annotations
 
+import dataclasses
 import json as jsonlib
 import re
+import threading
 import urllib.request
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -38,6 +40,9 @@ class ProviderAnswer:
     retry_after: float | None = None
     # True when the request may have reached the provider and been accepted without our knowing.
     ambiguous: bool = False
+    # The HTTP status and headers of the answer (None when none came), for the rate limit.
+    status: int | None = None
+    headers: dict | None = None
 
 
 def clean_tag(text: str) -> str:
@@ -65,10 +70,16 @@ class PooledHTTPClient(HTTPClient):
         else:
             self._pool = urllib3.PoolManager()
         self._timeout = urllib3.Timeout(total=timeout)
+        self._last = threading.local()
+
+    def last_answer(self) -> tuple[int | None, dict | None]:
+        """This thread's last HTTP status and headers (the SDK does not hand them back on success)."""
+        return getattr(self._last, "status", None), getattr(self._last, "headers", None)
 
     def request(self, method, url, headers, json=None, files=None, data=None):
         if files is not None or data is not None:
             raise RuntimeError("the portal sends JSON only")
+        self._last.status, self._last.headers = None, None
         body = None if json is None else jsonlib.dumps(json, allow_nan=False).encode()
         headers = {**headers, "Content-Type": "application/json"} if body is not None else dict(headers)
         try:
@@ -78,6 +89,7 @@ class PooledHTTPClient(HTTPClient):
         except urllib3.exceptions.HTTPError as error:
             # The SDK turns this into ResendError(error_type="HttpClientError"): the request may have landed.
             raise RuntimeError(f"Request failed: {type(error).__name__}") from error
+        self._last.status, self._last.headers = response.status, dict(response.headers)
         return response.data, response.status, response.headers
 
 
@@ -119,11 +131,15 @@ class ResendProvider:
         try:
             response = resend.Emails.send(params, {"idempotency_key": idempotency_key})
         except ResendError as error:
-            return classify_error(error)
-        message_id = response.get("id") if isinstance(response, dict) else None
-        if not message_id:
-            return ProviderAnswer(RETRY, reason="provider_answer_without_id", ambiguous=True)
-        return ProviderAnswer(ACCEPTED, message_id=message_id)
+            answer = classify_error(error)
+        else:
+            message_id = response.get("id") if isinstance(response, dict) else None
+            if message_id:
+                answer = ProviderAnswer(ACCEPTED, message_id=message_id)
+            else:
+                answer = ProviderAnswer(RETRY, reason="provider_answer_without_id", ambiguous=True)
+        status, headers = self.http_client.last_answer()
+        return dataclasses.replace(answer, status=status, headers=headers)
 
 
 def classify_error(error: ResendError) -> ProviderAnswer:

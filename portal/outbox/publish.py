@@ -21,13 +21,16 @@ from portal.db import Database
 from portal.outbox.queues import build_envelope, email_queue
 from portal.outbox.rows import record_publication
 from portal.outbox.statuses import ENQUEUED, PENDING
+from portal.settings import Settings
 
 log = logging.getLogger(__name__)
 PUBLISH_TRIES = 3
 FIRST_PAUSE_SECONDS = 0.05
 JOB_FUNCTION = "portal.outbox.consumer.deliver_outbox_message"
 DEAD_LETTER_FUNCTION = "portal.outbox.consumer.deliver_dead_letter"
-JOB_TIMEOUT_SECONDS = 120
+# RQ's time limit for a delivery job: the claim (Settings.outbox_job_timeout_seconds); this is
+# the default claim, for callers without settings.
+JOB_TIMEOUT_SECONDS = Settings.outbox_claim_seconds
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,15 @@ class PublishResult:
     error: str | None = None
 
 
-def enqueue_envelopes(queue: Queue, outbox_ids: list[str], request_id: str | None = None) -> None:
+def enqueue_envelopes(
+    queue: Queue, outbox_ids: list[str], request_id: str | None = None, job_timeout: int = JOB_TIMEOUT_SECONDS
+) -> None:
     """One pipeline for every envelope; raises if Redis does not take them."""
     jobs = [
         Queue.prepare_data(
             JOB_FUNCTION,
             args=(build_envelope(outbox_id, request_id),),
-            timeout=JOB_TIMEOUT_SECONDS,
+            timeout=job_timeout,
             meta={"attempt": 1},
             result_ttl=600,
             failure_ttl=7 * 86400,
@@ -56,7 +61,11 @@ def enqueue_envelopes(queue: Queue, outbox_ids: list[str], request_id: str | Non
 
 
 def publish_outbox_rows(
-    db: Database, redis: Redis, outbox_ids: list[str], request_id: str | None = None
+    db: Database,
+    redis: Redis,
+    outbox_ids: list[str],
+    request_id: str | None = None,
+    job_timeout: int = JOB_TIMEOUT_SECONDS,
 ) -> PublishResult:
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
@@ -64,7 +73,7 @@ def publish_outbox_rows(
     pause, error = FIRST_PAUSE_SECONDS, None
     for attempt in range(1, PUBLISH_TRIES + 1):
         try:
-            enqueue_envelopes(queue, outbox_ids, request_id)
+            enqueue_envelopes(queue, outbox_ids, request_id, job_timeout)
             error = None
             break
         except Exception as exc:  # any Redis failure: the rows are safe in the database

@@ -32,7 +32,23 @@ class Receipt:
     event_at: str | None  # created_at as a fixed-width UTC ISO string, or None if unusable
     recipient: str | None  # data.to[0], the bare address, lower-cased
     bounce_type: str | None  # data.bounce.type
-    body: str  # the JSON exactly as received
+
+    @property
+    def kept_fields(self) -> str:
+        """What the portal stores of a receipt: the fields it reads, not the body (opened and
+        clicked events carry IP addresses and user agents, every event the subject and sender)."""
+        return json.dumps(
+            {
+                "type": self.type,
+                "email_id": self.email_id,
+                "created_at": self.event_at,
+                "to": self.recipient,
+                "bounce_type": self.bounce_type,
+                "environment": self.environment,
+                "outbox_id": self.outbox_id,
+            },
+            sort_keys=True,
+        )
 
 
 def parse_receipt(event_id: str, body: bytes) -> Receipt:
@@ -60,7 +76,6 @@ def parse_receipt(event_id: str, body: bytes) -> Receipt:
         event_at=event_time(event.get("created_at")),
         recipient=first_recipient(data.get("to")),
         bounce_type=_short_text(bounce.get("type")),
-        body=text,
     )
 
 

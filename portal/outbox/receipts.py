@@ -25,7 +25,16 @@ from portal.db import Database, Statement
 from portal.outbox import clock
 from portal.outbox.receipt_events import Receipt, parse_receipt
 from portal.outbox.rows import advance_on_receipt, settle_from_receipt_tag
-from portal.outbox.statuses import BOUNCED, COMPLAINED, DELIVERED, RECEIPT_RANK, RECEIPT_STATUSES, SENT
+from portal.outbox.statuses import (
+    BOUNCED,
+    COMPLAINED,
+    DELIVERED,
+    FAILED,
+    RECEIPT_RANK,
+    RECEIPT_STATUSES,
+    SENT,
+    SUPPRESSED,
+)
 from portal.outbox.suppressions import suppress_from_receipt
 
 # Event type -> the outbox status it reports (None: recorded, but says nothing about status).
@@ -35,8 +44,16 @@ EVENT_STATUS = {
     "email.delivery_delayed": None,
     "email.bounced": BOUNCED,
     "email.complained": COMPLAINED,
+    # As Resend documents them: the provider could not send the email (email.failed), or did not
+    # because the address is on its own suppression list (email.suppressed). Nothing went out.
+    "email.failed": FAILED,
+    "email.suppressed": SUPPRESSED,
 }
-SUPPRESSING_EVENTS = {"email.bounced": "bounced (permanent)", "email.complained": "complained"}
+SUPPRESSING_EVENTS = {
+    "email.bounced": "bounced (permanent)",
+    "email.complained": "complained",
+    "email.suppressed": "suppressed by the provider",
+}
 
 # What happened to a receipt: the `outcome` column, and the webhook's answer.
 APPLIED = "applied"  # the outbox row moved (or was settled through its outbox_id tag)
@@ -52,7 +69,8 @@ OUTCOMES = (APPLIED, STALE, NOT_ELIGIBLE, NO_STATUS_CHANGE, UNMATCHED, OTHER_ENV
 
 assert {status for status in EVENT_STATUS.values() if status} == set(RECEIPT_RANK)
 
-# Another environment's receipt holds another environment's addresses: its payload is not kept.
+# Only the fields the portal reads are kept (Receipt.kept_fields), and none for an event type we
+# ignore or another environment's mail; retention.py deletes them after RECEIPT_RETENTION_DAYS.
 _STORE_RECEIPT = Statement(
     """
     INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
@@ -91,7 +109,7 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
                 **params,
                 "type": receipt.type,
                 "environment": receipt.environment,
-                "payload": receipt.body if ours else None,
+                "payload": receipt.kept_fields if ours and receipt.type in EVENT_STATUS else None,
             },
         )
         outbox_id = None
@@ -100,7 +118,11 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
         elif not ours:
             outcome = OTHER_ENVIRONMENT
         elif receipt.event_at is None:
-            outcome = UNDATED
+            # It cannot be ordered against the row's other receipts, so the row does not move;
+            # but a bounce or complaint is a fact about the address whenever it happened.
+            outcome, outbox_id = UNDATED, _FIND_BY_MESSAGE_ID(conn, params).scalar()
+            if outbox_id is not None:
+                _suppress_recipient(conn, receipt, params)
         else:
             outcome, outbox_id = _apply_to_outbox(conn, receipt, params)
             if outbox_id is not None:

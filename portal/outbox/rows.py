@@ -16,9 +16,11 @@ from portal.db import Database, Statement, json_array
 from portal.outbox import clock
 from portal.outbox.statuses import (
     DEAD_LETTER,
+    DELIVERY_EXHAUSTED,
     ENQUEUED,
     FAILED,
     OUTBOX_ID_UNCLAIMED,
+    PENDING,
     PROCESSING,
     RECEIPT_RANK,
     RECEIPT_STATUSES,
@@ -30,6 +32,11 @@ from portal.outbox.statuses import (
     WAITING,
     sql_list,
 )
+from portal.settings import Settings
+
+DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
+# relay_since of a row that waits for its first publication: always due.
+ALWAYS_DUE = "0000-01-01T00:00:00.000000Z"
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,17 @@ class ClaimedRow:
     outcome_unknown: bool
     first_attempt_at: str | None
     suppressed: bool  # the recipient is on the suppression list at claim time
+    install_id: str  # this database's, created once by its first migration run (portal_install)
+
+    @property
+    def provider_key(self) -> str:
+        """The idempotency key the provider sees: the row's key under the environment and install.
+
+        The domain builds keys from local IDs (invitation:1:send:1); two environments on one
+        provider account, or a database reset within the provider's window, would reuse them, and
+        the provider would refuse an email that was never sent (a 409, then unknown_outcome).
+        """
+        return f"{self.environment}:{self.install_id}:{self.idempotency_key}"
 
 
 # Built once: these run for every email.
@@ -56,20 +74,27 @@ _CLAIM = Statement(
         attempt_count = attempt_count + 1,
         claim_expires_at = :claim_expires_at,
         next_attempt_at = NULL,
+        relay_since = :relay_since,
         updated_at = :now
     WHERE id = :id
       AND provider_message_id IS NULL
-      AND (status IN {sql_list(WAITING)}
+      AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
            OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
     RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
               environment, outcome_unknown, first_attempt_at,
-              EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed
+              EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
+              (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
     """
 )
 
 
-def claim_outbox_row(db: Database, outbox_id: str, claim_seconds: int) -> ClaimedRow | None:
+def claim_outbox_row(
+    db: Database, outbox_id: str, claim_seconds: int, republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER
+) -> ClaimedRow | None:
     """Admit one delivery: the row is ours until its claim expires, or None if it is not eligible.
+
+    Only a due row is eligible: a row waiting for its retry time (a 429's retry-after, a growing
+    delay) is not claimable before it, whoever delivers its message.
 
     A row that is reclaimed after an expired claim, past its first provider request, may have been
     sent by the delivery that died: its outcome is unknown from then on. The suppression list is
@@ -78,7 +103,16 @@ def claim_outbox_row(db: Database, outbox_id: str, claim_seconds: int) -> Claime
     now = clock.utcnow()
     with db.write() as conn:
         row = (
-            _CLAIM(conn, {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)})
+            _CLAIM(
+                conn,
+                {
+                    "id": outbox_id,
+                    "now": clock.iso(now),
+                    "claim_expires_at": clock.iso_in(claim_seconds, now),
+                    # The relay finds the row again once its claim has expired.
+                    "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
+                },
+            )
             .mappings()
             .first()
         )
@@ -100,7 +134,7 @@ _MARK_SENT = Statement(
     f"""
     UPDATE email_outbox
     SET status = '{SENT}', provider_message_id = :message_id, sent_at = :now,
-        claim_expires_at = NULL, next_attempt_at = NULL, last_error = NULL,
+        claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, last_error = NULL,
         outcome_unknown = 0, updated_at = :now
     WHERE id = :id AND provider_message_id IS NULL
     """
@@ -120,7 +154,8 @@ def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
 _MARK_RETRY = Statement(
     f"""
     UPDATE email_outbox
-    SET status = '{RETRY}', next_attempt_at = :next_at, last_error = :reason, claim_expires_at = NULL,
+    SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
+        claim_expires_at = NULL,
         outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
     WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
     """
@@ -155,55 +190,119 @@ def mark_retry(
 
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
 # dead letter with unknown_outcome, for a person to decide.
-_SETTLE_UNSENT = Statement(
+_UNSENT_STATUS = f"""
+    status = CASE WHEN {{unknown}} THEN '{DEAD_LETTER}' ELSE :status END,
+    last_error = CASE WHEN {{unknown}} THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
+    claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+"""
+# The claim holder settles its own attempt only: a stale holder (its claim expired and another
+# delivery claimed the row, raising attempt_count) changes nothing.
+_SETTLE_CLAIMED = Statement(
+    f"""
+    UPDATE email_outbox SET {_UNSENT_STATUS.format(unknown="outcome_unknown = 1")}
+    WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
+    """
+)
+# Settling without a claim (the dead-letter queue, an ID no family recognises): never over a live
+# claim, and a row whose attempt was in flight when its claim expired may have gone out.
+_SETTLE_UNCLAIMED = Statement(
     f"""
     UPDATE email_outbox
-    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}' ELSE :status END,
-        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
-        claim_expires_at = NULL, next_attempt_at = NULL, updated_at = :now
-    WHERE id = :id AND provider_message_id IS NULL AND status IN {sql_list(UNSETTLED)}
+    SET {_UNSENT_STATUS.format(unknown=f"outcome_unknown = 1 OR (status = '{PROCESSING}' AND first_attempt_at IS NOT NULL)")}
+    WHERE id = :id AND provider_message_id IS NULL
+      AND (status IN {sql_list(WAITING)}
+           OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
     """
 )
 
 
-def settle_unsent(db: Database, outbox_id: str, status: str, reason: str | None) -> bool:
-    """A final state in which we hold no message ID (failed, suppressed, dead letter)."""
-    assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
-    with db.write() as conn:
-        changed = _SETTLE_UNSENT(
-            conn, {"id": outbox_id, "status": status, "reason": reason, "now": clock.now_iso()}
-        ).rowcount
-        delete_frozen_payload(conn, outbox_id)
-    return changed == 1
+def settle_unsent(db: Database, outbox_id: str, attempt: int, status: str, reason: str | None) -> bool:
+    """The claim holder's final state in which we hold no message ID (failed, suppressed, dead letter)."""
+    return _settle(db, _SETTLE_CLAIMED, outbox_id, status, reason, attempt=attempt)
+
+
+def settle_unclaimed(db: Database, outbox_id: str, status: str, reason: str | None) -> bool:
+    """A final state for a row nobody holds a live claim on; False (nothing changed) otherwise."""
+    return _settle(db, _SETTLE_UNCLAIMED, outbox_id, status, reason)
+
+
+def settle_exhausted(db: Database, outbox_id: str) -> bool:
+    """The dead-letter queue's decision: out of attempts; unknown_outcome if one may have gone out."""
+    return settle_unclaimed(db, outbox_id, DEAD_LETTER, DELIVERY_EXHAUSTED)
 
 
 def mark_unclaimed_row_failed(db: Database, outbox_id: str) -> bool:
     """An envelope whose ID no family recognises: fail an eligible row so it does not look alive."""
-    return settle_unsent(db, outbox_id, FAILED, OUTBOX_ID_UNCLAIMED)
+    return settle_unclaimed(db, outbox_id, FAILED, OUTBOX_ID_UNCLAIMED)
+
+
+def _settle(db: Database, statement: Statement, outbox_id: str, status: str, reason: str | None, **extra) -> bool:
+    assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
+    with db.write() as conn:
+        changed = statement(
+            conn, {"id": outbox_id, "status": status, "reason": reason, "now": clock.now_iso(), **extra}
+        ).rowcount
+        if changed:
+            # Only the settling holder's: another delivery's payload is never pulled from under it.
+            delete_frozen_payload(conn, outbox_id)
+    return changed == 1
+
+
+_NOT_YET_DUE = Statement(
+    f"""
+    SELECT next_attempt_at FROM email_outbox
+    WHERE id = :id AND provider_message_id IS NULL AND status IN {sql_list(WAITING)} AND next_attempt_at > :now
+    """
+)
+
+
+def seconds_until_due(db: Database, outbox_id: str) -> float | None:
+    """For a row that could not be claimed: how long until its retry time, or None if it is not
+    waiting for one (settled, claimed, missing)."""
+    now = clock.utcnow()
+    with db.read() as conn:
+        due = _NOT_YET_DUE(conn, {"id": outbox_id, "now": clock.iso(now)}).scalar()
+    return None if due is None else (clock.parse(due) - now).total_seconds()
+
+
+_CREATED_AT = Statement("SELECT created_at FROM email_outbox WHERE id = :id")
+
+
+def row_age_seconds(db: Database, outbox_id: str) -> float | None:
+    """How long ago the row was committed; None if there is no such row."""
+    with db.read() as conn:
+        created_at = _CREATED_AT(conn, {"id": outbox_id}).scalar()
+    return None if created_at is None else (clock.utcnow() - clock.parse(created_at)).total_seconds()
 
 
 def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
     _DELETE_FROZEN(conn, {"id": outbox_id})
 
 
+# A publication moves `pending` to `enqueued` and restarts the stale period of every row it
+# published, so the relay republishes a lost message once per period, not on every pass. A late
+# write never turns `retry` into `enqueued` (the retry time stands) and never touches a live claim.
 _RECORD_PUBLICATION = sa.text(
     f"""
     UPDATE email_outbox
-    SET status = :status,
+    SET status = CASE WHEN status = '{PENDING}' THEN :status ELSE status END,
         last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
                           THEN NULL ELSE COALESCE(:error, last_error) END,
-        enqueued_at = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE enqueued_at END,
+        enqueued_at = CASE WHEN :status = '{ENQUEUED}' AND status IN ('{PENDING}', '{ENQUEUED}')
+                           THEN :now ELSE enqueued_at END,
+        relay_since = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE relay_since END,
         updated_at = :now
     WHERE id IN (SELECT value FROM json_each(:ids))
       AND provider_message_id IS NULL
-      AND status IN {sql_list(WAITING)}
+      AND (status IN {sql_list(WAITING)}
+           OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
     """
 )
 
 
 def record_publication(db: Database, outbox_ids: list[str], status: str, error: str | None) -> None:
-    """After a publish: `enqueued`, or `pending` with the reason. Only rows still waiting move, so a
-    late write never overwrites a claim or a settled row."""
+    """After a publish: `enqueued`, or `pending` with the reason. Only rows still waiting (or
+    under an expired claim) change, so a late write never overwrites a claim or a settled row."""
     with db.write() as conn:
         conn.execute(
             _RECORD_PUBLICATION,
@@ -241,16 +340,17 @@ def advance_on_receipt(conn: sa.Connection, params: dict, status: str) -> str | 
     return _ADVANCE_ON_RECEIPT(conn, {**params, "status": status, "rank": RECEIPT_RANK[status]}).scalar()
 
 
-# Eligible: a row still waiting or in flight, or a dead letter whose outcome was unknown (the
-# receipt answers exactly that question). Never failed or suppressed, never one holding a message ID.
+# Eligible: a row still waiting or in flight, or any dead letter: a receipt that proves the provider
+# took the email outranks every reason a row became one (an unknown outcome, exhausted attempts).
+# Never failed or suppressed, never one holding a message ID.
 _SETTLE_FROM_RECEIPT_TAG = Statement(
     f"""
     UPDATE email_outbox
     SET provider_message_id = :email_id, status = :status, last_event_at = :event_at,
         sent_at = COALESCE(sent_at, :event_at), claim_expires_at = NULL, next_attempt_at = NULL,
-        last_error = NULL, outcome_unknown = 0, updated_at = :now
+        relay_since = NULL, last_error = NULL, outcome_unknown = 0, updated_at = :now
     WHERE id = :outbox_id AND provider_message_id IS NULL
-      AND (status IN {sql_list(UNSETTLED)} OR (status = '{DEAD_LETTER}' AND last_error = '{UNKNOWN_OUTCOME}'))
+      AND (status IN {sql_list(UNSETTLED)} OR status = '{DEAD_LETTER}')
       AND {RECEIPT_UNPROCESSED}
     """
 )

@@ -18,11 +18,14 @@ WAITING = (PENDING, ENQUEUED, RETRY)
 UNSETTLED = WAITING + (PROCESSING,)
 SETTLED = tuple(s for s in ALL if s not in UNSETTLED)
 
-# Which status a provider receipt may replace with which: sent < delivered < bounced = complained.
-# A bounce and a complaint are both the last word on an email, so neither outranks the other.
-RECEIPT_RANK = {SENT: 1, DELIVERED: 2, BOUNCED: 3, COMPLAINED: 3}
-# Rows a receipt may move once they carry the provider's message ID.
-RECEIPT_STATUSES = tuple(RECEIPT_RANK)
+# Which status a provider receipt may replace with which:
+#   sent < delivered < bounced = complained = failed = suppressed.
+# Each of the last four is the last word on an email (the provider's email.failed and
+# email.suppressed say it never left), so none outranks another and time decides between them.
+RECEIPT_RANK = {SENT: 1, DELIVERED: 2, BOUNCED: 3, COMPLAINED: 3, FAILED: 3, SUPPRESSED: 3}
+# Rows a receipt may move once they carry the provider's message ID. A receipt may make a row
+# failed or suppressed, but nothing moves one out of those: nothing was sent.
+RECEIPT_STATUSES = (SENT, DELIVERED, BOUNCED, COMPLAINED)
 
 # Reasons written to last_error.
 UNKNOWN_OUTCOME = "unknown_outcome"

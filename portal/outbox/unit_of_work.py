@@ -49,4 +49,6 @@ def write_then_publish(handles, *, request_id: str | None = None) -> Iterator[Em
     with handles.db.write() as conn:
         work = EmailWork(conn, handles.settings)
         yield work
-    work.publication = publish_outbox_rows(handles.db, handles.redis, work.outbox_ids, request_id)
+    work.publication = publish_outbox_rows(
+        handles.db, handles.redis, work.outbox_ids, request_id, handles.settings.outbox_job_timeout_seconds
+    )

@@ -3,7 +3,13 @@
 We use RQ's SimpleWorker (no fork per job): the job reuses the process's database engine and HTTP
 connection pool, which is most of the work saved, and the claim plus idempotency key already make a
 duplicate delivery harmless. The relay runs in a thread on a fixed interval; a Redis lock with an
-expiry lets only one worker's pass run at a time across all workers.
+expiry lets only one worker's pass run at a time across all workers. The same thread runs the
+retention purge once a day (another lock, held for the day).
+
+Lifecycle: a worker started before Redis answers waits, with one log line per try; if Redis goes
+away while it works (a restart), it waits the same way and carries on with a fresh RQ worker,
+instead of printing a traceback per loop. SIGTERM lets the current email finish (RQ's warm
+shutdown), and a delivery waiting for a rate-limit slot gives up at once (its row is released).
 """
 
 from __future__ import annotations
@@ -12,17 +18,32 @@ import logging
 import threading
 import uuid
 
+import redis
 from rq import SimpleWorker
+from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 
 from portal.outbox.consumer import use_context
 from portal.outbox.handles import EmailHandles
 from portal.outbox.periodic import PeriodicTask, start_periodic
 from portal.outbox.queues import dead_letter_queue, email_queue
+from portal.outbox.rate_limit import stopping
 from portal.outbox.relay import relay_pass
+from portal.outbox.retention import purge
 
 log = logging.getLogger("portal.worker")
 RELAY_LOCK_KEY = "portal:outbox:relay-lock"
+PURGE_LOCK_KEY = "portal:outbox:purge-daily"
+REDIS_WAIT_CAP_SECONDS = 10
+REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+class EmailWorker(SimpleWorker):
+    """RQ's SimpleWorker, which also tells a delivery waiting for a rate slot to give up on SIGTERM."""
+
+    def request_stop(self, signum, frame):
+        stopping.set()
+        super().request_stop(signum, frame)
 
 
 def worker_queues(redis) -> list:
@@ -51,12 +72,77 @@ def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
     return True
 
 
+def run_daily_purge_with_lock(ctx: EmailHandles) -> bool:
+    """The retention purge, at most once a day across all workers; True if this call ran it."""
+    if not ctx.redis.set(PURGE_LOCK_KEY, "1", nx=True, ex=86400):
+        return False
+    report = purge(ctx.db, ctx.settings)
+    log.info("retention purge: %s", report.summary())
+    return True
+
+
 def _relay_loop(ctx: EmailHandles, stop: threading.Event) -> None:
     while not stop.wait(ctx.settings.relay_interval_seconds):
         try:
             run_relay_once_with_lock(ctx)
+            run_daily_purge_with_lock(ctx)
         except Exception as error:  # Redis or the database is down: try again next interval
             log.warning("relay pass failed: %s", type(error).__name__)
+
+
+def _scheduler_loop(ctx: EmailHandles, stop: threading.Event) -> None:
+    """RQ's scheduler (it moves delayed retries onto the queue when due), in a thread of ours
+    instead of RQ's own process, which dies with a chain of tracebacks when Redis restarts and is
+    not started again for minutes. One line when Redis goes away, one when it is back."""
+    scheduler = RQScheduler(
+        [q.name for q in worker_queues(ctx.redis)], connection=ctx.redis, serializer=JSONSerializer, interval=1
+    )
+    redis_away = False
+    while not stop.wait(scheduler.interval):
+        try:
+            if scheduler.should_reacquire_locks:
+                scheduler.acquire_locks()
+            if scheduler.acquired_locks:
+                scheduler.heartbeat()
+                scheduler.enqueue_scheduled_jobs()
+            if redis_away:
+                log.info("scheduler: Redis answers again")
+                redis_away = False
+        except REDIS_ERRORS as error:
+            if not redis_away:
+                log.warning("scheduler: Redis is unavailable (%s); delayed retries wait", type(error).__name__)
+                redis_away = True
+            scheduler.lock_acquisition_time = None  # take the locks again once Redis is back
+    try:
+        scheduler.release_locks()
+    except REDIS_ERRORS:
+        pass
+
+
+def wait_for_redis(ctx: EmailHandles, stop: threading.Event | None = None) -> bool:
+    """Block until Redis answers, one log line per try; False if asked to stop first."""
+    tries, pause = 0, 0.5
+    while True:
+        try:
+            ctx.redis.ping()
+            if tries:
+                log.info("Redis answers after %d tries; working", tries + 1)
+            return True
+        except REDIS_ERRORS as error:
+            tries += 1
+            # The host and port only: the URL may carry a password.
+            where = ctx.redis.connection_pool.connection_kwargs
+            log.warning(
+                "waiting for Redis at %s:%s (try %d, %s); next try in %.1f s",
+                where.get("host", "?"),
+                where.get("port", "?"),
+                tries,
+                type(error).__name__,
+                pause,
+            )
+        if (stop or stopping).wait(pause) or stopping.is_set():
+            return False
+        pause = min(pause * 2, REDIS_WAIT_CAP_SECONDS)
 
 
 def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
@@ -65,13 +151,25 @@ def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[Period
     `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay, not in burst mode."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     use_context(ctx)
-    worker = SimpleWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
+    stopping.clear()
     stop = threading.Event()
+    if not wait_for_redis(ctx):
+        return 0
     if not burst:
         threading.Thread(target=_relay_loop, args=(ctx, stop), name="outbox-relay", daemon=True).start()
+        threading.Thread(target=_scheduler_loop, args=(ctx, stop), name="outbox-scheduler", daemon=True).start()
         start_periodic(ctx, periodic, stop)
     try:
-        worker.work(burst=burst, with_scheduler=True, logging_level="WARNING")
+        while True:
+            worker = EmailWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
+            # RQ logs its own "could not connect" line per try while it waits for a job; anything it
+            # cannot ride out ends work() with one error line, and we wait for Redis and start again.
+            # In burst mode RQ moves due retries itself, once, without a process of its own.
+            worker.work(burst=burst, with_scheduler=burst, logging_level="WARNING")
+            if burst or stopping.is_set() or worker._stop_requested:
+                break
+            if not wait_for_redis(ctx):
+                break
     finally:
         stop.set()
         ctx.db.dispose()

@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from devtools.processes import stop_process
 from devtools.provider_model import ProviderModel
 from portal.context import PortalContext
+from portal.outbox import clock
 from portal.outbox.consumer import use_context
+from portal.outbox.rate_limit import PAUSE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,13 +33,13 @@ def settings(settings, provider_model):
     expiry and retries happen within a test. The app, `runner` and the workers all use these."""
     return settings.with_overrides(
         resend_api_url=provider_model.url,
-        outbox_claim_seconds=2,
+        outbox_claim_seconds=3,
         outbox_retry_base_seconds=1,
         outbox_retry_cap_seconds=4,
         outbox_max_attempts=4,
         outbox_republish_after_seconds=1,
         relay_interval_seconds=1,
-        provider_timeout_seconds=5,
+        provider_timeout_seconds=2.5,
     )
 
 
@@ -52,6 +55,22 @@ def ctx(settings):
 
 
 @pytest.fixture
+def make_due(ctx):
+    """make_due(outbox_id): time passes: the row's retry time has come, and any pause the provider's
+    rate-limit headers asked for is over."""
+
+    def make_due(outbox_id):
+        ctx.redis.delete(PAUSE_KEY)
+        with ctx.db.write() as conn:
+            conn.execute(
+                sa.text("UPDATE email_outbox SET next_attempt_at = :past WHERE id = :id"),
+                {"id": outbox_id, "past": clock.iso_in(-1)},
+            )
+
+    return make_due
+
+
+@pytest.fixture
 def worker_env(settings, tmp_path):
     s = settings
     return {
@@ -62,6 +81,7 @@ def worker_env(settings, tmp_path):
         "PORTAL_INSTANCE_PATH": str(tmp_path / "worker-instance"),
         "RESEND_API_URL": s.resend_api_url,
         "OUTBOX_CLAIM_SECONDS": str(s.outbox_claim_seconds),
+        "PROVIDER_TIMEOUT_SECONDS": str(s.provider_timeout_seconds),
         "OUTBOX_RETRY_BASE_SECONDS": str(s.outbox_retry_base_seconds),
         "OUTBOX_RETRY_CAP_SECONDS": str(s.outbox_retry_cap_seconds),
         "OUTBOX_MAX_ATTEMPTS": str(s.outbox_max_attempts),

@@ -20,7 +20,7 @@ def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_
     assert row["status"] == SENT and row["attempt_count"] == 1
     (email,) = provider_model.sent()
     assert row["provider_message_id"] == email["id"]
-    assert email["to"] == ["ada@example.org"] and email["idempotency_key"] == row["idempotency_key"]
+    assert email["to"] == ["ada@example.org"] and email["idempotency_key"].endswith(":" + row["idempotency_key"])
     tags = {t["name"]: t["value"] for t in email["tags"]}
     assert tags["environment"] == "development" and tags["family"] == "notice" and tags["outbox_id"] == outbox_id
     assert count("email_frozen_payloads") == 0, "the frozen payload is personal content: gone once the row settles"
@@ -31,7 +31,7 @@ def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_
 
 
 def test_lost_response_then_layout_change_replays_the_frozen_payload(
-    ctx, make_outbox_row, outbox_row, provider_model, monkeypatch
+    ctx, make_outbox_row, outbox_row, provider_model, make_due, monkeypatch
 ):
     outbox_id = make_outbox_row()
     provider_model.fail_next("drop_after_accept")
@@ -46,6 +46,7 @@ def test_lost_response_then_layout_change_replays_the_frozen_payload(
         lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)),
     )
     monkeypatch.setattr("portal.outbox.families.render_bodies", rendering.render_bodies)
+    make_due(outbox_id)
     assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
 
     first, second = provider_model.requests()
@@ -98,7 +99,9 @@ def test_conflicting_payload_becomes_unknown_outcome(ctx, make_outbox_row, outbo
     import resend
 
     outbox_id = make_outbox_row(recipient="grace@example.org")
-    key = outbox_row(outbox_id)["idempotency_key"]
+    with ctx.db.read() as conn:
+        install_id = conn.execute(sa.text("SELECT install_id FROM portal_install")).scalar_one()
+    key = f"development:{install_id}:{outbox_row(outbox_id)['idempotency_key']}"  # as the engine sends it
     # An earlier attempt (say, before freezing existed) used the key with other content.
     resend.api_key, resend.api_url = "re_test", provider_model.url
     resend.Emails.send(
@@ -122,7 +125,7 @@ def test_validation_rejection_is_final_failure(ctx, make_outbox_row, outbox_row,
     assert provider_model.sent() == []
 
 
-def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, outbox_row, provider_model):
+def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, outbox_row, provider_model, make_due):
     from portal.outbox import clock
 
     outbox_id = make_outbox_row()
@@ -133,7 +136,8 @@ def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, 
             provider_model.fail_next(fault, retry_after=1)
         else:
             provider_model.fail_next(fault)
-        # Each attempt may only start once the previous one released the row.
+        # Each attempt may only start once the previous one released the row and its time came.
+        make_due(outbox_id)
         result = deliver(ctx, outbox_id, attempt=attempt)
         row = outbox_row(outbox_id)
         if result == "ack:sent":
@@ -178,7 +182,9 @@ def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row
     assert "conflict_concurrent" in outcomes
 
 
-def test_unknown_outcome_past_the_provider_window_is_never_resent(ctx, make_outbox_row, outbox_row, provider_model):
+def test_unknown_outcome_past_the_provider_window_is_never_resent(
+    ctx, make_outbox_row, outbox_row, provider_model, make_due
+):
     outbox_id = make_outbox_row()
     provider_model.fail_next("http_500")
     assert deliver(ctx, outbox_id).startswith("retry:")
@@ -188,6 +194,7 @@ def test_unknown_outcome_past_the_provider_window_is_never_resent(ctx, make_outb
             sa.text("UPDATE email_outbox SET first_attempt_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
             {"id": outbox_id},
         )
+    make_due(outbox_id)
     requests_before = len(provider_model.requests())
     assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
@@ -227,7 +234,9 @@ def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row
         freeze_or_replay(ctx.db, make_outbox_row(), two)
 
 
-def test_a_row_that_may_have_gone_out_never_settles_as_unsent(ctx, make_outbox_row, outbox_row, provider_model):
+def test_a_row_that_may_have_gone_out_never_settles_as_unsent(
+    ctx, make_outbox_row, outbox_row, provider_model, make_due
+):
     outbox_id = make_outbox_row(recipient="maybe@example.org")
     provider_model.fail_next("http_500")  # the request reached the provider; its outcome is unknown
     assert deliver(ctx, outbox_id).startswith("retry:")
@@ -238,6 +247,7 @@ def test_a_row_that_may_have_gone_out_never_settles_as_unsent(ctx, make_outbox_r
                 "VALUES ('maybe@example.org', 'bounced', 'test', '2026-01-01T00:00:00.000000Z')"
             )
         )
+    make_due(outbox_id)
     assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
     assert (row["status"], row["last_error"]) == (DEAD_LETTER, UNKNOWN_OUTCOME)

@@ -1,0 +1,129 @@
+"""The worker's lifecycle with a real `python worker.py` and a Redis of its own that the test
+starts late, restarts, or keeps: waiting for Redis, riding out a restart, and SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from devtools.processes import free_port, stop_process
+from devtools.testing import PrivateRedis
+from portal.context import PortalContext
+from portal.outbox.publish import publish_outbox_rows
+from portal.outbox.statuses import SENT
+from tests.outbox.conftest import ROOT
+
+
+def wait_until(condition, timeout=30.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return condition()
+
+
+class OwnRedis(PrivateRedis):
+    """A Redis on a fixed port that the test can stop and start again."""
+
+    def __init__(self, port: int):
+        super().__init__()
+        self.port, self.url = port, f"redis://127.0.0.1:{port}/0"
+
+    def restart(self) -> OwnRedis:
+        stop_process(self.process)
+        self.process = None
+        return self
+
+
+@pytest.fixture
+def own_redis():
+    server = OwnRedis(free_port())
+    yield server
+    if server.process is not None:
+        stop_process(server.process)
+
+
+@pytest.fixture
+def own_ctx(settings, own_redis):
+    context = PortalContext.from_settings(settings.with_overrides(redis_url=own_redis.url))
+    yield context
+    context.db.dispose()
+
+
+@pytest.fixture
+def start_worker(worker_env, tmp_path):
+    started: list[subprocess.Popen] = []
+
+    def start(redis_url):
+        path = tmp_path / f"worker-{len(started)}.log"
+        with path.open("w") as log:
+            process = subprocess.Popen(
+                [sys.executable, str(ROOT / "worker.py")],
+                env={**worker_env, "REDIS_URL": redis_url},
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        started.append(process)
+        process.output = path.read_text
+        return process
+
+    yield start
+    for process in started:
+        stop_process(process)
+
+
+def test_a_worker_started_before_redis_waits_and_then_works(
+    own_redis, own_ctx, start_worker, make_outbox_row, outbox_row, provider_model
+):
+    worker = start_worker(own_redis.url)
+    assert wait_until(lambda: worker.output().count("waiting for Redis") >= 2, timeout=20), worker.output()
+    assert worker.poll() is None, "it waits instead of exiting"
+    own_redis.start()
+    outbox_id = make_outbox_row()
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id])
+    assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30), worker.output()
+    output = worker.output()
+    assert "Traceback" not in output, output
+    lines = [line for line in output.splitlines() if "waiting for Redis" in line]
+    assert all("try" in line for line in lines) and len(lines) == len(set(lines)), "one line per try"
+
+
+def test_a_worker_rides_out_a_redis_restart(own_redis, own_ctx, start_worker, make_outbox_row, outbox_row):
+    own_redis.start()
+    worker = start_worker(own_redis.url)
+    first = make_outbox_row()
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [first])
+    assert wait_until(lambda: outbox_row(first)["status"] == SENT, timeout=30), worker.output()
+
+    own_redis.restart()
+    time.sleep(3)  # Redis is away for a while
+    own_redis.start()
+    second = make_outbox_row()
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [second])
+    assert wait_until(lambda: outbox_row(second)["status"] == SENT, timeout=40), worker.output()
+    assert worker.poll() is None
+    output = worker.output()
+    assert "Traceback" not in output, output
+
+
+def test_sigterm_finishes_the_current_email_and_stops(
+    own_redis, own_ctx, start_worker, make_outbox_row, outbox_row, provider_model
+):
+    own_redis.start()
+    worker = start_worker(own_redis.url)
+    assert wait_until(lambda: own_ctx.redis.smembers("rq:workers"), timeout=20), worker.output()
+    outbox_id = make_outbox_row()
+    provider_model.fail_next("slow_accept", delay=1.5)
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id])
+    assert wait_until(lambda: len(provider_model.requests()) == 1, timeout=20), worker.output()
+
+    worker.send_signal(signal.SIGTERM)  # while the provider is still answering
+    assert worker.wait(timeout=30) == 0, worker.output()
+    row = outbox_row(outbox_id)
+    assert row["status"] == SENT and row["provider_message_id"] == provider_model.sent()[0]["id"]
