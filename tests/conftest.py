@@ -14,9 +14,10 @@ from portal import create_app
 from portal.auth.operations import create_user
 from portal.email_families import FAMILIES
 from portal.extensions import EXTENSION_KEY
-from portal.outbox import EmailIntent
+from portal.outbox import EmailIntent, clock
 from portal.outbox.intents import add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows
+from portal.outbox.rate_limit import PAUSE_KEY
 
 PASSWORD = "correct-horse-battery"
 
@@ -198,3 +199,19 @@ def live_portal(app):
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     thread.join()
+
+
+@pytest.fixture
+def make_due(ctx):
+    """make_due(outbox_id): time passes: the row's retry time has come, and any pause the provider's
+    rate-limit headers asked for is over."""
+
+    def make_due(outbox_id):
+        ctx.redis.delete(PAUSE_KEY)
+        with ctx.db.write() as conn:
+            conn.execute(
+                sa.text("UPDATE email_outbox SET next_attempt_at = :past WHERE id = :id"),
+                {"id": outbox_id, "past": clock.iso_in(-1)},
+            )
+
+    return make_due

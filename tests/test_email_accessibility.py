@@ -13,11 +13,12 @@ from html.parser import HTMLParser
 
 import pytest
 
+from portal.account.operations import request_password_reset
 from portal.applications.operations import record_decision, submit_application
 from portal.auth.queries import load_user
 from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
-from portal.invitations.operations import invite_colleagues
+from portal.invitations.operations import invite_colleagues, invite_manager
 from portal.notices.operations import send_notice
 from portal.reports.runs import test_send as send_test_report
 
@@ -87,6 +88,10 @@ def every_family_sent(ctx, make_user, user_id):
     request_demo(ctx, name="Ines Moreau", email="ines@atelier.example", company="Atelier", message="Ten people.")
     send_notice(ctx, to="someone@example.org", subject="Planned maintenance", body="Tonight.\n\nThank you.")
     send_test_report(ctx, manager=manager, request_id="a" * 32)
+    request_password_reset(ctx, email=manager.email)
+    invite_manager(
+        ctx, company_id=manager.company_id, email="second@acme.example", inviter_id=manager.id, inviter_name="Maja"
+    )
 
     rendered: dict[str, list] = {}
     with ctx.db.read() as conn:

@@ -89,12 +89,14 @@ class DecisionForm(PortalForm):
     )
     # How many decisions the page showed: a stale page or a replay is recognised by it.
     decisions_seen = IntegerField(widget=HiddenInput(), validators=[Optional()])
-    # "yes" once the admin has seen the confirmation page: approving and declining ask first.
+    # The detail page's form sends "ask", so approving and declining in the browser go through a
+    # confirmation page, which sends "yes". A request without the field (the contract's
+    # `decision` and `note` alone, as a script sends them) decides at once.
     confirmed = HiddenField()
 
     @property
     def needs_confirmation(self) -> bool:
-        return self.decision.data in CONFIRMED_DECISIONS and self.confirmed.data != "yes"
+        return self.decision.data in CONFIRMED_DECISIONS and self.confirmed.data == "ask"
 
     def validate_note(self, field):
         if self.decision.data == "request_info" and not field.data:

@@ -14,11 +14,12 @@ def signed_in_admin(auth, make_user):
 
 
 def decision_form(client, application_id):
-    """The CSRF token and decisions_seen from the detail page, as the browser would send them."""
+    """The hidden fields of the detail page's form, as the browser would send them."""
     page = client.get(f"/admin/applications/{application_id}").get_data(as_text=True)
     token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
     seen = re.search(r'name="decisions_seen" type="hidden" value="(\d+)"', page).group(1)
-    return {"csrf_token": token, "decisions_seen": seen}
+    confirmed = re.search(r'name="confirmed" value="(\w+)"', page).group(1)
+    return {"csrf_token": token, "decisions_seen": seen, "confirmed": confirmed}
 
 
 def any_csrf_token(client):
@@ -197,3 +198,15 @@ def test_approve_and_decline_ask_for_confirmation_first(client, auth, make_user,
     assert "Yes, approve and invite" in approve and count("companies") == 0
     confirmed = client.post(url, data={**form, "confirmed": "yes"})
     assert confirmed.status_code == 302 and count("application_decisions") == 1
+
+
+def test_the_contracts_decision_fields_alone_decide_at_once(client, auth, make_user, submit, count):
+    """A script posting `decision` and `note` (CONTRACT.md) is not sent to a confirmation page."""
+    application = submit()
+    auth.login(make_user("admin"))
+    token = decision_form(client, application.application_id)["csrf_token"]
+    response = client.post(
+        f"/admin/applications/{application.application_id}/decision",
+        data={"decision": "decline", "note": "Not this year.", "csrf_token": token},
+    )
+    assert response.status_code == 302 and count("application_decisions") == 1

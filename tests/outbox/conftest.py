@@ -8,14 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from devtools.processes import stop_process
 from devtools.provider_model import ProviderModel
 from portal.context import PortalContext
-from portal.outbox import clock
 from portal.outbox.consumer import use_context
-from portal.outbox.rate_limit import PAUSE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,22 +49,6 @@ def ctx(settings):
     yield context
     use_context(None)
     context.db.dispose()
-
-
-@pytest.fixture
-def make_due(ctx):
-    """make_due(outbox_id): time passes: the row's retry time has come, and any pause the provider's
-    rate-limit headers asked for is over."""
-
-    def make_due(outbox_id):
-        ctx.redis.delete(PAUSE_KEY)
-        with ctx.db.write() as conn:
-            conn.execute(
-                sa.text("UPDATE email_outbox SET next_attempt_at = :past WHERE id = :id"),
-                {"id": outbox_id, "past": clock.iso_in(-1)},
-            )
-
-    return make_due
 
 
 @pytest.fixture

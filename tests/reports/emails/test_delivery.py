@@ -32,7 +32,7 @@ def test_a_report_email_waits_minutes_to_hours_while_a_notice_keeps_the_settings
 
 
 def test_frozen_report_email_with_its_pdf_replays_byte_identical_after_a_template_change(
-    ctx, company, subscribe, report_rows, outbox_row, deliver, provider_model, monkeypatch
+    ctx, company, subscribe, report_rows, outbox_row, deliver, provider_model, monkeypatch, make_due
 ):
     _, manager, _ = company("Acme Ltd", employees=0)
     subscribe(manager, "monthly", since="2026-10-15T00:00:00.000000Z")
@@ -48,6 +48,7 @@ def test_frozen_report_email_with_its_pdf_replays_byte_identical_after_a_templat
         "portal.outbox.families.render_bodies",
         lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)),
     )
+    make_due(row["id"])
     assert deliver(row["id"], attempt=2) == "ack:sent"
 
     first, second = provider_model.requests()
