@@ -17,6 +17,11 @@ def page_number(value: str | None) -> int:
     return max(1, min(number, 100_000))
 
 
+def search_text(value: str | None) -> str:
+    """The search box's text from the query string, trimmed to the longest address a list holds."""
+    return (value or "").strip()[:254]
+
+
 @dataclass(frozen=True)
 class Page:
     items: list = field(default_factory=list)

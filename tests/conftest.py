@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 from werkzeug.serving import make_server
 
+from devtools.provider_model import ProviderModel
 from portal import create_app
 from portal.auth.operations import create_user
 from portal.email_families import FAMILIES
@@ -215,3 +216,11 @@ def make_due(ctx):
             )
 
     return make_due
+
+
+@pytest.fixture
+def provider_model():
+    """The Resend-compatible provider model on a free port; tests point the SDK at it."""
+    model = ProviderModel(port=0).start()
+    yield model
+    model.stop()

@@ -9,7 +9,7 @@ from portal.extensions import portal_context
 from portal.invitations import operations as invitation_operations
 from portal.invitations import queries as invitation_queries
 from portal.invitations.display import invitation_view
-from portal.paging import page_number
+from portal.paging import page_number, search_text
 from portal.people import queries as people_queries
 from portal.people.forms import InviteManagerForm
 
@@ -95,7 +95,7 @@ def resend_manager_invitation(company_id: int, invitation_id: int):
 @bp.get("/demo-requests")
 @roles_required("admin")
 def demo_requests():
-    query = (request.args.get("q") or "").strip()[:254]
+    query = search_text(request.args.get("q"))
     page = demo_queries.demo_request_page(
         portal_context().db, query=query, number=page_number(request.args.get("page"))
     )

@@ -7,7 +7,7 @@ from portal.applications.forms import ApplicationForm, DecisionForm
 from portal.applications.states import STATE_LABELS
 from portal.db import AmbiguousCommitError, DatabaseBusyError
 from portal.extensions import portal_context
-from portal.paging import page_number
+from portal.paging import page_number, search_text
 from portal.public_forms import accept_public_form, public_form_limits
 
 bp = Blueprint("applications", __name__)
@@ -52,7 +52,7 @@ def admin_list():
     db = portal_context().db
     state = request.args.get("state", "new")
     state = state if state in STATE_LABELS or state == "all" else "new"
-    query = (request.args.get("q") or "").strip()[:200]
+    query = search_text(request.args.get("q"))
     page = queries.application_page(
         db, state="" if state == "all" else state, query=query, number=page_number(request.args.get("page"))
     )

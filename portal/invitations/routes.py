@@ -9,7 +9,7 @@ from portal.invitations import operations, queries
 from portal.invitations.addresses import MAX_ADDRESSES
 from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
-from portal.paging import page_number
+from portal.paging import page_number, search_text
 
 bp = Blueprint("invitations", __name__, url_prefix="/invitations")
 
@@ -17,7 +17,7 @@ bp = Blueprint("invitations", __name__, url_prefix="/invitations")
 @bp.get("")
 @roles_required("manager")
 def index():
-    query = (request.args.get("q") or "").strip()[:254]
+    query = search_text(request.args.get("q"))
     state = request.args.get("state") if request.args.get("state") in queries.INVITATION_STATES else ""
     page = queries.invitation_page(
         portal_context().db,

@@ -4,7 +4,7 @@ from flask_login import current_user
 from portal.access import current_company_id, roles_required
 from portal.extensions import portal_context
 from portal.invitations.operations import InvitationError, invite_manager
-from portal.paging import page_number
+from portal.paging import page_number, search_text
 from portal.people import operations, queries
 from portal.people.forms import ConfirmForm, InviteManagerForm
 
@@ -14,7 +14,7 @@ bp = Blueprint("people", __name__, url_prefix="/people")
 @bp.get("")
 @roles_required("manager")
 def index():
-    query = (request.args.get("q") or "").strip()[:254]
+    query = search_text(request.args.get("q"))
     state = request.args.get("state") if request.args.get("state") in queries.PERSON_STATES else "active"
     page = queries.people_page(
         portal_context().db,

@@ -10,18 +10,10 @@ from pathlib import Path
 import pytest
 
 from devtools.processes import stop_process
-from devtools.provider_model import ProviderModel
 from portal.context import PortalContext
 from portal.outbox.consumer import use_context
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def provider_model():
-    model = ProviderModel(port=0).start()
-    yield model
-    model.stop()
 
 
 @pytest.fixture

@@ -12,19 +12,11 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import stop_process
-from devtools.provider_model import ProviderModel
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope
 from portal.reports.subscriptions import save_subscription
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture
-def provider_model():
-    model = ProviderModel(port=0).start()
-    yield model
-    model.stop()
 
 
 @pytest.fixture
