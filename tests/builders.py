@@ -16,13 +16,17 @@ def at(seconds: float = 0) -> str:
     return (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def sign(secret: str, body: str, event_id: str | None = None, timestamp: datetime | None = None) -> dict:
-    event_id = event_id or f"msg_{uuid.uuid4().hex}"
+def sign(
+    secret: str, body: str, message_id: str | None = None, timestamp: datetime | None = None, *, prefix: str = "svix"
+) -> dict:
+    """Signed headers as a sender sets them: Resend signs with Svix's names ("svix-id", ...), the
+    programme platforms with Standard Webhooks' ("webhook-id", ...); the signature is the same."""
+    message_id = message_id or f"msg_{uuid.uuid4().hex}"
     timestamp = timestamp or datetime.now(UTC)
     return {
-        "svix-id": event_id,
-        "svix-timestamp": str(int(timestamp.timestamp())),
-        "svix-signature": Webhook(secret).sign(event_id, timestamp, body),
+        f"{prefix}-id": message_id,
+        f"{prefix}-timestamp": str(int(timestamp.timestamp())),
+        f"{prefix}-signature": Webhook(secret).sign(message_id, timestamp, body),
         "content-type": "application/json",
     }
 

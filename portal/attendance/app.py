@@ -8,21 +8,17 @@ from __future__ import annotations
 
 from flask import Flask, jsonify
 
-from portal.access import enforce_declared_access
 from portal.attendance.routes import bp
-from portal.extensions import EXTENSION_KEY
+from portal.webhooks.app import create_lean_app
 
 MOUNT_POINT = "/api"
 MAX_BODY_BYTES = 1024 * 1024
 
 
 def create_api_app(context, *, testing: bool = False) -> Flask:
-    """The API app, sharing the portal's PortalContext (settings, database, Redis)."""
-    app = Flask(__name__)
-    app.config.update(TESTING=testing, MAX_CONTENT_LENGTH=MAX_BODY_BYTES)
-    app.extensions[EXTENSION_KEY] = context
-    app.before_request(enforce_declared_access)
-    app.register_blueprint(bp)
+    """The API app, sharing the portal's PortalContext (settings, database, Redis); it answers
+    errors in JSON, since its callers read JSON."""
+    app = create_lean_app(__name__, context, bp, max_bytes=MAX_BODY_BYTES, testing=testing)
     app.register_error_handler(413, lambda _e: (jsonify(error="too_large", max_bytes=MAX_BODY_BYTES), 413))
     app.register_error_handler(404, lambda _e: (jsonify(error="not_found"), 404))
     app.register_error_handler(405, lambda _e: (jsonify(error="method_not_allowed"), 405))

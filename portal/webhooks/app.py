@@ -7,7 +7,7 @@ of what a receipt would otherwise cost.
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Blueprint, Flask
 
 from portal.access import enforce_declared_access
 from portal.extensions import EXTENSION_KEY
@@ -17,11 +17,17 @@ MOUNT_POINT = "/webhooks"
 MAX_RECEIPT_BYTES = 256 * 1024
 
 
-def create_webhook_app(context, *, testing: bool = False) -> Flask:
-    """The receipt endpoint's app, sharing the portal's PortalContext (settings, database, Redis)."""
-    app = Flask(__name__)
-    app.config.update(TESTING=testing, MAX_CONTENT_LENGTH=MAX_RECEIPT_BYTES)
+def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_bytes: int, testing: bool) -> Flask:
+    """An app for senders that are servers, not browsers (no sessions, CSRF or layout), sharing the
+    portal's PortalContext; every view still declares who may call it."""
+    app = Flask(import_name)
+    app.config.update(TESTING=testing, MAX_CONTENT_LENGTH=max_bytes)
     app.extensions[EXTENSION_KEY] = context
     app.before_request(enforce_declared_access)
-    app.register_blueprint(bp)
+    app.register_blueprint(blueprint)
     return app
+
+
+def create_webhook_app(context, *, testing: bool = False) -> Flask:
+    """The receipt endpoint's app, sharing the portal's PortalContext (settings, database, Redis)."""
+    return create_lean_app(__name__, context, bp, max_bytes=MAX_RECEIPT_BYTES, testing=testing)

@@ -1,25 +1,17 @@
-"""Fixtures for attendance tests: signed posts built with the real standardwebhooks library."""
+"""Fixtures for attendance tests: posts signed under Standard Webhooks header names (tests.builders.sign)."""
 
 from __future__ import annotations
 
 import json
-import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 
 import pytest
-import sqlalchemy as sa
-from standardwebhooks.webhooks import Webhook
+
+from tests.builders import sign as sign_message
 
 
 def sign(secret: str, body: str, webhook_id: str | None = None, timestamp: datetime | None = None) -> dict:
-    webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
-    timestamp = timestamp or datetime.now(UTC)
-    return {
-        "webhook-id": webhook_id,
-        "webhook-timestamp": str(int(timestamp.timestamp())),
-        "webhook-signature": Webhook(secret).sign(webhook_id, timestamp, body),
-        "content-type": "application/json",
-    }
+    return sign_message(secret, body, webhook_id, timestamp, prefix="webhook")
 
 
 def session(number: int = 1, **fields) -> dict:
@@ -48,12 +40,3 @@ def post_attendance(client, settings):
         return client.post("/api/attendance", data=body.encode(), headers=headers)
 
     return post
-
-
-@pytest.fixture
-def user_id(db):
-    def find(email):
-        with db.read() as conn:
-            return conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": email}).scalar_one()
-
-    return find

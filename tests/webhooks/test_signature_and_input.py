@@ -90,7 +90,7 @@ def test_body_changed_after_signing_is_401(client, settings, count):
 
 def test_signature_for_another_event_id_is_401(client, settings, count):
     body = json.dumps(event())
-    headers = sign(settings.resend_webhook_secret, body, event_id="msg_original")
+    headers = sign(settings.resend_webhook_secret, body, message_id="msg_original")
     headers["svix-id"] = "msg_replayed_under_a_new_id"
     assert client.post("/webhooks/resend", data=body, headers=headers).status_code == 401
     assert count("email_receipts") == 0
