@@ -19,6 +19,7 @@ EMAIL_STATE_WORDS = {
     statuses.SUPPRESSED: "blocked: the address bounced before",
     statuses.FAILED: "failed",
     statuses.DEAD_LETTER: "needs attention",
+    statuses.CANCELLED: "cancelled",
 }
 assert set(EMAIL_STATE_WORDS) == set(statuses.ALL)
 EMAIL_STATE_TONE = {

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from portal.db import Database, Statement, json_array
 from portal.outbox import clock
 from portal.outbox.statuses import (
+    CANCELLED,
     DEAD_LETTER,
     DELIVERY_EXHAUSTED,
     ENQUEUED,
@@ -246,6 +247,29 @@ def _settle(db: Database, statement: Statement, outbox_id: str, status: str, rea
             # Only the settling holder's: another delivery's payload is never pulled from under it.
             delete_frozen_payload(conn, outbox_id)
     return changed == 1
+
+
+# Never attempted: no provider request was made under the row's key, so nothing can have gone out.
+_CANCEL_UNATTEMPTED = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = '{CANCELLED}', last_error = :reason, claim_expires_at = NULL, next_attempt_at = NULL,
+        relay_since = NULL, updated_at = :now
+    WHERE id IN (SELECT value FROM json_each(:ids))
+      AND status IN {sql_list(WAITING)} AND first_attempt_at IS NULL AND provider_message_id IS NULL
+    RETURNING id
+    """
+)
+
+
+def cancel_unattempted(conn: sa.Connection, outbox_ids: list[str], reason: str) -> list[str]:
+    """Cancel, inside the caller's transaction, those of these rows no attempt has reached yet;
+    returns the IDs cancelled. A row claimed right now, or attempted before, is left as it is:
+    its outcome is the delivery's to settle."""
+    if not outbox_ids:
+        return []
+    params = {"ids": json_array(outbox_ids), "reason": reason, "now": clock.now_iso()}
+    return list(conn.execute(_CANCEL_UNATTEMPTED, params).scalars())
 
 
 _NOT_YET_DUE = Statement(

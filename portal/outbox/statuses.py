@@ -11,8 +11,22 @@ COMPLAINED = "complained"
 FAILED = "failed"  # final: nothing was sent
 SUPPRESSED = "suppressed"  # final: the address is on the suppression list; nothing was sent
 DEAD_LETTER = "dead_letter"  # final until a person decides; the reason is in last_error
+CANCELLED = "cancelled"  # final: a person or a campaign cancel stopped it before any attempt
 
-ALL = (PENDING, ENQUEUED, PROCESSING, RETRY, SENT, DELIVERED, BOUNCED, COMPLAINED, FAILED, SUPPRESSED, DEAD_LETTER)
+ALL = (
+    PENDING,
+    ENQUEUED,
+    PROCESSING,
+    RETRY,
+    SENT,
+    DELIVERED,
+    BOUNCED,
+    COMPLAINED,
+    FAILED,
+    SUPPRESSED,
+    DEAD_LETTER,
+    CANCELLED,
+)
 # A waiting row may be claimed; publication may only move rows among these.
 WAITING = (PENDING, ENQUEUED, RETRY)
 UNSETTLED = WAITING + (PROCESSING,)

@@ -87,5 +87,6 @@ DELIVERY_WORDS = {
     statuses.SUPPRESSED: "not sent: your address bounced before",
     statuses.FAILED: "failed",
     statuses.DEAD_LETTER: "held for an administrator to check",
+    statuses.CANCELLED: "cancelled before it was sent",
 }
 assert set(DELIVERY_WORDS) == set(statuses.ALL)
