@@ -98,6 +98,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.admin.routes import bp as admin
     from portal.applications.routes import bp as applications
     from portal.auth.routes import bp as auth
+    from portal.console.routes import bp as console
     from portal.demo.routes import bp as demo
     from portal.invitations.routes import bp as invitations
     from portal.main.routes import bp as main
@@ -105,7 +106,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
-    for blueprint in (auth, account, main, reports, applications, demo, invitations, people, suppressions):
+    for blueprint in (auth, account, main, reports, applications, demo, invitations, people, suppressions, console):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
 
@@ -114,6 +115,7 @@ def _register_blueprints(app: Flask) -> None:
             ("applications.admin_list", "Applications"),
             ("admin.demo_requests", "Demo requests"),
             ("suppressions.index", "Suppressions"),
+            ("console.index", "Outbox"),
         ],
         "manager": [
             ("reports.index", "Report"),

@@ -1,6 +1,6 @@
 """A local model of the Resend email API, for development and tests.
 
-It answers the requests the `resend` SDK makes (POST /emails, GET /emails/<id>) under Resend's
+It answers the requests the `resend` SDK makes (POST /emails, GET /emails/<id>, GET /emails) under Resend's
 documented idempotency rules, and lets a test inject the failures the outbox has to survive:
 a 5xx, a 429, an answer lost after the email was accepted, a slow acceptance. A mail viewer
 shows what was "sent", and when a webhook URL is given, signed receipts (`receipts.py`) are
@@ -289,8 +289,55 @@ class ProviderModel:
                 "created_at": email["created_at"],
                 "scheduled_at": None,
                 "last_event": "sent",
+                # Resend's documented example shows no tags here; the model returns them, and the
+                # portal's lookup also copes with an answer without them.
+                "tags": email["tags"],
             },
         )
+
+    def handle_list(self, authorization: str | None, query: dict) -> Answer:
+        """GET /emails: Resend's "list sent emails", newest first, paged by `limit` (1-100,
+        default 20) and an `after` or `before` cursor (an email ID). No tags, as in Resend's docs."""
+        refused = check_auth(authorization)
+        if refused is not None:
+            return refused
+        try:
+            limit = int(query.get("limit", 20))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 100:
+            return error(422, "validation_error", "The `limit` parameter must be between 1 and 100.")
+        if query.get("after") and query.get("before"):
+            return error(422, "validation_error", "Use either `after` or `before`, not both.")
+        with self._lock:
+            newest_first = list(reversed(self._sent))
+        ids = [e["id"] for e in newest_first]
+        if query.get("after"):
+            start = ids.index(query["after"]) + 1 if query["after"] in ids else len(ids)
+            chosen = newest_first[start : start + limit]
+            has_more = start + limit < len(ids)
+        elif query.get("before"):
+            end = ids.index(query["before"]) if query["before"] in ids else 0
+            chosen = newest_first[max(0, end - limit) : end]
+            has_more = end - limit > 0
+        else:
+            chosen, has_more = newest_first[:limit], len(ids) > limit
+        data = [
+            {
+                "id": e["id"],
+                "to": e["to"],
+                "from": e["from"],
+                "created_at": e["created_at"],
+                "subject": e["subject"],
+                "bcc": e["bcc"] or None,
+                "cc": e["cc"] or None,
+                "reply_to": e["reply_to"] or None,
+                "last_event": "sent",
+                "scheduled_at": None,
+            }
+            for e in chosen
+        ]
+        return Answer(200, {"object": "list", "has_more": has_more, "data": data})
 
     def _accept(self, raw: bytes, fingerprint: str, key: str | None, delay: float) -> tuple[Answer, str]:
         if key is not None and not 1 <= len(key) <= _MAX_KEY_LENGTH:

@@ -12,7 +12,7 @@ import binascii
 import json
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 
 def make_server(model, host: str, port: int) -> ThreadingHTTPServer:
@@ -40,6 +40,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        # The SDK sends its (empty) JSON params as a body even on a GET; read it, or on a kept-alive
+        # connection its bytes would be taken for the start of the next request.
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = unquote(urlsplit(self.path).path)
         model = self.server.model
         if path == "/":
@@ -54,6 +57,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._html(200, render_email(email, receipts))
         if path.startswith("/emails/"):
             return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/") :]))
+        if path == "/emails":
+            query = {name: values[-1] for name, values in parse_qs(urlsplit(self.path).query).items()}
+            return self._answer(model.handle_list(self.headers.get("Authorization"), query))
         if path == "/_model/requests":
             return self._json(200, model.requests())
         if path == "/_model/sent":

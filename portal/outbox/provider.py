@@ -125,8 +125,7 @@ class ResendProvider:
     def send(
         self, message: RenderedEmail, *, to: str, idempotency_key: str, family: str, outbox_id: str
     ) -> ProviderAnswer:
-        # The SDK keeps its configuration in module globals; set ours on every call.
-        resend.api_key, resend.api_url, resend.default_http_client = self.api_key, self.api_url, self.http_client
+        self._configure()
         params = self.build_params(message, to=to, family=family, outbox_id=outbox_id)
         try:
             response = resend.Emails.send(params, {"idempotency_key": idempotency_key})
@@ -140,6 +139,22 @@ class ResendProvider:
                 answer = ProviderAnswer(RETRY, reason="provider_answer_without_id", ambiguous=True)
         status, headers = self.http_client.last_answer()
         return dataclasses.replace(answer, status=status, headers=headers)
+
+    def _configure(self) -> None:
+        # The SDK keeps its configuration in module globals; set ours on every call.
+        resend.api_key, resend.api_url, resend.default_http_client = self.api_key, self.api_url, self.http_client
+
+    # Reads for "ask the provider" (portal/outbox/lookup.py); both raise ResendError on failure.
+    def retrieve_email(self, message_id: str) -> dict:
+        """Resend's "retrieve a sent email" (GET /emails/{id})."""
+        self._configure()
+        return dict(resend.Emails.get(message_id))
+
+    def list_emails(self, *, limit: int = 100, after: str | None = None) -> dict:
+        """Resend's "list sent emails" (GET /emails), newest first; `after` is the last ID of the page before."""
+        self._configure()
+        params = {"limit": limit, **({"after": after} if after else {})}
+        return dict(resend.Emails.list(params))
 
 
 def classify_error(error: ResendError) -> ProviderAnswer:

@@ -1,0 +1,131 @@
+"""The operator's console in Chromium: an email whose outcome became unknown is found, checked with
+the provider, confirmed as sent with a reason, and the history shows who did it and why; and one
+action by keyboard alone."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+from playwright.sync_api import expect
+
+from e2e.keyboard import KeyboardUser
+from portal.email_families import FAMILIES
+from portal.outbox import EmailIntent, clock
+from portal.outbox.intents import add_outbox_rows
+from portal.seed import DEMO_PASSWORD
+from portal.settings import Settings
+
+ADMIN = "admin@teei.example"
+SHOTS = Path("/tmp/shots-console13")
+
+
+def wait_for_row(db, where: str, timeout: float = 30.0, **params) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with db.read() as conn:
+            row = conn.execute(sa.text(f"SELECT * FROM email_outbox WHERE {where}"), params).mappings().first()
+        if row is not None:
+            return dict(row)
+        time.sleep(0.05)
+    raise AssertionError(f"no outbox row where {where} within {timeout}s")
+
+
+def shoot(page, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1100, "height": 800})
+
+
+def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stack):
+    # The provider takes the email but its answers are lost, and its receipts are held up.
+    stack.model.pause_receipts()
+    stack.model.fail_next("drop_after_accept", count=2)
+    page.goto(f"{stack.url}/password/forgot")
+    page.get_by_label("Email").fill("manager@northwind.example")
+    page.get_by_role("button", name="Send the link").click()
+
+    row = wait_for_row(stack.db, "family = 'password_reset' AND status = 'retry' AND outcome_unknown = 1")
+    with stack.db.write() as conn:  # a day passes: the provider's idempotency window is over
+        conn.execute(
+            sa.text("UPDATE email_outbox SET first_attempt_at = :then, next_attempt_at = :now WHERE id = :id"),
+            {"id": row["id"], "then": clock.iso_in(-86400 - 600), "now": clock.now_iso()},
+        )
+    wait_for_row(stack.db, "id = :id AND status = 'dead_letter'", id=row["id"])
+    assert len(stack.model.sent()) == 1, "the email went out once; the portal does not know it"
+
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.get_by_role("link", name="Outbox").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Outbox")
+    page.get_by_role("link", name=re.compile(r"1 password reset emails dead letter")).click()
+    listed = page.get_by_role("row", name=re.compile(row["id"]))
+    expect(listed).to_contain_text("outcome unknown")
+    shoot(page, "console-list")
+
+    listed.get_by_role("link").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Password reset email")
+    page.get_by_role("button", name="Ask the provider").click()
+    (sent,) = stack.model.sent()
+    expect(page.get_by_role("status")).to_contain_text("The provider has this email")
+    expect(page.get_by_label("Provider message ID (optional)")).to_have_value(sent["id"])
+    page.get_by_label("Reason").fill("The provider has it: delivered on the first attempt")
+    page.get_by_role("button", name="Confirm as sent").click()
+
+    expect(page.get_by_role("status").first).to_contain_text("recorded as sent")
+    history = page.locator(".timeline")
+    expect(history).to_contain_text("Confirmed as sent by an operator")
+    expect(history).to_contain_text(f"by {ADMIN}")
+    expect(history).to_contain_text("The provider has it: delivered on the first attempt")
+    expect(history).to_contain_text("Dead letter: needs a person")
+    shoot(page, "console-timeline")
+    with stack.db.read() as conn:
+        settled = conn.execute(
+            sa.text("SELECT status, provider_message_id FROM email_outbox WHERE id = :id"), {"id": row["id"]}
+        ).one()
+    assert tuple(settled) == ("sent", sent["id"])
+    assert len(stack.model.sent()) == 1, "confirming sends nothing"
+
+
+def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
+    settings = Settings.from_env(portal_env)
+    with stack.db.write() as conn:
+        (outbox_id,) = add_outbox_rows(
+            conn,
+            [
+                EmailIntent(
+                    FAMILIES["notice"],
+                    "rejected@northwind.example",
+                    "e2e:notice:1",
+                    {"subject": "Hi", "body": "Hello."},
+                )
+            ],
+            settings,
+        )
+        conn.execute(
+            sa.text(
+                "UPDATE email_outbox SET status = 'failed', attempt_count = 1, first_attempt_at = :now, "
+                "last_error = 'provider_rejected: 422 validation_error' WHERE id = :id"
+            ),
+            {"id": outbox_id, "now": clock.now_iso()},
+        )
+
+    keys = KeyboardUser(page)
+    page.goto(f"{stack.url}/login")
+    keys.skip_to_content()
+    keys.fill("Email", ADMIN)
+    keys.fill("Password", DEMO_PASSWORD)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    keys.activate("Outbox")
+    keys.skip_to_content()
+    keys.activate(re.compile(f"notice email {outbox_id}"))
+    keys.fill("Reason", "The template is fixed")
+    keys.activate("Retry")
+    expect(page.get_by_role("status").first).to_contain_text("tried again")
+    keys.assert_no_trap()
+    wait_for_row(stack.db, "id = :id AND status = 'sent'", id=outbox_id)
+    assert [e["to"] for e in stack.model.sent()] == [["rejected@northwind.example"]]

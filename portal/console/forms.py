@@ -1,0 +1,93 @@
+from wtforms import BooleanField, HiddenField, SelectField, StringField, TextAreaField
+from wtforms.fields import DateField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import AnyOf, DataRequired, Length, Optional, ValidationError
+
+from portal.forms import PortalForm
+from portal.outbox.operator import ACTIONS, REASON_MAX, SEND_AGAIN
+from portal.outbox.statuses import ALL
+from portal.text import strip
+
+ACTION_LABELS = {
+    "retry": "Retry",
+    "confirm_sent": "Confirm as sent",
+    "send_again": "Send again as a new email",
+    "cancel": "Cancel",
+}
+assert set(ACTION_LABELS) == set(ACTIONS)
+CHOOSE_ACTION = "Choose one of the actions offered."
+
+
+class FilterForm(PortalForm):
+    """The list's filters, from the query string (a GET changes nothing, so no CSRF token)."""
+
+    class Meta:
+        csrf = False
+
+    # An unknown value shows every email rather than an error: a link from an old page still works.
+    status = SelectField(
+        "Status",
+        choices=[SelectChoice("", "Any status")] + [SelectChoice(s, s.replace("_", " ")) for s in ALL],
+        validate_choice=False,
+    )
+    family = SelectField("Family", choices=[SelectChoice("", "Any family")], validate_choice=False)
+    q = StringField("Recipient starts with", filters=[strip], validators=[Length(max=254)])
+    created_from = DateField("Created from (UTC)", validators=[Optional()])
+    created_to = DateField("Created until (UTC)", validators=[Optional()])
+
+    def __init__(self, *args, families=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.family.choices = [SelectChoice("", "Any family")] + [
+            SelectChoice(name, name.replace("_", " ")) for name in families
+        ]
+
+    def validate_created_to(self, field):
+        if field.data and self.created_from.data and field.data < self.created_from.data:
+            raise ValidationError("The end date must not be before the start date.")
+
+
+class ActionForm(PortalForm):
+    """One action on one email: the buttons send `action`; the reason is required."""
+
+    action = HiddenField(validators=[DataRequired(CHOOSE_ACTION), AnyOf(list(ACTIONS), message=CHOOSE_ACTION)])
+    reason = TextAreaField(
+        "Reason",
+        filters=[strip],
+        validators=[
+            DataRequired("Say why: the reason is kept with the action."),
+            Length(max=REASON_MAX, message=f"Keep the reason under {REASON_MAX} characters."),
+        ],
+    )
+    message_id = StringField(
+        "Provider message ID (optional)", filters=[strip], validators=[Optional(), Length(max=200)]
+    )
+    confirm_duplicate = BooleanField("I understand that the person may receive this email twice")
+
+    def validate_confirm_duplicate(self, field):
+        if self.action.data == SEND_AGAIN and not field.data:
+            raise ValidationError("To send it again, confirm that the person may receive it twice.")
+
+
+class BulkActionForm(ActionForm):
+    """The same action over the filtered list, after a page that states how many emails it changes."""
+
+    status = HiddenField()
+    family = HiddenField()
+    q = HiddenField(filters=[strip])
+    created_from = HiddenField()
+    created_to = HiddenField()
+    expected_count = HiddenField()
+
+
+class ChooseBulkActionForm(PortalForm):
+    """The list's "act on every match" step: which action, before the count is confirmed."""
+
+    action = SelectField(
+        "Action on the emails that match",
+        choices=[SelectChoice(value, label) for value, label in ACTION_LABELS.items()],
+    )
+    status = HiddenField()
+    family = HiddenField()
+    q = HiddenField(filters=[strip])
+    created_from = HiddenField()
+    created_to = HiddenField()

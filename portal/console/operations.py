@@ -1,0 +1,66 @@
+"""The console's writes: an operator's action on one email, or on every email a filter matches.
+
+Each is one engine call (portal/outbox/operator.py): one transaction for the state and its audit
+events, publication after the commit.
+"""
+
+from __future__ import annotations
+
+from portal.outbox import listing, operator
+from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused, ActionResult
+
+
+def act_on_email(
+    ctx, *, outbox_id: str, action: str, reason: str, actor_user_id: int, message_id=None, duplicate_confirmed=False
+) -> ActionResult:
+    return operator.apply_action(
+        ctx,
+        action=action,
+        outbox_ids=[outbox_id],
+        reason=reason,
+        actor_user_id=actor_user_id,
+        message_id=message_id,
+        duplicate_confirmed=duplicate_confirmed,
+    )
+
+
+def eligible_count(ctx, filters: listing.OutboxFilter, action: str) -> int:
+    """How many emails the filters match that this action may change (at most BULK_LIMIT)."""
+    if action not in ELIGIBLE:
+        raise ActionRefused("Choose one of the actions offered.")
+    return listing.count_matching(ctx.db, filters, ELIGIBLE[action], BULK_LIMIT)
+
+
+def act_on_list(
+    ctx,
+    *,
+    filters: listing.OutboxFilter,
+    action: str,
+    reason: str,
+    actor_user_id: int,
+    expected_count: int,
+    duplicate_confirmed=False,
+) -> ActionResult:
+    """The action on the emails the filters match, if they are still the number the operator confirmed."""
+    if action not in ELIGIBLE:
+        raise ActionRefused("Choose one of the actions offered.")
+    with ctx.db.read() as conn:
+        ids = listing.matching_ids(conn, filters, ELIGIBLE[action], BULK_LIMIT)
+    if len(ids) != expected_count:
+        raise ListChanged(len(ids))
+    return operator.apply_action(
+        ctx,
+        action=action,
+        outbox_ids=ids,
+        reason=reason,
+        actor_user_id=actor_user_id,
+        duplicate_confirmed=duplicate_confirmed,
+    )
+
+
+class ListChanged(ActionRefused):
+    """The list no longer matches the count the operator confirmed; nothing was changed."""
+
+    def __init__(self, count: int):
+        self.count = count
+        super().__init__(f"The list changed since you confirmed it: {count} emails match now. Check and confirm again.")

@@ -1,0 +1,186 @@
+"""The operator's console: /admin/outbox, one email's page, and the audited actions."""
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from portal.access import roles_required
+from portal.console import operations, queries
+from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
+from portal.db import AmbiguousCommitError, DatabaseBusyError
+from portal.extensions import portal_context
+from portal.outbox.lookup import ask_provider
+from portal.outbox.operator import BULK_LIMIT, ActionRefused
+
+bp = Blueprint("console", __name__, url_prefix="/admin/outbox")
+
+FILTER_FIELDS = ("status", "family", "q", "created_from", "created_to")
+BUSY = "The database was busy, so nothing was changed. Please try again."
+UNCONFIRMED = "We could not confirm the action was saved; check the email's history before trying again."
+DONE = {
+    "retry": "The email will be tried again, under the same key.",
+    "confirm_sent": "The email is recorded as sent.",
+    "send_again": "A new email was written, under a new key.",
+    "cancel": "The email was cancelled.",
+}
+
+
+def _families():
+    return [family.name for family in portal_context().families]
+
+
+def _filters_from(values) -> tuple[FilterForm, object]:
+    form = FilterForm(values, families=_families())
+    if not form.validate():
+        return form, queries.outbox_filter()
+    return form, queries.outbox_filter(
+        status=form.status.data or "",
+        family=form.family.data if form.family.data in _families() else "",
+        q=form.q.data,
+        created_from=form.created_from.data,
+        created_to=form.created_to.data,
+    )
+
+
+def _filter_args(form: FilterForm) -> dict:
+    """The valid filters, as query arguments for links that keep them."""
+    return {name: form[name].raw_data[0] for name in FILTER_FIELDS if form[name].raw_data and form[name].raw_data[0]}
+
+
+@bp.get("/")
+@roles_required("admin")
+def index():
+    ctx = portal_context()
+    form, filters = _filters_from(request.args)
+    page = queries.outbox_page(ctx.db, filters, request.args.get("cursor"))
+    args = _filter_args(form) if not form.errors else {}
+    return render_template(
+        "console/index.html",
+        form=form,
+        grid=queries.count_grid(ctx.db),
+        page=page,
+        args=args,
+        first_page=not request.args.get("cursor"),
+        bulk=ChooseBulkActionForm(formdata=None, data=args),
+    ), (200 if not form.errors else 400)
+
+
+@bp.get("/<outbox_id>")
+@roles_required("admin")
+def detail(outbox_id: str):
+    return _render_detail(outbox_id, ActionForm(formdata=None))
+
+
+def _render_detail(outbox_id: str, form: ActionForm, status: int = 200, lookup=None):
+    found = queries.email_detail(portal_context().db, outbox_id)
+    if found is None:
+        abort(404)
+    return render_template(
+        "console/detail.html", detail=found, row=found.row, form=form, labels=ACTION_LABELS, lookup=lookup
+    ), status
+
+
+@bp.post("/<outbox_id>/action")
+@roles_required("admin")
+def act(outbox_id: str):
+    form = ActionForm()
+    if not form.validate_on_submit():
+        return _render_detail(outbox_id, form, status=400)
+    try:
+        result = operations.act_on_email(
+            portal_context(),
+            outbox_id=outbox_id,
+            action=form.action.data,
+            reason=form.reason.data,
+            actor_user_id=current_user.id,
+            message_id=form.message_id.data,
+            duplicate_confirmed=form.confirm_duplicate.data,
+        )
+    except DatabaseBusyError:
+        form.form_errors.append(BUSY)
+        return _render_detail(outbox_id, form, status=503)
+    except AmbiguousCommitError:
+        flash(UNCONFIRMED, "warning")
+        return redirect(url_for(".detail", outbox_id=outbox_id))
+    except ActionRefused as error:
+        form.form_errors.append(str(error))
+        return _render_detail(outbox_id, form, status=409)
+    flash(DONE[result.action], "success")
+    return redirect(url_for(".detail", outbox_id=outbox_id))
+
+
+@bp.post("/<outbox_id>/ask-provider")
+@roles_required("admin")
+def ask(outbox_id: str):
+    """Ask the provider whether it has this email: a read, but a call to the outside on a person's
+    behalf, so a POST (with the CSRF token every POST carries), never a link a crawler follows."""
+    form = ActionForm(formdata=None)
+    found = queries.email_detail(portal_context().db, outbox_id)
+    if found is None:
+        abort(404)
+    lookup = ask_provider(portal_context().provider, found.row)
+    if lookup.found is not None:
+        form = ActionForm(formdata=None, data={"message_id": lookup.found.message_id})
+    return _render_detail(outbox_id, form, lookup=lookup)
+
+
+@bp.post("/bulk/confirm")
+@roles_required("admin")
+def confirm_bulk():
+    """The count of emails the action would change, with the reason field, before anything changes."""
+    choose = ChooseBulkActionForm()
+    if not choose.validate_on_submit():
+        abort(400)
+    filter_form, filters = _filters_from(request.form)
+    if filter_form.errors:
+        abort(400)
+    count = operations.eligible_count(portal_context(), filters, choose.action.data)
+    form = BulkActionForm(formdata=None, data={**_filter_args(filter_form), "action": choose.action.data})
+    return _render_bulk(form, filter_form, count)
+
+
+def _render_bulk(form: BulkActionForm, filter_form: FilterForm, count: int, status: int = 200):
+    form.expected_count.data = str(count)
+    return render_template(
+        "console/confirm_bulk.html",
+        form=form,
+        count=count,
+        limit=BULK_LIMIT,
+        label=ACTION_LABELS.get(form.action.data, ""),
+        args=_filter_args(filter_form),
+    ), status
+
+
+@bp.post("/bulk")
+@roles_required("admin")
+def act_on_list():
+    form = BulkActionForm()
+    filter_form, filters = _filters_from(request.form)
+    if filter_form.errors:
+        abort(400)
+    ctx = portal_context()
+    if not form.validate_on_submit() or not (form.expected_count.data or "").isdigit():
+        return _render_bulk(form, filter_form, operations.eligible_count(ctx, filters, form.action.data), 400)
+    try:
+        result = operations.act_on_list(
+            ctx,
+            filters=filters,
+            action=form.action.data,
+            reason=form.reason.data,
+            actor_user_id=current_user.id,
+            expected_count=int(form.expected_count.data),
+            duplicate_confirmed=form.confirm_duplicate.data,
+        )
+    except operations.ListChanged as changed:
+        form.form_errors.append(str(changed))
+        return _render_bulk(form, filter_form, changed.count, 409)
+    except DatabaseBusyError:
+        form.form_errors.append(BUSY)
+        return _render_bulk(form, filter_form, int(form.expected_count.data), 503)
+    except AmbiguousCommitError:
+        flash(UNCONFIRMED, "warning")
+        return redirect(url_for(".index", **_filter_args(filter_form)))
+    except ActionRefused as error:
+        form.form_errors.append(str(error))
+        return _render_bulk(form, filter_form, int(form.expected_count.data), 409)
+    flash(f"{ACTION_LABELS[result.action]}: {len(result.changed)} emails. {DONE[result.action]}", "success")
+    return redirect(url_for(".index", **_filter_args(filter_form)))

@@ -1,0 +1,243 @@
+"""One outbox row's history, as a person reads it: what happened, when, and what the engine decided.
+
+The history is written by triggers on email_outbox (migration 0016), in the statement that makes
+each change, and by operator.py for a person's actions; the table refuses UPDATE and DELETE.
+Receipts and suppressions come from their own tables. Nothing here holds an address or content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox import clock
+from portal.outbox.statuses import (
+    CANCELLED,
+    DEAD_LETTER,
+    FAILED,
+    PENDING,
+    PROCESSING,
+    RECEIPT_STATUSES,
+    RETRY,
+    SENT,
+    SUPPRESSED,
+    UNKNOWN_OUTCOME,
+)
+
+ACTION_LABELS = {
+    "retry": "Retried by an operator",
+    "confirm_sent": "Confirmed as sent by an operator",
+    "send_again": "Sent again as a new email by an operator",
+    "cancel": "Cancelled by an operator",
+}
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at: str  # fixed-width UTC ISO
+    title: str
+    tone: str = ""  # "ok", "warn", "bad" or "" (the badge colour)
+    details: list[str] = field(default_factory=list)
+    actor: str | None = None  # operator events: who
+    reason: str | None = None  # operator events: why, in their words
+    related_outbox_id: str | None = None
+    related_label: str = "The related email"
+
+    @property
+    def display_at(self) -> str:
+        return display_second(self.at)
+
+
+def display_second(value: str | None) -> str:
+    """A stored time to the second, as a history needs it: 3 Dec 2026, 14:05:09 UTC."""
+    try:
+        moment = clock.parse(value or "")
+    except ValueError:
+        return value or ""
+    return f"{moment.day} {moment:%b %Y, %H:%M:%S} UTC"
+
+
+def classify_answer(reason: str | None) -> str:
+    """What the provider's answer (as the engine recorded it in last_error) meant for the email."""
+    text = reason or ""
+    if text.startswith("provider_error"):
+        return "the provider failed (5xx): retried; it may have sent the email"
+    if text == "transport_failure":
+        return "no answer reached us: retried; the provider may have sent the email"
+    if text == "provider_answer_without_id":
+        return "an answer without a message ID: retried; it may have been sent"
+    if text.startswith("rate_limited") or text == "rate_limit_wait":
+        return "rate limited (429): nothing was sent; retried after the pause"
+    if text == "concurrent_idempotent_requests":
+        return "another request with the same key was in flight (409): retried"
+    if text.startswith("provider_rejected"):
+        return "refused by the provider: nothing was sent"
+    if text == "invalid_idempotent_request":
+        return "the key was used with another payload (409): the outcome is unknown"
+    if text == UNKNOWN_OUTCOME:
+        return "an earlier attempt may have gone out, and the provider's window to tell is over or closing"
+    if text.startswith("error:"):
+        return "failed before reaching the provider: nothing was sent; retried"
+    return text
+
+
+_EVENTS = sa.text(
+    """
+    SELECT e.*, u.email AS actor_email FROM email_outbox_events e
+    LEFT JOIN users u ON u.id = e.actor_user_id
+    WHERE e.outbox_id = :id ORDER BY e.id
+    """
+)
+_RECEIPTS = sa.text(
+    """
+    SELECT type, event_created_at, received_at, outcome FROM email_receipts
+    WHERE outbox_id = :id OR (:message_id IS NOT NULL AND provider_message_id = :message_id)
+    ORDER BY received_at, id
+    """
+)
+_SUPPRESSIONS = sa.text(
+    """
+    SELECT e.action, e.reason, e.source, e.created_at, u.email AS actor_email FROM email_suppression_events e
+    LEFT JOIN users u ON u.id = e.actor_user_id
+    WHERE :recipient != '' AND e.email = :recipient ORDER BY e.created_at, e.id
+    """
+)
+
+
+def raw_events(db: Database, outbox_id: str) -> list[dict]:
+    with db.read() as conn:
+        return [dict(row) for row in conn.execute(_EVENTS, {"id": outbox_id}).mappings()]
+
+
+def timeline(db: Database, row: dict) -> list[TimelineEntry]:
+    """The row's history, oldest first: its own events, its receipts, and its address's suppressions."""
+    with db.read() as conn:
+        events = [dict(e) for e in conn.execute(_EVENTS, {"id": row["id"]}).mappings()]
+        receipts = [
+            dict(r)
+            for r in conn.execute(_RECEIPTS, {"id": row["id"], "message_id": row["provider_message_id"]}).mappings()
+        ]
+        suppressions = [dict(s) for s in conn.execute(_SUPPRESSIONS, {"recipient": row["recipient"]}).mappings()]
+    entries = [_describe(event) for event in _fold(events)]
+    entries += [
+        TimelineEntry(
+            at=r["received_at"],
+            title=f"Receipt from the provider: {r['type']}",
+            tone="bad" if r["type"] in ("email.bounced", "email.complained", "email.failed") else "ok",
+            details=[f"applied as: {r['outcome'] or 'not yet processed'}"],
+        )
+        for r in receipts
+    ]
+    entries += [
+        TimelineEntry(
+            at=s["created_at"],
+            title="Address added to the suppression list"
+            if s["action"] == "add"
+            else "Address removed from the suppression list",
+            tone="warn" if s["action"] == "add" else "",
+            details=[f"by {'the email provider' if s['source'] == 'webhook' else s['actor_email'] or 'an admin'}"],
+            reason=s["reason"],
+        )
+        for s in suppressions
+    ]
+    return sorted(entries, key=lambda entry: entry.at)
+
+
+def _fold(events: list[dict]) -> list[dict]:
+    """Drop the trigger's record of a change an operator event right after it describes in full."""
+    kept = []
+    for index, event in enumerate(events):
+        following = events[index + 1] if index + 1 < len(events) else None
+        if (
+            event["kind"] == "changed"
+            and following is not None
+            and following["kind"] == "operator"
+            and following["status_before"] == event["status_before"]
+            and following["status_after"] == event["status_after"]
+        ):
+            continue
+        kept.append(event)
+    return kept
+
+
+def _describe(event: dict) -> TimelineEntry:
+    at, kind = event["created_at"], event["kind"]
+    before, after = event["status_before"], event["status_after"]
+    if kind == "created":
+        return TimelineEntry(at, "Email committed to the outbox", details=[f"status: {after}"])
+    if kind == "erased":
+        return TimelineEntry(at, "Recipient and content erased (retention)", details=["the status and times stay"])
+    if kind == "operator":
+        details = [f"status: {before} → {after}"] if before else [f"status: {after}"]
+        if event["provider_message_id"] and event["action"] == "confirm_sent":
+            details.append(f"provider message ID: {event['provider_message_id']}")
+        title, related_label = ACTION_LABELS.get(event["action"], event["action"]), "The new email"
+        if event["action"] == "send_again" and before is None:
+            # The new row's own record: it exists because a person sent the old one again.
+            title, related_label = (
+                "Written by an operator to send again an email whose outcome was unknown",
+                "The email it replaces",
+            )
+        return TimelineEntry(
+            at,
+            title,
+            tone="warn",
+            details=details,
+            actor=event["actor_email"],
+            reason=event["reason"],
+            related_outbox_id=event["related_outbox_id"],
+            related_label=related_label,
+        )
+    return _describe_change(event)
+
+
+def _describe_change(event: dict) -> TimelineEntry:
+    at = event["created_at"]
+    before, after, error = event["status_before"], event["status_after"], event["last_error"]
+    attempt = event["attempt"]
+    may_have_gone = ["an attempt may have reached the provider"] if event["outcome_unknown"] else []
+    if event["first_attempt"]:
+        return TimelineEntry(at, "Payload frozen; the first request to the provider follows")
+    if after == PROCESSING and event["published"]:
+        return TimelineEntry(at, "Republished by the relay (its claim had expired)", "warn")
+    if after == PROCESSING and before == PROCESSING:
+        return TimelineEntry(at, f"Claim expired; claimed again for attempt {attempt}", "warn", may_have_gone)
+    if after == PROCESSING:
+        return TimelineEntry(at, f"Claimed for attempt {attempt}")
+    if event["provider_message_id"] and after in (SENT, *RECEIPT_STATUSES) and before in (PROCESSING, RETRY, PENDING):
+        return TimelineEntry(
+            at, "Accepted by the provider", "ok", [f"attempt {attempt}", f"message ID {event['provider_message_id']}"]
+        )
+    if after in RECEIPT_STATUSES and before in RECEIPT_STATUSES:
+        return TimelineEntry(
+            at, f"Status from a receipt: {after}", "bad" if after in ("bounced", "complained") else "ok"
+        )
+    if after == RETRY:
+        details = [f"attempt {attempt}: {error or 'retry'}", classify_answer(error)]
+        if event["next_attempt_at"]:
+            details.append(f"next attempt at {display_second(event['next_attempt_at'])}")
+        if before == PROCESSING:
+            return TimelineEntry(at, "Attempt ended; retry scheduled", "warn", details)
+        if event["published"]:
+            return TimelineEntry(
+                at, "Republished by the relay (its retry time had come)", details=[f"attempt {attempt}"]
+            )
+        return TimelineEntry(at, "Retry time changed", details=details[2:])
+    if after == PENDING and error and error.startswith("publish_failed"):
+        return TimelineEntry(at, "Publishing failed; the relay will publish it", "warn", [error])
+    if event["published"]:
+        title = "Published to the queue" if before == PENDING else "Republished by the relay"
+        return TimelineEntry(at, title)
+    if after in (FAILED, SUPPRESSED, DEAD_LETTER, CANCELLED):
+        tone = "warn" if after in (DEAD_LETTER, CANCELLED) else "bad"
+        details = [f"attempt {attempt}: {error}" if attempt else str(error), classify_answer(error), *may_have_gone]
+        titles = {
+            FAILED: "Failed: nothing was sent",
+            SUPPRESSED: "Not sent: the address is suppressed",
+            DEAD_LETTER: "Dead letter: needs a person" if error != "sent_again" else "Marked as sent again",
+            CANCELLED: "Cancelled before any attempt",
+        }
+        return TimelineEntry(at, titles[after], tone, [d for d in details if d])
+    return TimelineEntry(at, f"Status: {before} → {after}" if before != after else "Updated", details=[error or ""])

@@ -1,0 +1,151 @@
+"""The operator's view of the outbox: rows by family and status, and a filtered list that pages by
+key, so any page of a million rows is one index range (migration 0016 holds the indexes).
+
+A page is `created_at, id` descending from a cursor (the last row of the page before), never an
+OFFSET: an offset reads and drops every row before it, and rows added meanwhile shift the pages.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from portal.db import Database
+from portal.outbox.statuses import ALL
+
+PER_PAGE = 50
+# The columns a list shows: never the template input.
+_COLUMNS = (
+    "id, family, recipient, status, attempt_count, last_error, outcome_unknown, provider_message_id, "
+    "first_attempt_at, created_at, updated_at"
+)
+
+
+@dataclass(frozen=True)
+class OutboxFilter:
+    """What the operator narrowed the list to; empty strings mean "any"."""
+
+    status: str = ""
+    family: str = ""
+    recipient: str = ""  # the start of the address (lower case), so the recipient index answers
+    created_from: str = ""  # fixed-width UTC ISO, inclusive
+    created_before: str = ""  # fixed-width UTC ISO, exclusive
+
+    def __post_init__(self):
+        if self.status and self.status not in ALL:
+            raise ValueError("unknown status")
+
+    def where(self) -> tuple[str, dict]:
+        clauses, params = [], {}
+        if self.status:
+            clauses.append("status = :status")
+            params["status"] = self.status
+        if self.family:
+            clauses.append("family = :family")
+            params["family"] = self.family
+        if self.recipient:
+            # A prefix as a range: the recipient index answers it, where LIKE would scan.
+            clauses.append("recipient >= :recipient_low AND recipient < :recipient_high")
+            params["recipient_low"] = self.recipient
+            params["recipient_high"] = self.recipient + "\U0010ffff"
+        if self.created_from:
+            clauses.append("created_at >= :created_from")
+            params["created_from"] = self.created_from
+        if self.created_before:
+            clauses.append("created_at < :created_before")
+            params["created_before"] = self.created_before
+        return (" AND ".join(clauses) or "1 = 1"), params
+
+
+@dataclass(frozen=True)
+class OutboxPage:
+    rows: list[dict]
+    next_cursor: str | None  # None on the last page
+
+
+def encode_cursor(row: dict) -> str:
+    return base64.urlsafe_b64encode(f"{row['created_at']}|{row['id']}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> tuple[str, str] | None:
+    """(created_at, id) of the last row of the page before; None for the first page or a bad cursor."""
+    if not cursor or len(cursor) > 200:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, ValueError):
+        return None
+    created_at, separator, outbox_id = text.partition("|")
+    return (created_at, outbox_id) if separator and created_at and outbox_id else None
+
+
+def page_query(where: str, keyset: bool) -> str:
+    after = " AND (created_at, id) < (:cursor_at, :cursor_id)" if keyset else ""
+    return f"SELECT {_COLUMNS} FROM email_outbox WHERE {where}{after} ORDER BY created_at DESC, id DESC LIMIT :limit"
+
+
+def outbox_page(db: Database, filters: OutboxFilter, cursor: str | None, per_page: int = PER_PAGE) -> OutboxPage:
+    where, params = filters.where()
+    position = decode_cursor(cursor)
+    if position is not None:
+        params.update(cursor_at=position[0], cursor_id=position[1])
+    with db.read() as conn:
+        rows = [
+            dict(row)
+            for row in conn.execute(
+                sa.text(page_query(where, position is not None)), {**params, "limit": per_page + 1}
+            ).mappings()
+        ]
+    more = len(rows) > per_page
+    rows = rows[:per_page]
+    return OutboxPage(rows=rows, next_cursor=encode_cursor(rows[-1]) if more else None)
+
+
+def matching_ids(conn: sa.Connection, filters: OutboxFilter, condition: str, limit: int) -> list[str]:
+    """The newest `limit` IDs that match the filters and `condition` (an action's ELIGIBLE rule)."""
+    where, params = filters.where()
+    return list(
+        conn.execute(
+            sa.text(
+                f"SELECT id FROM email_outbox WHERE {where} AND {condition} ORDER BY created_at DESC, id DESC LIMIT :limit"
+            ),
+            {**params, "limit": limit},
+        ).scalars()
+    )
+
+
+def count_matching(db: Database, filters: OutboxFilter, condition: str, limit: int) -> int:
+    """How many rows (at most `limit`) match the filters and the condition."""
+    with db.read() as conn:
+        return len(matching_ids(conn, filters, condition, limit))
+
+
+def family_status_counts(db: Database) -> dict[str, dict[str, int]]:
+    """{family: {status: rows}} for the grid at the top of the console."""
+    with db.read() as conn:
+        rows = conn.execute(sa.text("SELECT family, status, COUNT(*) FROM email_outbox GROUP BY family, status"))
+        counts: dict[str, dict[str, int]] = {}
+        for family, status, number in rows:
+            counts.setdefault(family, {})[status] = number
+    return counts
+
+
+def outbox_row(db: Database, outbox_id: str) -> dict | None:
+    """One row as the console shows it (with its key and subject reference; never its content)."""
+    with db.read() as conn:
+        row = (
+            conn.execute(
+                sa.text(
+                    f"SELECT {_COLUMNS}, idempotency_key, subject_ref, next_attempt_at, claim_expires_at, "
+                    "sent_at, last_event_at, enqueued_at, template, template_input = '{}' AS content_erased "
+                    "FROM email_outbox WHERE id = :id"
+                ),
+                {"id": outbox_id},
+            )
+            .mappings()
+            .first()
+        )
+    return dict(row) if row else None

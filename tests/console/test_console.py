@@ -1,0 +1,239 @@
+"""The operator's console over HTTP: the list, one email's history, and the audited actions, against a
+real database, Redis and the provider model."""
+
+from __future__ import annotations
+
+import re
+
+import sqlalchemy as sa
+
+from portal.outbox import clock
+from portal.outbox.queues import email_queue
+
+
+def csrf(client, path):
+    page = client.get(path).get_data(as_text=True)
+    return re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
+
+
+def act(client, outbox_id, **form):
+    token = csrf(client, f"/admin/outbox/{outbox_id}")
+    return client.post(f"/admin/outbox/{outbox_id}/action", data={"csrf_token": token, **form})
+
+
+def operator_events(db, outbox_id):
+    with db.read() as conn:
+        return [
+            dict(row)
+            for row in conn.execute(
+                sa.text(
+                    "SELECT e.*, u.email AS actor FROM email_outbox_events e LEFT JOIN users u ON u.id = e.actor_user_id "
+                    "WHERE e.outbox_id = :id AND e.kind = 'operator' ORDER BY e.id"
+                ),
+                {"id": outbox_id},
+            ).mappings()
+        ]
+
+
+def test_only_admins_reach_the_console(client, auth, make_user, make_outbox_row):
+    outbox_id = make_outbox_row()
+    assert client.get("/admin/outbox/").status_code == 302  # to the sign-in page
+    auth.login(make_user("manager"))
+    assert client.get("/admin/outbox/").status_code == 403
+    assert client.get(f"/admin/outbox/{outbox_id}").status_code == 403
+    assert client.post(f"/admin/outbox/{outbox_id}/action", data={"action": "cancel", "reason": "x"}).status_code in (
+        400,
+        403,
+    )
+
+
+def test_counts_link_to_the_filtered_list(client, admin, make_outbox_row):
+    make_outbox_row(status="dead_letter", provider_message_id=None, recipient="dead@example.org")
+    make_outbox_row(status="dead_letter", provider_message_id=None, recipient="dead2@example.org")
+    make_outbox_row(recipient="waiting@example.org")
+    page = client.get("/admin/outbox/").get_data(as_text=True)
+    link = re.search(r'href="(/admin/outbox/\?[^"]*status=dead_letter[^"]*)"[^>]*>2<', page.replace("&amp;", "&"))
+    assert link, "the dead letters' count links to their list"
+    listed = client.get(link.group(1)).get_data(as_text=True)
+    assert "dead@example.org" in listed and "dead2@example.org" in listed and "waiting@example.org" not in listed
+
+
+def test_filters_by_recipient_family_and_time(client, admin, make_outbox_row, ctx):
+    make_outbox_row(recipient="ada@example.org")
+    make_outbox_row(
+        recipient="adam@example.org",
+        created_at="2026-01-05T10:00:00.000000Z",
+        status="sent",
+        provider_message_id="re_a",
+    )
+    make_outbox_row(recipient="bob@example.org")
+
+    found = client.get("/admin/outbox/?q=ADA").get_data(as_text=True)
+    assert "ada@example.org" in found and "adam@example.org" in found and "bob@example.org" not in found
+    january = client.get("/admin/outbox/?q=ada&created_from=2026-01-01&created_to=2026-01-31").get_data(as_text=True)
+    assert "adam@example.org" in january and "ada@example.org</td>" not in january
+    assert "No email matches" in client.get("/admin/outbox/?family=report").get_data(as_text=True)
+    bad = client.get("/admin/outbox/?created_from=2026-02-01&created_to=2026-01-01")
+    assert bad.status_code == 400 and "must not be before" in bad.get_data(as_text=True)
+
+
+def test_pages_by_key_reach_every_row_once(client, admin, make_outbox_row):
+    # Two rows per moment: the page boundary falls between rows created at the same time.
+    ids = set()
+    for n in range(60):
+        ids.add(
+            make_outbox_row(
+                created_at=f"2026-03-01T10:00:{n // 2:02d}.000000Z", status="sent", provider_message_id=f"re_{n}"
+            )
+        )
+    seen, path = [], "/admin/outbox/?status=sent"
+    while path:
+        page = client.get(path).get_data(as_text=True)
+        seen += re.findall(r'href="/admin/outbox/(ntc_[0-9a-f]+)"', page)
+        older = re.search(r'href="([^"]+)" rel="next"', page)
+        path = older.group(1).replace("&amp;", "&") if older else None
+    assert len(seen) == len(set(seen)) == 60 and set(seen) == ids
+
+
+def test_confirm_sent_settles_the_row_and_records_who_why_and_the_states(
+    client, admin, unknown_outcome, outbox_row, ctx
+):
+    outbox_id = unknown_outcome()
+    response = act(client, outbox_id, action="confirm_sent", reason="Found it in the Resend dashboard")
+    assert response.status_code == 302
+
+    row = outbox_row(outbox_id)
+    assert row["status"] == "sent" and row["outcome_unknown"] == 0
+    (event,) = operator_events(ctx.db, outbox_id)
+    assert (event["action"], event["actor"], event["reason"]) == (
+        "confirm_sent",
+        admin,
+        "Found it in the Resend dashboard",
+    )
+    assert (event["status_before"], event["status_after"]) == ("dead_letter", "sent")
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    assert "Confirmed as sent by an operator" in page and "Found it in the Resend dashboard" in page
+
+
+def test_an_action_without_a_reason_changes_nothing(client, admin, unknown_outcome, outbox_row, ctx):
+    outbox_id = unknown_outcome()
+    response = act(client, outbox_id, action="confirm_sent", reason="  ")
+    assert response.status_code == 400 and "Say why" in response.get_data(as_text=True)
+    assert outbox_row(outbox_id)["status"] == "dead_letter" and operator_events(ctx.db, outbox_id) == []
+
+
+def test_ask_the_provider_finds_the_email_by_its_outbox_tag(
+    client, admin, unknown_outcome, provider_model, ctx, make_outbox_row, deliver
+):
+    assert deliver(make_outbox_row(recipient="bob@example.org")) == "ack:sent"
+    outbox_id = unknown_outcome(recipient="ada@example.org")
+    (sent,) = [e for e in provider_model.sent() if e["to"] == ["ada@example.org"]]  # the lost answer's email
+    # A later email to the same person: the lookup tells the two apart by the outbox_id tag.
+    assert deliver(make_outbox_row(recipient="ada@example.org")) == "ack:sent"
+
+    token = csrf(client, f"/admin/outbox/{outbox_id}")
+    page = client.post(f"/admin/outbox/{outbox_id}/ask-provider", data={"csrf_token": token}).get_data(as_text=True)
+    assert "The provider has this email" in page and sent["id"] in page
+    assert f'value="{sent["id"]}"' in page, "its message ID is filled in for the confirmation"
+
+    act(client, outbox_id, action="confirm_sent", reason="The provider has it", message_id=sent["id"])
+    with ctx.db.read() as conn:
+        assert (
+            conn.execute(
+                sa.text("SELECT provider_message_id FROM email_outbox WHERE id = :id"), {"id": outbox_id}
+            ).scalar()
+            == sent["id"]
+        )
+
+
+def test_ask_the_provider_says_when_it_has_no_such_email(client, admin, unknown_outcome, provider_model):
+    outbox_id = unknown_outcome(lost_after_accept=False)  # a 500: nothing went out
+    assert provider_model.sent() == []
+    token = csrf(client, f"/admin/outbox/{outbox_id}")
+    page = client.post(f"/admin/outbox/{outbox_id}/ask-provider", data={"csrf_token": token}).get_data(as_text=True)
+    assert "The provider has no email with this outbox ID" in page
+
+
+def test_send_again_needs_the_duplicate_confirmation_and_writes_a_new_email(
+    client, admin, unknown_outcome, outbox_row, outbox_rows, ctx
+):
+    outbox_id = unknown_outcome(lost_after_accept=False)
+    refused = act(client, outbox_id, action="send_again", reason="The provider never got it")
+    assert refused.status_code == 400 and "receive it twice" in refused.get_data(as_text=True)
+    assert len(outbox_rows()) == 1
+
+    act(client, outbox_id, action="send_again", reason="The provider never got it", confirm_duplicate="y")
+    old = outbox_row(outbox_id)
+    (new,) = [r for r in outbox_rows() if r["id"] != outbox_id]
+    assert old["status"] == "dead_letter" and old["last_error"] == "sent_again"
+    assert new["idempotency_key"] != old["idempotency_key"] and new["recipient"] == old["recipient"]
+    assert new["template_input"] == old["template_input"] and new["status"] == "enqueued"
+    (event,) = operator_events(ctx.db, outbox_id)
+    assert event["related_outbox_id"] == new["id"]
+
+    again = act(client, outbox_id, action="send_again", reason="twice?", confirm_duplicate="y")
+    assert again.status_code == 409 and len(outbox_rows()) == 2, "a row is sent again at most once"
+
+
+def test_retry_only_where_nothing_was_sent_and_under_the_same_key(
+    client, admin, make_outbox_row, unknown_outcome, outbox_row, ctx, redis_server
+):
+    failed = make_outbox_row(
+        status="failed", provider_message_id=None, last_error="provider_rejected: 422 validation_error", attempt_count=1
+    )
+    key = outbox_row(failed)["idempotency_key"]
+    assert act(client, failed, action="retry", reason="Template fixed").status_code == 302
+    row = outbox_row(failed)
+    assert row["status"] == "enqueued" and row["idempotency_key"] == key and row["attempt_count"] == 0
+    assert failed in [job.args[0]["outboxId"] for job in email_queue(ctx.redis).jobs], "published after the commit"
+
+    maybe_sent = unknown_outcome()
+    refused = act(client, maybe_sent, action="retry", reason="try again")
+    assert refused.status_code == 409 and outbox_row(maybe_sent)["status"] == "dead_letter"
+
+
+def test_cancel_only_before_any_attempt(client, admin, make_outbox_row, unknown_outcome, outbox_row):
+    waiting = make_outbox_row()
+    assert act(client, waiting, action="cancel", reason="Sent by mistake").status_code == 302
+    assert outbox_row(waiting)["status"] == "cancelled"
+
+    attempted = make_outbox_row(status="retry", provider_message_id=None, first_attempt_at=clock.now_iso())
+    assert act(client, attempted, action="cancel", reason="Stop it").status_code == 409
+    assert outbox_row(attempted)["status"] == "retry"
+
+
+def bulk(client, action, expected_count=None, **filters):
+    token = csrf(client, "/admin/outbox/")
+    data = {"csrf_token": token, "action": action, **filters}
+    if expected_count is None:
+        return client.post("/admin/outbox/bulk/confirm", data=data)
+    return client.post(
+        "/admin/outbox/bulk", data={**data, "reason": "Campaign sent twice", "expected_count": expected_count}
+    )
+
+
+def test_an_action_over_a_filtered_list_confirms_the_count_first(client, admin, make_outbox_row, outbox_rows):
+    for n in range(3):
+        make_outbox_row(recipient=f"list{n}@example.org")
+    make_outbox_row(recipient="other@example.org")
+    make_outbox_row(recipient="list9@example.org", status="sent")
+
+    confirm = bulk(client, "cancel", q="list").get_data(as_text=True)
+    assert "Cancel: 3 emails?" in confirm and 'name="expected_count" type="hidden" value="3"' in confirm
+    assert {r["status"] for r in outbox_rows()} == {"pending", "sent"}, "nothing changes before the confirmation"
+
+    make_outbox_row(recipient="list7@example.org")  # the list grows meanwhile
+    changed = bulk(client, "cancel", expected_count="3", q="list")
+    assert changed.status_code == 409 and "4 emails match now" in changed.get_data(as_text=True)
+    assert all(r["status"] != "cancelled" for r in outbox_rows())
+
+    assert bulk(client, "cancel", expected_count="4", q="list").status_code == 302
+    statuses = {r["recipient"]: r["status"] for r in outbox_rows()}
+    assert statuses == {
+        "list0@example.org": "cancelled",
+        "list1@example.org": "cancelled",
+        "list2@example.org": "cancelled",
+        "list7@example.org": "cancelled",
+        "other@example.org": "pending",
+        "list9@example.org": "sent",
+    }

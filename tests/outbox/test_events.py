@@ -1,0 +1,145 @@
+"""Each outbox row's history (email_outbox_events): written with every state change, never rewritten,
+free of personal data, and the console's list paged through indexes."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import sqlalchemy as sa
+
+from portal.outbox import clock, listing
+from portal.outbox.consumer import handle_message
+from portal.outbox.events import raw_events, timeline
+from portal.outbox.operator import ELIGIBLE, eligible_actions
+from portal.outbox.queues import build_envelope
+from portal.outbox.retention import purge
+from portal.outbox.statuses import ALL
+
+
+def deliver(ctx, outbox_id, attempt=1):
+    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+
+
+def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_model, make_due):
+    outbox_id = make_outbox_row(publish=True)
+    provider_model.fail_next("http_500")
+    assert deliver(ctx, outbox_id).startswith("retry:")
+    make_due(outbox_id)
+    assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
+
+    history = [(e["kind"], e["status_before"], e["status_after"], e["attempt"]) for e in raw_events(ctx.db, outbox_id)]
+    assert history[:4] == [
+        ("created", None, "pending", 0),
+        ("changed", "pending", "enqueued", 0),  # published
+        ("changed", "enqueued", "processing", 1),  # claimed
+        ("changed", "processing", "processing", 1),  # payload frozen, first request
+    ]
+    retry = next(e for e in raw_events(ctx.db, outbox_id) if e["status_after"] == "retry")
+    assert retry["last_error"].startswith("provider_error: 500") and retry["outcome_unknown"] == 1
+    assert history[-1][1:] == ("processing", "sent", 2)
+
+    titles = [
+        entry.title for entry in timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
+    ]
+    assert titles[:4] == [
+        "Email committed to the outbox",
+        "Published to the queue",
+        "Claimed for attempt 1",
+        "Payload frozen; the first request to the provider follows",
+    ]
+    assert "Attempt ended; retry scheduled" in titles and titles[-1] == "Accepted by the provider"
+    ended = next(
+        entry
+        for entry in timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
+        if entry.title.startswith("Attempt ended")
+    )
+    assert any("may have sent" in detail for detail in ended.details), "the answer's classification is shown"
+
+
+def test_a_change_that_rolls_back_leaves_no_event(ctx, make_outbox_row):
+    outbox_id = make_outbox_row()
+    before = len(raw_events(ctx.db, outbox_id))
+    with pytest.raises(RuntimeError), ctx.db.write() as conn:
+        conn.execute(sa.text("UPDATE email_outbox SET status = 'enqueued' WHERE id = :id"), {"id": outbox_id})
+        raise RuntimeError("the transaction fails after the change")
+    assert len(raw_events(ctx.db, outbox_id)) == before
+
+
+def test_the_history_cannot_be_rewritten(ctx, make_outbox_row):
+    outbox_id = make_outbox_row()
+    for statement in (
+        "UPDATE email_outbox_events SET status_after = 'sent' WHERE outbox_id = :id",
+        "DELETE FROM email_outbox_events WHERE outbox_id = :id",
+    ):
+        with pytest.raises(Exception, match="append-only"), ctx.db.write() as conn:
+            conn.execute(sa.text(statement), {"id": outbox_id})
+    assert raw_events(ctx.db, outbox_id)[0]["status_after"] == "pending"
+
+
+def test_the_purge_keeps_the_history_which_never_held_the_address(ctx, make_outbox_row):
+    outbox_id = make_outbox_row(
+        recipient="private.person@example.org",
+        status="failed",
+        provider_message_id=None,
+        last_error="provider_rejected: 422 validation_error",
+        updated_at="2000-01-01T00:00:00.000000Z",
+    )
+    assert purge(ctx.db, ctx.settings).outbox_rows_erased == 1
+    events = raw_events(ctx.db, outbox_id)
+    assert [e["kind"] for e in events] == ["created", "changed", "erased"]
+    assert not any("private.person" in str(value) for event in events for value in event.values())
+
+
+def test_the_actions_offered_are_exactly_those_the_engine_allows(ctx, make_outbox_row):
+    """eligible_actions (the page's buttons) and ELIGIBLE (the guarded UPDATEs) agree on every kind of row."""
+    counter = itertools.count()
+    rows = {}
+    for status, unknown, attempted, message in itertools.product(ALL, (0, 1), (False, True), (False, True)):
+        n = next(counter)
+        rows[n] = make_outbox_row(
+            status=status,
+            outcome_unknown=unknown,
+            first_attempt_at=clock.now_iso() if attempted else None,
+            provider_message_id=f"re_{n}" if message else None,
+        )
+    with ctx.db.read() as conn:
+        by_sql = {
+            action: set(
+                conn.execute(
+                    sa.text(f"SELECT id FROM email_outbox WHERE {condition}"),
+                ).scalars()
+            )
+            for action, condition in ELIGIBLE.items()
+        }
+        full_rows = [dict(r) for r in conn.execute(sa.text("SELECT * FROM email_outbox")).mappings()]
+    by_python = {action: {r["id"] for r in full_rows if action in eligible_actions(r)} for action in ELIGIBLE}
+    assert by_python == by_sql
+    assert all(by_sql.values()), "every action is allowed on some row"
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        listing.OutboxFilter(),
+        listing.OutboxFilter(status="dead_letter"),
+        listing.OutboxFilter(family="notice"),
+        listing.OutboxFilter(status="dead_letter", family="notice"),
+        listing.OutboxFilter(created_from="2026-01-01T00:00:00.000000Z", created_before="2026-02-01T00:00:00.000000Z"),
+    ],
+)
+def test_the_console_pages_through_an_index_without_sorting(ctx, filters):
+    """A page is an index range at any size: no scan of the table, no sort of what matched."""
+    where, params = filters.where()
+    for keyset in (False, True):
+        with ctx.db.read() as conn:
+            plan = " | ".join(
+                str(row[-1])
+                for row in conn.execute(
+                    sa.text("EXPLAIN QUERY PLAN " + listing.page_query(where, keyset)),
+                    {**params, "cursor_at": "x", "cursor_id": "y", "limit": 51},
+                )
+            )
+        assert "USING INDEX email_outbox_console" in plan, plan
+        assert not keyset or "SEARCH email_outbox" in plan, plan
+        assert "TEMP B-TREE" not in plan, plan
