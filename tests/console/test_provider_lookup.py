@@ -1,0 +1,33 @@
+"""The provider model's "list sent emails" and "retrieve" through the real SDK, as the lookup uses them."""
+
+from __future__ import annotations
+
+from portal.outbox.lookup import ask_provider
+
+
+def test_listing_pages_newest_first_through_every_email(ctx, make_outbox_row, deliver, provider_model):
+    for n in range(5):
+        assert deliver(make_outbox_row(recipient=f"p{n}@example.org")) == "ack:sent"
+    seen, after = [], None
+    while True:
+        page = ctx.provider.list_emails(limit=2, after=after)
+        seen += [email["to"][0] for email in page["data"]]
+        if not page["has_more"]:
+            break
+        after = page["data"][-1]["id"]
+    assert seen == [f"p{n}@example.org" for n in reversed(range(5))]
+
+
+def test_a_row_with_a_message_id_is_retrieved_by_it(ctx, make_outbox_row, deliver, outbox_row):
+    outbox_id = make_outbox_row(recipient="ada@example.org")
+    assert deliver(outbox_id) == "ack:sent"
+    row = outbox_row(outbox_id)
+    result = ask_provider(ctx.provider, row)
+    assert result.found is not None and result.found.message_id == row["provider_message_id"]
+
+
+def test_an_unreachable_provider_is_reported_not_raised(ctx, unknown_outcome, outbox_row, provider_model):
+    row = outbox_row(unknown_outcome())
+    provider_model.stop()
+    result = ask_provider(ctx.provider, row)
+    assert result.found is None and result.error and not result.complete
