@@ -95,20 +95,13 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
     assert len(stack.model.sent()) == 1, "confirming sends nothing"
 
 
-def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
-    settings = Settings.from_env(portal_env)
+def failed_email(stack, portal_env, recipient: str, key: str) -> str:
+    """An email the provider refused (a 422): nothing went out, so it may be retried."""
     with stack.db.write() as conn:
         (outbox_id,) = add_outbox_rows(
             conn,
-            [
-                EmailIntent(
-                    FAMILIES["notice"],
-                    "rejected@northwind.example",
-                    "e2e:notice:1",
-                    {"subject": "Hi", "body": "Hello."},
-                )
-            ],
-            settings,
+            [EmailIntent(FAMILIES["notice"], recipient, key, {"subject": "Hi", "body": "Hello."})],
+            Settings.from_env(portal_env),
         )
         conn.execute(
             sa.text(
@@ -117,6 +110,11 @@ def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
             ),
             {"id": outbox_id, "now": clock.now_iso()},
         )
+    return outbox_id
+
+
+def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
+    outbox_id = failed_email(stack, portal_env, "rejected@northwind.example", "e2e:notice:1")
 
     keys = KeyboardUser(page)
     page.goto(f"{stack.url}/login")
@@ -134,3 +132,22 @@ def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
     keys.assert_no_trap()
     wait_for_row(stack.db, "id = :id AND status IN ('sent', 'delivered')", id=outbox_id)
     assert [e["to"] for e in stack.model.sent()] == [["rejected@northwind.example"]]
+
+
+def test_failed_emails_are_retried_together_after_confirming_the_count(pages, page, stack, portal_env):
+    ids = [failed_email(stack, portal_env, f"refused{n}@northwind.example", f"e2e:bulk:{n}") for n in range(2)]
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/outbox/?status=failed")
+    page.get_by_label("Action on the emails that match").select_option("retry")
+    page.get_by_role("button", name="Review").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Retry: 2 emails?")
+    page.get_by_label("Reason").fill("The provider's validation rule was fixed")
+    shoot(page, "console-bulk-confirm")
+    page.get_by_role("button", name="Retry: 2 emails").click()
+    expect(page.get_by_role("status").first).to_contain_text("Retry: 2 emails")
+    for outbox_id in ids:
+        wait_for_row(stack.db, "id = :id AND status IN ('sent', 'delivered')", id=outbox_id)
+    assert sorted(e["to"][0] for e in stack.model.sent()) == [
+        "refused0@northwind.example",
+        "refused1@northwind.example",
+    ]

@@ -32,6 +32,11 @@ class ProviderEmail:
     created_at: str
     last_event: str | None
 
+    @property
+    def display_created(self) -> str:
+        moment = _parse(self.created_at)
+        return clock.iso(moment) if moment else self.created_at
+
 
 @dataclass(frozen=True)
 class LookupResult:

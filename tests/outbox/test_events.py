@@ -57,6 +57,21 @@ def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_mode
     assert any("may have sent" in detail for detail in ended.details), "the answer's classification is shown"
 
 
+def test_the_history_triggers_are_on_the_outbox_table(db):
+    """A migration that rebuilds email_outbox (as 0014 did) drops its triggers: this notices."""
+    with db.read() as conn:
+        triggers = set(
+            conn.execute(
+                sa.text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'email_outbox'")
+            ).scalars()
+        )
+    assert triggers == {
+        "email_outbox_events_on_insert",
+        "email_outbox_events_on_change",
+        "email_outbox_events_on_erase",
+    }
+
+
 def test_a_change_that_rolls_back_leaves_no_event(ctx, make_outbox_row):
     outbox_id = make_outbox_row()
     before = len(raw_events(ctx.db, outbox_id))
