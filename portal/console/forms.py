@@ -16,6 +16,7 @@ ACTION_LABELS = {
 }
 assert set(ACTION_LABELS) == set(ACTIONS)
 CHOOSE_ACTION = "Choose one of the actions offered."
+UNKNOWN_CHOICE = "Choose one of the values offered."
 
 
 class FilterForm(PortalForm):
@@ -24,10 +25,11 @@ class FilterForm(PortalForm):
     class Meta:
         csrf = False
 
-    # An unknown value shows every email rather than an error: a link from an old page still works.
+    # An unknown value is refused, never read as "any": an action over the list acts on what it matches.
     status = SelectField(
         "Status",
         choices=[SelectChoice("", "Any status")] + [SelectChoice(s, s.replace("_", " ")) for s in ALL],
+        validators=[Optional(), AnyOf(["", *ALL], message=UNKNOWN_CHOICE)],
         validate_choice=False,
     )
     family = SelectField("Family", choices=[SelectChoice("", "Any family")], validate_choice=False)
@@ -40,6 +42,10 @@ class FilterForm(PortalForm):
         self.family.choices = [SelectChoice("", "Any family")] + [
             SelectChoice(name, name.replace("_", " ")) for name in families
         ]
+
+    def validate_family(self, field):
+        if field.data and field.data not in [choice.value for choice in field.choices]:
+            raise ValidationError(UNKNOWN_CHOICE)
 
     def validate_created_to(self, field):
         if field.data and self.created_from.data and field.data < self.created_from.data:

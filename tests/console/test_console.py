@@ -237,3 +237,36 @@ def test_an_action_over_a_filtered_list_confirms_the_count_first(client, admin, 
         "other@example.org": "pending",
         "list9@example.org": "sent",
     }
+
+
+def test_sending_a_list_again_needs_the_duplicate_confirmation(client, admin, unknown_outcome, outbox_rows):
+    unknown_outcome(recipient="one@example.org", lost_after_accept=False)
+    unknown_outcome(recipient="two@example.org", lost_after_accept=False)
+    confirm = bulk(client, "send_again", status="dead_letter").get_data(as_text=True)
+    assert "Send again as a new email: 2 emails?" in confirm and "receive this email twice" in confirm
+
+    refused = bulk(client, "send_again", expected_count="2", status="dead_letter")
+    assert refused.status_code == 400 and len(outbox_rows()) == 2
+    token = csrf(client, "/admin/outbox/")
+    done = client.post(
+        "/admin/outbox/bulk",
+        data={
+            "csrf_token": token,
+            "action": "send_again",
+            "status": "dead_letter",
+            "reason": "Neither went out",
+            "expected_count": "2",
+            "confirm_duplicate": "y",
+        },
+    )
+    assert done.status_code == 302
+    assert sorted(r["recipient"] for r in outbox_rows(status="enqueued")) == ["one@example.org", "two@example.org"]
+
+
+def test_an_unknown_filter_is_refused_not_read_as_any(client, admin, make_outbox_row, outbox_rows):
+    make_outbox_row()
+    listed = client.get("/admin/outbox/?status=lost")
+    assert listed.status_code == 400 and "Choose one of the values offered" in listed.get_data(as_text=True)
+    assert bulk(client, "cancel", status="lost").status_code == 400
+    assert bulk(client, "cancel", expected_count="1", family="nonsense").status_code == 400
+    assert [r["status"] for r in outbox_rows()] == ["pending"]

@@ -158,3 +158,22 @@ def test_the_console_pages_through_an_index_without_sorting(ctx, filters):
         assert "USING INDEX email_outbox_console" in plan, plan
         assert not keyset or "SEARCH email_outbox" in plan, plan
         assert "TEMP B-TREE" not in plan, plan
+
+
+def test_receipts_and_suppressions_join_the_history(ctx, make_outbox_row, outbox_row):
+    """A bounce receipt moves the row, puts the address on the suppression list, and both show."""
+    import json
+    import uuid
+
+    from portal.outbox.receipts import apply_receipt_event
+    from tests.builders import event
+
+    outbox_id = make_outbox_row(recipient="ada@example.com", status="sent", provider_message_id="re_msg_1")
+    body = json.dumps(event("email.bounced", email_id="re_msg_1", to="ada@example.com", outbox_id=outbox_id))
+    apply_receipt_event(ctx.db, f"msg_{uuid.uuid4().hex}", body.encode(), environment=ctx.settings.portal_env)
+    assert outbox_row(outbox_id)["status"] == "bounced"
+
+    titles = [entry.title for entry in timeline(ctx.db, outbox_row(outbox_id))]
+    assert "Receipt from the provider: email.bounced" in titles
+    assert "Status from a receipt: bounced" in titles
+    assert "Address added to the suppression list" in titles
