@@ -2,7 +2,8 @@
 
 Starting a campaign writes its recipient list (`campaign_recipients`, positions 0..n-1) in one
 transaction: whoever is in the audience then, without the unsubscribed and the suppressed. After
-that nobody joins or leaves the list (an unsubscribe cancels that person's unsent row).
+that nobody joins the list; someone who unsubscribes meanwhile keeps their place but gets no email
+(their unsent row is cancelled, and a later batch writes none for them).
 
 Each batch is one `write_then_publish`: the outbox rows for the next positions and the campaign's
 `written` counter commit together, and the rows are published after the commit. The counter
@@ -63,9 +64,13 @@ def start_campaign(conn: sa.Connection, campaign_id: int) -> int | None:
     return reach.recipients
 
 
+# Someone who unsubscribed after the list was fixed keeps their position but gets no row.
 _NEXT_RECIPIENTS = sa.text(
-    "SELECT user_id, email, name FROM campaign_recipients WHERE campaign_id = :c AND position >= :from "
-    "ORDER BY position LIMIT :limit"
+    """
+    SELECT r.user_id, r.email, r.name, (x.user_id IS NOT NULL) AS unsubscribed
+    FROM campaign_recipients r LEFT JOIN campaign_unsubscribes x ON x.user_id = r.user_id
+    WHERE r.campaign_id = :c AND r.position >= :from ORDER BY r.position LIMIT :limit
+    """
 )
 _ADVANCE = sa.text(
     """
@@ -83,7 +88,8 @@ class BatchRaced(RuntimeError):
 
 def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int:
     """One batch of rows and the campaign's progress, in one transaction, published after it;
-    returns how many rows it wrote (0 once the campaign is written out, cancelled or gone)."""
+    returns how many positions of the list it covered (0 once the campaign is written out,
+    cancelled or gone)."""
     with write_then_publish(ctx) as work:
         campaign = work.conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
         if campaign is None or campaign.status != "sending":
@@ -92,7 +98,13 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
         people = work.conn.execute(
             _NEXT_RECIPIENTS, {"c": campaign_id, "from": campaign.written, "limit": batch_size}
         ).all()
-        work.add(*(emails.recipient_email(shared, user_id=p.user_id, email=p.email, name=p.name) for p in people))
+        work.add(
+            *(
+                emails.recipient_email(shared, user_id=p.user_id, email=p.email, name=p.name)
+                for p in people
+                if not p.unsubscribed
+            )
+        )
         advanced = work.conn.execute(
             _ADVANCE,
             {"to": campaign.written + len(people), "now": clock.now_iso(), "id": campaign_id, "from": campaign.written},

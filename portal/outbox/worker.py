@@ -1,4 +1,5 @@
-"""The email worker process: RQ on both queues, RQ's scheduler for delayed retries, and the relay.
+"""The email worker process: RQ on the email, dead-letter and bulk queues (in that order: bulk
+email waits for transactional email), RQ's scheduler for delayed retries, and the relay.
 
 We use RQ's SimpleWorker (no fork per job): the job reuses the process's database engine and HTTP
 connection pool, which is most of the work saved, and the claim plus idempotency key already make a

@@ -122,3 +122,16 @@ def test_unsubscribing_mid_campaign_cancels_their_unsent_row(
     operations.unsubscribe(db, user_id=user, campaign_id=campaign)
     statuses = {row["recipient"]: row["status"] for row in outbox_rows(family="campaign")}
     assert statuses[emails[0]] == "cancelled" and statuses[emails[1]] == "enqueued"
+
+
+def test_someone_who_unsubscribes_before_their_batch_gets_no_row(ctx, people, draft, outbox_rows, db):
+    company, emails = people(volunteers=2)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    with db.read() as conn:
+        user = conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": emails[2]}).scalar_one()
+    operations.unsubscribe(db, user_id=user, campaign_id=campaign)
+    campaign_pass(ctx)
+    assert {row["recipient"] for row in outbox_rows(family="campaign")} == set(emails[:2])
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT status, written FROM campaigns")).one() == ("sent", 3)
