@@ -68,7 +68,8 @@ def subject_ref(campaign_id: int) -> str:
 
 
 def campaign_input(campaign) -> dict:
-    return {"campaign_id": campaign.id, "subject": campaign.subject, "body": campaign.body}
+    """What every recipient's row stores of the campaign (`campaign`: a `campaigns` row as a mapping)."""
+    return {"campaign_id": campaign["id"], "subject": campaign["subject"], "body": campaign["body"]}
 
 
 def recipient_key(campaign_id: int, user_id: int) -> str:

@@ -95,7 +95,7 @@ def send_test(ctx, *, campaign_id: int, admin, request_id: str) -> bool:
         raise CampaignError("The form was out of date. Reload the page and try again.")
     with write_then_publish(ctx) as work:
         campaign = _campaign(work.conn, campaign_id)
-        intent = emails.test_email(emails.campaign_input(campaign), admin=admin, request_id=request_id)
+        intent = emails.test_email(emails.campaign_input(campaign._mapping), admin=admin, request_id=request_id)
         new = reads.status_by_key(work.conn, intent.idempotency_key) is None
         work.add(intent)
     return new

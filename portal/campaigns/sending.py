@@ -94,7 +94,7 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
         campaign = work.conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
         if campaign is None or campaign.status != "sending":
             return 0
-        shared = emails.campaign_input(campaign)
+        shared = emails.campaign_input(campaign._mapping)
         people = work.conn.execute(
             _NEXT_RECIPIENTS, {"c": campaign_id, "from": campaign.written, "limit": batch_size}
         ).all()
