@@ -11,6 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", action="store_true", help="drain both queues, then exit")
     args = parser.parse_args(argv)
 
+    from portal.campaigns.sending import campaign_task
     from portal.context import PortalContext
     from portal.outbox.worker import run_worker
     from portal.reports.runs import schedule_task
@@ -18,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings.from_env()
     # The areas' periodic passes; the engine runs them under a lock and never imports an area.
-    periodic = (schedule_task(settings),)
+    periodic = (schedule_task(settings), campaign_task(settings))
     return run_worker(PortalContext.from_settings(settings), burst=args.burst, periodic=periodic)
 
 

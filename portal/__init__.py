@@ -98,6 +98,8 @@ def _register_blueprints(app: Flask) -> None:
     from portal.admin.routes import bp as admin
     from portal.applications.routes import bp as applications
     from portal.auth.routes import bp as auth
+    from portal.campaigns.routes import bp as campaigns
+    from portal.campaigns.unsubscribe import bp as unsubscribe
     from portal.console.routes import bp as console
     from portal.demo.routes import bp as demo
     from portal.invitations.routes import bp as invitations
@@ -106,7 +108,20 @@ def _register_blueprints(app: Flask) -> None:
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
-    for blueprint in (auth, account, main, reports, applications, demo, invitations, people, suppressions, console):
+    for blueprint in (
+        auth,
+        account,
+        main,
+        reports,
+        applications,
+        demo,
+        invitations,
+        people,
+        suppressions,
+        campaigns,
+        unsubscribe,
+        console,
+    ):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
 
@@ -115,6 +130,7 @@ def _register_blueprints(app: Flask) -> None:
             ("applications.admin_list", "Applications"),
             ("admin.demo_requests", "Demo requests"),
             ("suppressions.index", "Suppressions"),
+            ("campaigns.index", "Campaigns"),
             ("console.index", "Outbox"),
         ],
         "manager": [

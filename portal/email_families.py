@@ -5,6 +5,7 @@ Each area declares its families in its own `emails.py`; add a new area's tuple h
 
 from portal.account import emails as account_emails
 from portal.applications import emails as application_emails
+from portal.campaigns import emails as campaign_emails
 from portal.demo import emails as demo_emails
 from portal.invitations import emails as invitation_emails
 from portal.notices import emails as notice_emails
@@ -19,5 +20,6 @@ FAMILIES = FamilyRegistry(
         *notice_emails.FAMILIES,
         *report_emails.FAMILIES,
         *account_emails.FAMILIES,
+        *campaign_emails.FAMILIES,
     )
 )

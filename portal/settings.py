@@ -58,6 +58,7 @@ class Settings:
     attendance_webhook_secret: str = DEV_ATTENDANCE_WEBHOOK_SECRET
     portal_timezone: str = "Europe/Oslo"
     report_schedule_interval_seconds: int = 300
+    campaign_pass_interval_seconds: int = 5
     instance_path: Path = field(default=DEFAULT_INSTANCE)
 
     @property
@@ -160,6 +161,7 @@ class Settings:
             attendance_webhook_secret=attendance_secret,
             portal_timezone=timezone_name,
             report_schedule_interval_seconds=_positive_int(env, "REPORT_SCHEDULE_INTERVAL_SECONDS", 300),
+            campaign_pass_interval_seconds=_positive_int(env, "CAMPAIGN_PASS_INTERVAL_SECONDS", 5),
             instance_path=instance,
         )
 

@@ -62,6 +62,8 @@ ALLOWED_PUBLIC = {
     "/password/forgot",
     "/password/reset",
     "/password/reset/<token>",
+    "/unsubscribe/<token>",  # GET and the RFC 8058 one-click POST: the signed token is the authority
+    "/unsubscribe/<token>/resubscribe",
 }
 
 

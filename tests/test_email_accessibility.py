@@ -16,6 +16,8 @@ import pytest
 from portal.account.operations import request_password_reset
 from portal.applications.operations import record_decision, submit_application
 from portal.auth.queries import load_user
+from portal.campaigns import operations as campaigns
+from portal.campaigns.sending import campaign_pass
 from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
 from portal.invitations.operations import invite_colleagues, invite_manager
@@ -92,6 +94,18 @@ def every_family_sent(ctx, make_user, user_id):
     invite_manager(
         ctx, company_id=manager.company_id, email="second@acme.example", inviter_id=manager.id, inviter_name="Maja"
     )
+
+    campaign = campaigns.create_campaign(
+        ctx.db,
+        admin_id=admin_id,
+        name="Autumn",
+        subject="Autumn at TEEI",
+        body="## New sessions\n\nRead [the autumn programme](https://teei.org/autumn).\n\n- Language\n- Mentorship",
+        audience=f"company:{manager.company_id}",
+    )
+    campaigns.send_test(ctx, campaign_id=campaign, admin=load_user(ctx.db, admin_id), request_id="b" * 32)
+    campaigns.send(ctx, campaign_id=campaign, admin_id=admin_id, send_at=None)
+    campaign_pass(ctx)
 
     rendered: dict[str, list] = {}
     with ctx.db.read() as conn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -253,6 +254,22 @@ def _receipt_lines(receipts: list[dict]) -> str:
     return "<br>".join(lines) or '<span class="muted">none</span>'
 
 
+def _one_click_unsubscribe(headers: dict) -> str:
+    """RFC 8058: with both headers, a mail client offers an unsubscribe button that POSTs
+    `List-Unsubscribe=One-Click` to the https (here also http) URL; the viewer does the same."""
+    found = {name.lower(): value for name, value in headers.items()}
+    urls = re.findall(r"<(https?://[^>]+)>", found.get("list-unsubscribe", ""))
+    if not urls:
+        return '<span class="muted">no List-Unsubscribe link</span>'
+    if found.get("list-unsubscribe-post", "").strip() != "List-Unsubscribe=One-Click":
+        return f'<a href="{escape(urls[0])}">Open the unsubscribe link</a> (no one-click header)'
+    return (
+        f'<form method="post" action="{escape(urls[0])}">'
+        '<input type="hidden" name="List-Unsubscribe" value="One-Click">'
+        '<button type="submit">Unsubscribe (one click, as a mail client does it)</button></form>'
+    )
+
+
 def render_email(email: dict, receipts: list[dict] = ()) -> str:
     def addresses(values: list[str]) -> str:
         return escape(", ".join(values)) if values else '<span class="muted">none</span>'
@@ -275,6 +292,7 @@ def render_email(email: dict, receipts: list[dict] = ()) -> str:
         ("Idempotency key", _key(email["idempotency_key"])),
         ("Body fingerprint", f"<code>{escape(email['fingerprint'])}</code>"),
         ("Headers", custom or '<span class="muted">none</span>'),
+        ("Unsubscribe", _one_click_unsubscribe(email["headers"])),
         ("Attachments", files or '<span class="muted">none</span>'),
         ("Receipts", _receipt_lines(list(receipts))),
     ]

@@ -18,7 +18,7 @@ from portal.outbox.delivery import NOT_YET_DUE, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import EmailHandles
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
-from portal.outbox.queues import dead_letter_queue, email_queue, is_valid_envelope
+from portal.outbox.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
 from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import mark_unclaimed_row_failed, row_age_seconds, settle_exhausted
 
@@ -108,7 +108,7 @@ def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: f
         return
     # RQ's scheduler keeps whole seconds and may run a job up to a second early: round up, plus
     # one, so the job never arrives before the row's retry time.
-    email_queue(ctx.redis).enqueue_in(
+    queue_named(ctx.redis, family.queue if family else EMAIL_QUEUE).enqueue_in(
         timedelta(seconds=math.ceil(delay_seconds) + 1),
         JOB_FUNCTION,
         body,

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
 from portal.outbox.rendering import Attachment, RenderedEmail, render_bodies
 from portal.outbox.retry import RetryPolicy
 from portal.settings import Settings
@@ -32,6 +33,10 @@ def _no_attachment(data: dict, settings: Settings) -> Attachment | None:
     return None
 
 
+def _no_headers(data: dict, settings: Settings) -> dict[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Family:
     name: str  # the `family` column and tag
@@ -46,10 +51,17 @@ class Family:
     attachment: Callable[[dict, Settings], Attachment | None] = _no_attachment
     # None: the settings' schedule (OUTBOX_RETRY_*, OUTBOX_MAX_ATTEMPTS).
     retry: RetryPolicy | None = None
+    # Extra message headers, built from the stored input (a campaign's List-Unsubscribe).
+    headers: Callable[[dict, Settings], dict[str, str]] = _no_headers
+    # EMAIL_QUEUE, or BULK_EMAIL_QUEUE for a family that sends thousands at once: workers take
+    # the bulk queue only when the transactional one is empty.
+    queue: str = EMAIL_QUEUE
 
     def __post_init__(self):
         if not re.fullmatch(r"[a-z]{3}", self.id_prefix):
             raise ValueError(f"family {self.name}: id_prefix must be three lower-case letters")
+        if self.queue not in (EMAIL_QUEUE, BULK_EMAIL_QUEUE):
+            raise ValueError(f"family {self.name}: queue must be {EMAIL_QUEUE} or {BULK_EMAIL_QUEUE}")
 
     def new_outbox_id(self) -> str:
         return f"{self.id_prefix}_{uuid.uuid4().hex}"
@@ -66,6 +78,7 @@ class Family:
             text=text,
             tags=(("template", self.template), ("template_version", str(self.template_version))),
             attachments=(attachment,) if attachment else (),
+            headers=tuple(self.headers(data, settings).items()),
         )
 
 
@@ -94,3 +107,8 @@ class FamilyRegistry:
     def for_outbox_id(self, outbox_id: str) -> Family | None:
         match = OUTBOX_ID.match(outbox_id)
         return self._by_prefix.get(match.group(1)) if match else None
+
+    def queue_for(self, outbox_id: str) -> str:
+        """The queue an outbox row's message goes to (the transactional one for an unknown ID)."""
+        family = self.for_outbox_id(outbox_id)
+        return family.queue if family else EMAIL_QUEUE

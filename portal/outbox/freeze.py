@@ -29,6 +29,7 @@ REQUIRED_COLUMNS = frozenset(
         "attachment_content",
         "attachment_content_type",
         "created_at",
+        "headers",
     }
 )
 _verified_databases: set[str] = set()
@@ -36,8 +37,9 @@ _verified_databases: set[str] = set()
 _FREEZE = Statement(
     f"""
     INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
-        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at)
-    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags, :a_name, :a_content, :a_type, :now
+        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
+    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags, :a_name, :a_content, :a_type, :now,
+        :headers
     WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
                   AND provider_message_id IS NULL)
     """
@@ -93,6 +95,7 @@ def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> R
                 "a_content": attachment.content_b64 if attachment else None,
                 "a_type": attachment.content_type if attachment else None,
                 "now": clock.now_iso(),
+                "headers": json.dumps([list(header) for header in rendered.headers]) if rendered.headers else None,
             },
         )
         stored = _READ_FROZEN(conn, {"id": outbox_id}).mappings().first()
@@ -115,6 +118,11 @@ def _validated(stored) -> RenderedEmail:
     if any(attachment_fields) and not all(attachment_fields):
         raise FreezeError("frozen payload has a partial attachment")
     attachments = (Attachment(*attachment_fields),) if all(attachment_fields) else ()
+    try:
+        # NULL: a payload frozen without extra headers (every family but campaigns).
+        headers = tuple((str(name), str(value)) for name, value in json.loads(stored["headers"] or "[]"))
+    except (ValueError, TypeError) as error:
+        raise FreezeError("frozen payload headers are unreadable") from error
     return RenderedEmail(
         from_address=stored["from_address"],
         reply_to=stored["reply_to"],
@@ -123,4 +131,5 @@ def _validated(stored) -> RenderedEmail:
         text=stored["text"],
         tags=tags,
         attachments=attachments,
+        headers=headers,
     )

@@ -111,6 +111,8 @@ class ResendProvider:
         }
         if message.reply_to:
             params["reply_to"] = message.reply_to
+        if message.headers:
+            params["headers"] = dict(message.headers)
         if message.attachments:
             attachment = message.attachments[0]
             params["attachments"] = [

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from redis import Redis
 from rq import Queue
 
 from portal.db import Database
-from portal.outbox.queues import build_envelope, email_queue
+from portal.outbox.queues import EMAIL_QUEUE, build_envelope, queue_named
 from portal.outbox.rows import record_publication
 from portal.outbox.statuses import ENQUEUED, PENDING
 from portal.settings import Settings
@@ -66,14 +67,19 @@ def publish_outbox_rows(
     outbox_ids: list[str],
     request_id: str | None = None,
     job_timeout: int = JOB_TIMEOUT_SECONDS,
+    queue_for: Callable[[str], str] | None = None,
 ) -> PublishResult:
+    """`queue_for` names each row's queue (FamilyRegistry.queue_for); without it, the email queue."""
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
-    queue = email_queue(redis)
+    by_queue: dict[str, list[str]] = {}
+    for outbox_id in outbox_ids:
+        by_queue.setdefault(queue_for(outbox_id) if queue_for else EMAIL_QUEUE, []).append(outbox_id)
     pause, error = FIRST_PAUSE_SECONDS, None
     for attempt in range(1, PUBLISH_TRIES + 1):
         try:
-            enqueue_envelopes(queue, outbox_ids, request_id, job_timeout)
+            for name, ids in by_queue.items():
+                enqueue_envelopes(queue_named(redis, name), ids, request_id, job_timeout)
             error = None
             break
         except Exception as exc:  # any Redis failure: the rows are safe in the database

@@ -11,7 +11,11 @@ from rq.serializers import JSONSerializer
 
 EMAIL_QUEUE = "email"
 DEAD_LETTER_QUEUE = "email-dead-letter"
-ALL_QUEUES = (EMAIL_QUEUE, DEAD_LETTER_QUEUE)
+# Campaigns: thousands of messages at once. A worker takes from it only when the transactional
+# queue is empty (RQ dequeues from its queues in the order it lists them), so an invitation
+# committed mid-campaign waits for at most the deliveries already in flight.
+BULK_EMAIL_QUEUE = "email-bulk"
+ALL_QUEUES = (EMAIL_QUEUE, DEAD_LETTER_QUEUE, BULK_EMAIL_QUEUE)
 
 ENVELOPE_KIND = "email-outbox"
 ENVELOPE_VERSION = 1
@@ -19,6 +23,13 @@ ENVELOPE_VERSION = 1
 
 def email_queue(redis: Redis) -> Queue:
     return Queue(EMAIL_QUEUE, connection=redis, serializer=JSONSerializer)
+
+
+def queue_named(redis: Redis, name: str) -> Queue:
+    """EMAIL_QUEUE or BULK_EMAIL_QUEUE (the queues deliveries are published to)."""
+    if name not in (EMAIL_QUEUE, BULK_EMAIL_QUEUE):
+        raise ValueError(f"not a delivery queue: {name}")
+    return Queue(name, connection=redis, serializer=JSONSerializer)
 
 
 def dead_letter_queue(redis: Redis) -> Queue:

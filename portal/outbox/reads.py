@@ -44,10 +44,48 @@ def statuses_by_id(conn: sa.Connection, outbox_ids: list[str]) -> dict[str, str]
     )
 
 
+def id_by_key(conn: sa.Connection, idempotency_key: str) -> str | None:
+    return conn.execute(
+        sa.text("SELECT id FROM email_outbox WHERE idempotency_key = :k"), {"k": idempotency_key}
+    ).scalar()
+
+
 def status_by_key(conn: sa.Connection, idempotency_key: str) -> str | None:
     return conn.execute(
         sa.text("SELECT status FROM email_outbox WHERE idempotency_key = :k"), {"k": idempotency_key}
     ).scalar()
+
+
+def suppressed_among(conn: sa.Connection, emails: list[str]) -> set[str]:
+    """Which of these (lower-case) addresses are on the suppression list."""
+    if not emails:
+        return set()
+    return set(
+        conn.execute(
+            sa.text("SELECT email FROM email_suppressions WHERE email IN (SELECT value FROM json_each(:emails))"),
+            {"emails": json_array(emails)},
+        ).scalars()
+    )
+
+
+def ids_for_subject(conn: sa.Connection, subject_ref: str) -> list[str]:
+    """Every outbox row about one domain row (e.g. a campaign's recipients), oldest first."""
+    return list(
+        conn.execute(
+            sa.text("SELECT id FROM email_outbox WHERE subject_ref = :ref ORDER BY created_at, rowid"),
+            {"ref": subject_ref},
+        ).scalars()
+    )
+
+
+def status_counts_for_subject(conn: sa.Connection, subject_ref: str) -> dict[str, int]:
+    """{status: rows} of the outbox rows about one domain row."""
+    return dict(
+        conn.execute(
+            sa.text("SELECT status, COUNT(*) FROM email_outbox WHERE subject_ref = :ref GROUP BY status"),
+            {"ref": subject_ref},
+        ).all()
+    )
 
 
 def status_counts(db: Database) -> list[dict]:

@@ -9,6 +9,7 @@ taken is republished once per period, not on every pass.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -47,11 +48,12 @@ def rows_to_publish(db: Database, settings: Settings, limit: int = BATCH) -> lis
         return list(conn.execute(RELAY_QUERY, {"stale": stale, "limit": limit}).scalars())
 
 
-def relay_pass(db: Database, redis, settings: Settings) -> RelayReport:
+def relay_pass(db: Database, redis, settings: Settings, queue_for: Callable[[str], str] | None = None) -> RelayReport:
+    """`queue_for`: each row's queue (FamilyRegistry.queue_for), so a campaign's rows stay on the bulk queue."""
     ids = rows_to_publish(db, settings)
     if not ids:
         return RelayReport(published=(), queued=True)
     result: PublishResult = publish_outbox_rows(
-        db, redis, ids, request_id="relay", job_timeout=settings.outbox_job_timeout_seconds
+        db, redis, ids, request_id="relay", job_timeout=settings.outbox_job_timeout_seconds, queue_for=queue_for
     )
     return RelayReport(published=result.outbox_ids, queued=result.queued, error=result.error)

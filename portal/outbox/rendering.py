@@ -34,6 +34,8 @@ class RenderedEmail:
     tags: tuple[tuple[str, str], ...] = ()
     reply_to: str | None = None
     attachments: tuple[Attachment, ...] = field(default=())
+    # Extra message headers (a campaign's List-Unsubscribe); frozen with the rest.
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @lru_cache(maxsize=1)

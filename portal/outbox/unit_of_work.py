@@ -50,5 +50,10 @@ def write_then_publish(handles, *, request_id: str | None = None) -> Iterator[Em
         work = EmailWork(conn, handles.settings)
         yield work
     work.publication = publish_outbox_rows(
-        handles.db, handles.redis, work.outbox_ids, request_id, handles.settings.outbox_job_timeout_seconds
+        handles.db,
+        handles.redis,
+        work.outbox_ids,
+        request_id,
+        handles.settings.outbox_job_timeout_seconds,
+        queue_for=handles.families.queue_for,
     )

@@ -1,4 +1,5 @@
-"""The email worker process: RQ on both queues, RQ's scheduler for delayed retries, and the relay.
+"""The email worker process: RQ on the email, dead-letter and bulk queues (in that order: bulk
+email waits for transactional email), RQ's scheduler for delayed retries, and the relay.
 
 We use RQ's SimpleWorker (no fork per job): the job reuses the process's database engine and HTTP
 connection pool, which is most of the work saved, and the claim plus idempotency key already make a
@@ -26,7 +27,7 @@ from rq.serializers import JSONSerializer
 from portal.outbox.consumer import use_context
 from portal.outbox.handles import EmailHandles
 from portal.outbox.periodic import PeriodicTask, start_periodic
-from portal.outbox.queues import dead_letter_queue, email_queue
+from portal.outbox.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
 from portal.outbox.rate_limit import stopping
 from portal.outbox.relay import relay_pass
 from portal.outbox.retention import purge
@@ -47,8 +48,9 @@ class EmailWorker(SimpleWorker):
 
 
 def worker_queues(redis) -> list:
-    """Every queue the portal publishes to has this worker as its consumer."""
-    return [email_queue(redis), dead_letter_queue(redis)]
+    """Every queue the portal publishes to has this worker as its consumer. In this order: RQ
+    takes the next job from the first non-empty queue, so bulk email waits for transactional email."""
+    return [email_queue(redis), dead_letter_queue(redis), queue_named(redis, BULK_EMAIL_QUEUE)]
 
 
 def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
@@ -58,7 +60,7 @@ def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
     if not ctx.redis.set(RELAY_LOCK_KEY, token, nx=True, ex=lock_seconds):
         return False
     try:
-        report = relay_pass(ctx.db, ctx.redis, ctx.settings)
+        report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for)
         if report.published:
             log.info("relay published %d outbox rows (queued=%s)", len(report.published), report.queued)
     finally:

@@ -29,8 +29,10 @@ def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_out
     exhausted = make_outbox_row()
     provider_model.fail_next("http_500")  # the consumer hands an exhausted job to the dead-letter queue
     handle_message(ctx, build_envelope(exhausted), attempt=ctx.settings.outbox_max_attempts, dead_letter=False)
+    campaign = make_outbox_row(family="campaign", data={"campaign_id": 1, "subject": "S", "body": "B", "user_id": 1})
+    publish_outbox_rows(ctx.db, ctx.redis, [campaign], queue_for=ctx.families.queue_for)  # the bulk queue
     used = {key.decode().removeprefix("rq:queue:") for key in ctx.redis.smembers("rq:queues")}
-    assert used == {"email", "email-dead-letter"}
+    assert used == {"email", "email-dead-letter", "email-bulk"}
 
     workers()
     assert wait_until(lambda: rq.Worker.all(connection=ctx.redis), timeout=20)

@@ -1,0 +1,102 @@
+"""An admin writes a campaign to one company's three people; one of them unsubscribes from the
+mail viewer with one click, and the next campaign's preview leaves them out and says so."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from e2e.keyboard import KeyboardUser
+from portal.auth.operations import create_user
+from portal.seed import DEMO_PASSWORD
+
+ADMIN = "admin@teei.example"
+COMPANY = "Fjord Analytics AS"
+PEOPLE = ("kari@fjord.example", "lars@fjord.example", "nina@fjord.example")
+SHOTS = Path("/tmp/shots-campaigns12")
+
+
+def add_company_of_three(stack):
+    create_user(stack.db, email=PEOPLE[0], password=DEMO_PASSWORD, role="manager", company=COMPANY, name="Kari")
+    for email, name in zip(PEOPLE[1:], ("Lars", "Nina"), strict=True):
+        create_user(stack.db, email=email, password=DEMO_PASSWORD, role="employee", company=COMPANY, name=name)
+
+
+def shoot(page, name, widths=(1280, 390)):
+    SHOTS.mkdir(exist_ok=True)
+    for width in widths:
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, f"{name} scrolls sideways at {width}"
+        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def compose(page, name, subject, body):
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Campaigns").click()
+    page.get_by_role("link", name="New campaign").click()
+    page.get_by_label("Name (for admins only)").fill(name)
+    page.get_by_label("Subject").fill(subject)
+    page.get_by_label("Audience").select_option(label=f"{COMPANY}: managers and volunteers")
+    page.get_by_label("Body (Markdown)").fill(body)
+    page.get_by_role("button", name="Save and preview").click()
+
+
+def test_admin_sends_a_campaign_and_a_recipient_unsubscribes_in_one_click(pages, page, stack):
+    add_company_of_three(stack)
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/campaigns/new")
+    page.get_by_role("button", name="Save and preview").click()
+    expect(page.get_by_role("alert")).to_contain_text("Write a subject.")
+    shoot(page, "campaign-new-errors")
+    compose(page, "Autumn news", "Autumn at TEEI", "## New sessions\n\nRead [the programme](https://teei.org).")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Autumn news")
+    expect(page.locator("#preview").get_by_role("heading", name="New sessions")).to_be_visible()
+    expect(page.locator("#reach")).to_contain_text("3 recipients")
+    expect(page.locator("#reach")).to_contain_text("Nobody is left out")
+    shoot(page, "campaign-draft")
+
+    page.get_by_role("button", name="Send me a test").click()
+    expect(page.get_by_text(f"A test copy is on its way to {ADMIN}")).to_be_visible()
+    pages.wait_for_email(ADMIN, "[Test] Autumn at TEEI")
+
+    page.get_by_role("button", name="Send campaign").click()
+    expect(page.get_by_text("Sending to 3 people")).to_be_visible()
+    emails = {to: pages.wait_for_email(to, "Autumn at TEEI") for to in PEOPLE}
+    page.reload()
+    expect(page.locator("#progress")).to_contain_text("3 of 3 emails written")
+    shoot(page, "campaign-sent")
+
+    page.goto(f"{stack.model.url}/view/{emails[PEOPLE[1]]['id']}")
+    expect(page.get_by_text("List-Unsubscribe-Post: List-Unsubscribe=One-Click")).to_be_visible()
+    shoot(page, "campaign-mail-viewer", widths=(1280,))  # the dev tool's viewer is desktop-only
+    page.get_by_role("button", name=re.compile("Unsubscribe \\(one click")).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("You are unsubscribed")
+    shoot(page, "unsubscribed")
+
+    page.goto(f"{stack.url}/admin/campaigns")
+    compose(page, "Winter news", "Winter at TEEI", "Hello again.")
+    expect(page.locator("#reach")).to_contain_text("2 recipients")
+    expect(page.locator("#reach")).to_contain_text("1 left out: 1 unsubscribed, 0 suppressed")
+    page.get_by_role("link", name="All campaigns").click()
+    shoot(page, "campaign-list")
+
+
+def test_a_keyboard_user_composes_and_sends_a_campaign(pages, page, stack):
+    add_company_of_three(stack)
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/campaigns/new")
+    keyboard = KeyboardUser(page)
+    keyboard.skip_to_content()
+    keyboard.fill("Name (for admins only)", "Keyboard news")
+    keyboard.fill("Subject", "Typed at TEEI")
+    keyboard.tab_to("Audience")
+    page.keyboard.type("Fjord")
+    keyboard.fill("Body (Markdown)", "Typed *without* a mouse.")
+    keyboard.activate("Save and preview")
+    expect(page.locator("#reach")).to_contain_text("3 recipients")
+
+    keyboard.activate("Send campaign")
+    expect(page.get_by_text("Sending to 3 people")).to_be_visible()
+    pages.wait_for_email(PEOPLE[2], "Typed at TEEI")

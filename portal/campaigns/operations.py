@@ -1,0 +1,188 @@
+"""Writing campaigns: compose a draft, send a test, send now or at a time, cancel; unsubscribe.
+
+Each is one transaction (`db.write()` or `write_then_publish`), checked inside it, so a refused
+action writes nothing. Writing the recipients' rows, batch by batch, is in sending.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from portal.campaigns import audiences, emails, sending
+from portal.campaigns.markdown import MAX_BODY_BYTES
+from portal.outbox import clock, reads, write_then_publish
+from portal.outbox.rows import cancel_unattempted
+from portal.text import InputError
+
+MAX_NAME = 120
+MAX_SUBJECT = 200
+CANCEL_REASON = "campaign_cancelled"
+UNSUBSCRIBE_REASON = "recipient_unsubscribed"
+NOBODY = "Nobody in this audience can receive it now, so there is nothing to send."
+_REQUEST_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+class CampaignError(InputError):
+    """Bad input or a state that refuses the action; the message is safe to show, nothing was written."""
+
+
+@dataclass(frozen=True)
+class SendResult:
+    started: bool  # False: scheduled for later
+    send_at: str
+    recipients: int | None
+
+
+def parse_send_at(text: str | None, tz) -> datetime | None:
+    """The form's send time: empty for now; an ISO time, in PORTAL_TIMEZONE unless it names its offset."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise CampaignError(
+            "Give the send time as a date and time, e.g. 2026-12-24T09:00, or leave it empty."
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+
+
+def check_content(name: str, subject: str, body: str) -> tuple[str, str, str]:
+    name, subject = " ".join((name or "").split()), " ".join((subject or "").split())
+    if not name:
+        raise CampaignError("Give the campaign a name.")
+    if not subject:
+        raise CampaignError("Write a subject.")
+    if len(name) > MAX_NAME or len(subject) > MAX_SUBJECT:
+        raise CampaignError(f"Keep the name under {MAX_NAME} and the subject under {MAX_SUBJECT} characters.")
+    if not (body or "").strip():
+        raise CampaignError("Write the body of the email.")
+    if len(body.encode("utf-8")) > MAX_BODY_BYTES:
+        raise CampaignError(f"The body is over {MAX_BODY_BYTES // 1024} KB. Shorten it, or link to a page instead.")
+    return name, subject, body
+
+
+def create_campaign(db, *, admin_id: int, name: str, subject: str, body: str, audience: str) -> int:
+    name, subject, body = check_content(name, subject, body)
+    now = clock.now_iso()
+    with db.write() as conn:
+        audiences.check_audience(conn, audience)
+        return conn.execute(
+            sa.text(
+                """
+                INSERT INTO campaigns (name, subject, body, audience, created_by, created_at, updated_at)
+                VALUES (:name, :subject, :body, :audience, :by, :now, :now) RETURNING id
+                """
+            ),
+            {"name": name, "subject": subject, "body": body, "audience": audience, "by": admin_id, "now": now},
+        ).scalar_one()
+
+
+def _campaign(conn, campaign_id: int):
+    found = conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
+    if found is None:
+        raise CampaignError("There is no such campaign.")
+    return found
+
+
+def send_test(ctx, *, campaign_id: int, admin, request_id: str) -> bool:
+    """The campaign to the signed-in admin, now; False if this request ID was already sent (a double click)."""
+    if not _REQUEST_ID.match(request_id or ""):
+        raise CampaignError("The form was out of date. Reload the page and try again.")
+    with write_then_publish(ctx) as work:
+        campaign = _campaign(work.conn, campaign_id)
+        intent = emails.test_email(emails.campaign_input(campaign._mapping), admin=admin, request_id=request_id)
+        new = reads.status_by_key(work.conn, intent.idempotency_key) is None
+        work.add(intent)
+    return new
+
+
+def send(ctx, *, campaign_id: int, admin_id: int, send_at: datetime | None, now: datetime | None = None) -> SendResult:
+    """Send now (the recipient list is fixed at once) or schedule for `send_at` (the worker's
+    campaign pass starts it when due). A campaign is sent once: a second send is refused."""
+    now = now or clock.utcnow()
+    if send_at is not None and send_at <= now:
+        raise CampaignError("The send time has passed. Choose a time in the future, or leave it empty to send now.")
+    with ctx.db.write() as conn:
+        campaign = _campaign(conn, campaign_id)
+        if campaign.status != "draft":
+            raise CampaignError(f"This campaign was already {_done_words(campaign.status)}; it is sent only once.")
+        if send_at is not None and not audiences.reach(conn, campaign.audience).people:
+            raise CampaignError(NOBODY)
+        when = clock.iso(send_at or now)
+        conn.execute(
+            sa.text(
+                "UPDATE campaigns SET status = 'scheduled', send_at = :at, sent_by = :by, updated_at = :now "
+                "WHERE id = :id AND status = 'draft'"
+            ),
+            {"at": when, "by": admin_id, "now": clock.iso(now), "id": campaign_id},
+        )
+        recipients = sending.start_campaign(conn, campaign_id) if send_at is None else None
+        if recipients == 0:
+            raise CampaignError(NOBODY)  # rolls the whole send back: the campaign stays a draft
+    return SendResult(started=send_at is None, send_at=when, recipients=recipients)
+
+
+def _done_words(status: str) -> str:
+    return {"scheduled": "scheduled", "sending": "sent", "sent": "sent", "cancelled": "cancelled"}.get(status, status)
+
+
+def cancel(db, *, campaign_id: int) -> int:
+    """Stop a campaign before or while it sends; returns how many rows became `cancelled`.
+
+    Rows an attempt has reached are left to their delivery. The batch writer only writes while
+    the campaign is `sending`, and this transaction changes that, so no row is written after it."""
+    with db.write() as conn:
+        campaign = _campaign(conn, campaign_id)
+        if campaign.status not in ("draft", "scheduled", "sending"):
+            raise CampaignError(
+                f"This campaign was already {_done_words(campaign.status)}; there is nothing to cancel."
+            )
+        now = clock.now_iso()
+        conn.execute(
+            sa.text("UPDATE campaigns SET status = 'cancelled', cancelled_at = :now, updated_at = :now WHERE id = :id"),
+            {"now": now, "id": campaign_id},
+        )
+        ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
+        return len(cancel_unattempted(conn, ids, CANCEL_REASON))
+
+
+def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
+    """No more campaigns for this person (transactional email is not affected). Rows of a campaign
+    already written that no attempt has reached are cancelled too. False if they had already unsubscribed."""
+    with db.write() as conn:
+        if conn.execute(sa.text("SELECT 1 FROM users WHERE id = :u"), {"u": user_id}).first() is None:
+            return False
+        new = conn.execute(
+            sa.text(
+                "INSERT INTO campaign_unsubscribes (user_id, campaign_id, created_at) VALUES (:u, :c, :now) "
+                "ON CONFLICT (user_id) DO NOTHING"
+            ),
+            {"u": user_id, "c": campaign_id, "now": clock.now_iso()},
+        ).rowcount
+        waiting = conn.execute(
+            sa.text(
+                """
+                SELECT r.campaign_id FROM campaign_recipients r JOIN campaigns c ON c.id = r.campaign_id
+                WHERE r.user_id = :u AND c.status IN ('sending', 'sent')
+                """
+            ),
+            {"u": user_id},
+        ).scalars()
+        for sending_id in list(waiting):
+            key = emails.recipient_key(sending_id, user_id)
+            outbox_id = reads.id_by_key(conn, key)
+            if outbox_id:
+                cancel_unattempted(conn, [outbox_id], UNSUBSCRIBE_REASON)
+        return bool(new)
+
+
+def resubscribe(db, *, user_id: int) -> bool:
+    with db.write() as conn:
+        return bool(
+            conn.execute(sa.text("DELETE FROM campaign_unsubscribes WHERE user_id = :u"), {"u": user_id}).rowcount
+        )

@@ -1,0 +1,115 @@
+"""Reading campaigns: the list, one campaign with its preview, reach, progress and outcomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from portal.campaigns import audiences, emails
+from portal.campaigns.markdown import to_html, to_text
+from portal.outbox import reads, statuses
+
+STATUS_WORDS = {
+    "draft": "Draft",
+    "scheduled": "Scheduled",
+    "sending": "Sending",
+    "sent": "Sent",
+    "cancelled": "Cancelled",
+}
+# The outcomes the page shows, from the recipients' outbox rows (every status is counted once).
+OUTCOME_OF = {
+    **{status: "waiting" for status in statuses.UNSETTLED},
+    statuses.SENT: "accepted",
+    statuses.DELIVERED: "delivered",
+    statuses.BOUNCED: "bounced",
+    statuses.COMPLAINED: "complained",
+    statuses.SUPPRESSED: "not sent",
+    statuses.FAILED: "not sent",
+    statuses.DEAD_LETTER: "held for a person",
+    statuses.CANCELLED: "cancelled",
+}
+assert set(OUTCOME_OF) == set(statuses.ALL)
+OUTCOME_ORDER = (
+    "waiting",
+    "accepted",
+    "delivered",
+    "bounced",
+    "complained",
+    "not sent",
+    "held for a person",
+    "cancelled",
+)
+
+
+def list_campaigns(db) -> list[dict]:
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT id, name, subject, audience, status, send_at, recipients, written, created_at "
+                "FROM campaigns ORDER BY id DESC LIMIT 200"
+            )
+        ).mappings()
+        return [
+            {
+                **row,
+                "status_label": STATUS_WORDS[row["status"]],
+                "audience_label": audiences.audience_label(conn, row["audience"]),
+            }
+            for row in rows
+        ]
+
+
+@dataclass(frozen=True)
+class CampaignPage:
+    campaign: dict
+    audience_label: str
+    preview_html: str
+    preview_text: str
+    reach: audiences.Reach | None  # the audience as of now (before sending starts)
+    outcomes: dict[str, int]  # accepted/delivered/... from the rows' statuses (after)
+    unsubscribed: int  # people who used this campaign's unsubscribe link
+
+    @property
+    def status_label(self) -> str:
+        return STATUS_WORDS[self.campaign["status"]]
+
+    @property
+    def can_send(self) -> bool:
+        return self.campaign["status"] == "draft"
+
+    @property
+    def can_cancel(self) -> bool:
+        return self.campaign["status"] in ("draft", "scheduled", "sending")
+
+
+def campaign_page(db, campaign_id: int) -> CampaignPage | None:
+    with db.read() as conn:
+        row = conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).mappings().first()
+        if row is None:
+            return None
+        campaign = dict(row)
+        started = campaign["status"] in ("sending", "sent") or campaign["recipients"] is not None
+        reach = None if started else audiences.reach(conn, campaign["audience"])
+        by_status = reads.status_counts_for_subject(conn, emails.subject_ref(campaign_id))
+        outcomes = dict.fromkeys(OUTCOME_ORDER, 0)
+        for status, rows in by_status.items():
+            outcomes[OUTCOME_OF[status]] += rows
+        unsubscribed = conn.execute(
+            sa.text("SELECT COUNT(*) FROM campaign_unsubscribes WHERE campaign_id = :c"), {"c": campaign_id}
+        ).scalar_one()
+        label = audiences.audience_label(conn, campaign["audience"])
+    return CampaignPage(
+        campaign=campaign,
+        audience_label=label,
+        preview_html=to_html(campaign["body"]),
+        preview_text=to_text(campaign["body"]),
+        reach=reach,
+        outcomes=outcomes,
+        unsubscribed=unsubscribed,
+    )
+
+
+def audience_options(db) -> list[tuple[str, str]]:
+    with db.read() as conn:
+        return audiences.audience_choices(conn)

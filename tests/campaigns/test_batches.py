@@ -1,0 +1,80 @@
+"""Writing a campaign's rows in batches: each batch with the campaign's progress in one transaction,
+published after its commit; a crash half-way resumes with no duplicate and no gap."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from portal.campaigns import operations
+from portal.campaigns.sending import campaign_pass, write_next_batch
+from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
+
+
+def campaign_state(db, campaign_id):
+    with db.read() as conn:
+        return conn.execute(
+            sa.text("SELECT status, written, recipients FROM campaigns WHERE id = :id"), {"id": campaign_id}
+        ).one()
+
+
+def test_each_batch_commits_its_rows_with_the_progress_and_is_published_after(ctx, people, draft, outbox_rows):
+    company, _ = people(volunteers=6)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    assert write_next_batch(ctx, campaign, batch_size=3) == 3
+    assert campaign_state(ctx.db, campaign) == ("sending", 3, 7)
+    rows = outbox_rows(family="campaign")
+    assert len(rows) == 3 and {row["status"] for row in rows} == {"enqueued"}
+    assert queue_named(ctx.redis, BULK_EMAIL_QUEUE).count == 3, "on the bulk queue"
+    assert queue_named(ctx.redis, EMAIL_QUEUE).count == 0, "not in the way of transactional email"
+
+
+def test_a_crash_half_way_resumes_with_no_duplicate_and_no_gap(ctx, people, draft, outbox_rows, db):
+    company, emails = people(volunteers=6)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    # The process dies inside the second batch, after its rows were inserted, before the commit.
+    with db.write() as conn:
+        conn.execute(
+            sa.text(
+                "CREATE TRIGGER crash BEFORE UPDATE OF written ON campaigns WHEN NEW.written = 6 "
+                "BEGIN SELECT RAISE(ABORT, 'crash'); END"
+            )
+        )
+    with pytest.raises(Exception, match="crash"):
+        campaign_pass(ctx, batch_size=3)
+    assert campaign_state(db, campaign) == ("sending", 3, 7)
+    assert len(outbox_rows(family="campaign")) == 3, "the second batch left nothing behind"
+    with db.write() as conn:
+        conn.execute(sa.text("DROP TRIGGER crash"))
+
+    assert campaign_pass(ctx, batch_size=3) == 4
+    assert campaign_state(db, campaign) == ("sent", 7, 7)
+    assert sorted(row["recipient"] for row in outbox_rows(family="campaign")) == sorted(emails)
+    assert campaign_pass(ctx, batch_size=3) == 0, "a finished campaign writes nothing more"
+
+
+def test_the_recipient_list_is_fixed_when_sending_starts(ctx, people, draft, outbox_rows, make_user):
+    company, emails = people(volunteers=1)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    latecomer = make_user("employee", company="Fjord Analytics AS")
+    campaign_pass(ctx)
+    recipients = {row["recipient"] for row in outbox_rows(family="campaign")}
+    assert recipients == set(emails) and latecomer not in recipients
+
+
+def test_cancel_while_sending_stops_the_rows_not_yet_attempted(ctx, people, draft, outbox_rows, deliver):
+    company, _ = people(volunteers=4)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    write_next_batch(ctx, campaign, batch_size=2)
+    first, second = outbox_rows(family="campaign")
+    assert deliver(first["id"]) == "ack:sent"
+
+    assert operations.cancel(ctx.db, campaign_id=campaign) == 1
+    assert campaign_pass(ctx) == 0, "no row is written after the cancel"
+    statuses = {row["id"]: row["status"] for row in outbox_rows(family="campaign")}
+    assert statuses == {first["id"]: "sent", second["id"]: "cancelled"}
+    assert deliver(second["id"]) == "ack:not_claimable", "a cancelled row's message sends nothing"
