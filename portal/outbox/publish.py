@@ -18,6 +18,7 @@ from redis import Redis
 from rq import Queue
 
 from portal.db import Database
+from portal.observability.log_context import current_request_id
 from portal.outbox.queues import build_envelope, email_queue
 from portal.outbox.rows import record_publication
 from portal.outbox.statuses import ENQUEUED, PENDING
@@ -69,6 +70,7 @@ def publish_outbox_rows(
 ) -> PublishResult:
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
+    request_id = request_id or current_request_id()  # the web request's, carried to the worker's logs
     queue = email_queue(redis)
     pause, error = FIRST_PAUSE_SECONDS, None
     for attempt in range(1, PUBLISH_TRIES + 1):
