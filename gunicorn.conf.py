@@ -28,9 +28,12 @@ timeout = 30
 graceful_timeout = 20
 # Behind a proxy the connection to us is kept open by the proxy, not the browser.
 keepalive = 5 if _settings.trusted_proxy_count else 2
-# Gunicorn's own X-Forwarded-* handling is off: the app's ProxyFix (TRUSTED_PROXY_COUNT) decides
-# whom to believe, in one place for every route.
+# Gunicorn's own X-Forwarded-* handling is off (it trusts 127.0.0.1 and any Unix-socket peer by
+# default): the app's ProxyFix (TRUSTED_PROXY_COUNT) decides whom to believe, in one place. A scheme
+# taken from X-Forwarded-Proto would make every request "secure", and Flask-WTF would then refuse
+# every form POST for want of a Referer, which the portal's Referrer-Policy never lets browsers send.
 forwarded_allow_ips = ""
+secure_scheme_headers = {}
 accesslog = "-"
 errorlog = "-"
 # Tokens and addresses masked; JSON lines with LOG_FORMAT=json (portal/observability/gunicorn_logging.py).

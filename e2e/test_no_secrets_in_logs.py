@@ -173,6 +173,7 @@ def test_browser_flows_leave_no_secret_in_any_log(pages, page, new_context, stac
         line for line in lines["access"] if line["method"] == "POST" and line["path"] == "/invitations/new"
     )
     assert invite_post["request_id"] and invite_post["status"] == "302"
+    assert any(line["path"] == "/webhooks/resend" for line in lines["access"]), "receipts, at their mount point"
     delivered = [line for line in lines["worker"] if line.get("request_id") == invite_post["request_id"]]
     assert delivered and all(line["outbox_id"] and line["outbox_id"].startswith("inv_") for line in delivered)
     assert any("ack:sent" in line["message"] for line in delivered)

@@ -32,14 +32,17 @@ class PortalLogger(RedactingLogger):
             return
         try:
             atoms = self.atoms(resp, req, environ, request_time)  # already redacted
+            # The path as the client sent it: PATH_INFO has lost the mount point of a lean app
+            # (/webhooks, /api) by the time the line is written.
+            path, _, query = (environ.get("RAW_URI") or atoms["U"] or "").partition("?")
             line = {
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "level": "INFO",
                 "logger": "gunicorn.access",
                 "remote_addr": atoms["h"],
                 "method": atoms["m"],
-                "path": atoms["U"],
-                "query": atoms["q"] or None,
+                "path": redact(path),
+                "query": redact(query) or None,
                 "status": atoms["s"],
                 "bytes": atoms["B"],
                 "duration_ms": atoms["M"],

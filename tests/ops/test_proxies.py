@@ -66,3 +66,19 @@ def test_forms_still_post_behind_a_tls_proxy(client_behind):
     data = {"email": "someone@example.org", "csrf_token": token}
     answer = client.post("/password/forgot", data=data, headers=headers, environ_base=environ)
     assert answer.status_code == 302
+
+
+def test_forms_post_through_gunicorn_behind_a_local_tls_proxy(deployment):
+    """gunicorn as configured trusts no proxy header itself (by default it takes X-Forwarded-Proto
+    from 127.0.0.1, which would make the same POST a 400)."""
+    import requests
+
+    deployment.env["TRUSTED_PROXY_COUNT"] = "1"
+    base = deployment.web(workers=1)
+    browser = requests.Session()
+    headers = {"X-Forwarded-For": "203.0.113.5", "X-Forwarded-Proto": "https"}
+    page = browser.get(f"{base}/password/forgot", headers=headers).text
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    data = {"email": "someone@example.org", "csrf_token": token}
+    answer = browser.post(f"{base}/password/forgot", data=data, headers=headers, allow_redirects=False)
+    assert answer.status_code == 302, answer.text[:300]
