@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -105,6 +106,17 @@ def ensure_redis(settings: Settings, env: dict) -> None:
     wait_for_port(port, process=process)
 
 
+def fresh_metrics_directory(settings: Settings, env: dict) -> None:
+    """The web server's and the worker's metrics files, emptied now, before either starts (their
+    counts start from zero with this run), unless PROMETHEUS_MULTIPROC_DIR names one already."""
+    if env.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    directory = settings.instance_path / "metrics"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+
+
 def ensure_provider_model(settings: Settings, env: dict) -> None:
     if settings.resend_api_key:
         print("RESEND_API_KEY is set: email goes to the real Resend")
@@ -162,6 +174,7 @@ def main() -> int:
     # Everything make run writes under instance/ (database, Redis data, mailbox, logs) holds
     # addresses or secrets: readable by this user only.
     os.umask(0o077)
+    fresh_metrics_directory(settings, env)
     try:
         ensure_redis(settings, env)
         flask = [str(BIN / "flask"), "--app", "portal"]
@@ -179,15 +192,11 @@ def main() -> int:
             "web",
             [
                 str(BIN / "gunicorn"),
-                "--workers",
-                "2",
+                # The production configuration (access log without secrets, metrics hooks).
+                "--config",
+                str(ROOT / "gunicorn.conf.py"),
                 "--bind",
                 f"{bind.hostname}:{bind.port or 80}",
-                "--access-logfile",
-                "-",
-                "--logger-class",
-                "portal.access_log.RedactingLogger",
-                "portal:create_app()",
             ],
             env,
         )

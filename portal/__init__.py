@@ -61,6 +61,9 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     _init_extensions(app)
     _register_blueprints(app)
     _mount_lean_apps(app)
+    from portal.observability.web import init_operations  # logs, request IDs, proxies, /metrics, /readyz
+
+    init_operations(app, settings)
     _register_error_pages(app)
     _set_security_headers(app, hsts=settings.is_production)
 

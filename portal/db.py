@@ -39,10 +39,11 @@ class Database:
     def __init__(self, url: str):
         self.url = url
         self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
+        engine_url, turso_args = turso_connect_args(sa.engine.make_url(url))
         # isolation_level=None hands transaction control to us, so BEGIN can be IMMEDIATE.
         self.engine: Engine = sa.create_engine(
-            url,
-            connect_args={"isolation_level": None},
+            engine_url,
+            connect_args={"isolation_level": None, **turso_args},
             # Errors must never carry bound values: they hold addresses and they reach logs and RQ.
             hide_parameters=True,
         )
@@ -110,6 +111,20 @@ class Database:
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1").scalar()
+
+
+# Options the libSQL client takes as arguments, which DATABASE_URL carries as query parameters
+# (docs/deploy.md): the client itself would send `authToken` in the query string of every request
+# with an empty bearer, and would take `sync_url` as part of a local file's name.
+_TURSO_QUERY = {"authToken": "auth_token", "sync_url": "sync_url", "sync_interval": "sync_interval"}
+
+
+def turso_connect_args(url: sa.engine.URL) -> tuple[sa.engine.URL, dict]:
+    """The URL without the Turso options, and those options as the client's keyword arguments."""
+    args = {name: url.query[key] for key, name in _TURSO_QUERY.items() if key in url.query}
+    if "sync_interval" in args:
+        args["sync_interval"] = float(args["sync_interval"])
+    return url.difference_update_query(list(_TURSO_QUERY)), args
 
 
 def json_array(values) -> str:

@@ -59,6 +59,11 @@ class Settings:
     portal_timezone: str = "Europe/Oslo"
     report_schedule_interval_seconds: int = 300
     campaign_pass_interval_seconds: int = 5
+    # --- operations: metrics, logs, proxies (issue 13) ---
+    metrics_token: str | None = None
+    log_format: str = "text"
+    trusted_proxy_count: int = 0
+    metrics_dir: str | None = None  # PROMETHEUS_MULTIPROC_DIR, prometheus_client's own variable
     instance_path: Path = field(default=DEFAULT_INSTANCE)
 
     @property
@@ -135,6 +140,8 @@ class Settings:
         if window_margin >= window:
             raise ConfigError("PROVIDER_WINDOW_MARGIN_SECONDS", "must be shorter than the provider's window")
 
+        log_format, metrics_token, proxy_count, metrics_dir = _operations(env)
+
         return cls(
             database_url=database_url,
             redis_url=redis_url,
@@ -162,13 +169,48 @@ class Settings:
             portal_timezone=timezone_name,
             report_schedule_interval_seconds=_positive_int(env, "REPORT_SCHEDULE_INTERVAL_SECONDS", 300),
             campaign_pass_interval_seconds=_positive_int(env, "CAMPAIGN_PASS_INTERVAL_SECONDS", 5),
+            metrics_token=metrics_token,
+            log_format=log_format,
+            trusted_proxy_count=proxy_count,
+            metrics_dir=metrics_dir,
             instance_path=instance,
         )
 
     def as_public_dict(self) -> dict:
         """Settings without secrets, for `flask config`-style diagnostics."""
-        hidden = {"secret_key", "resend_api_key", "resend_webhook_secret", "attendance_webhook_secret"}
+        hidden = {"secret_key", "resend_api_key", "resend_webhook_secret", "attendance_webhook_secret", "metrics_token"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in hidden}
+
+
+LOG_FORMATS = ("text", "json")
+MAX_TRUSTED_PROXIES = 5
+
+
+def _operations(env: dict) -> tuple[str, str | None, int, str | None]:
+    """LOG_FORMAT, METRICS_TOKEN, TRUSTED_PROXY_COUNT and PROMETHEUS_MULTIPROC_DIR (issue 13)."""
+    log_format = env.get("LOG_FORMAT") or "text"
+    if log_format not in LOG_FORMATS:
+        raise ConfigError("LOG_FORMAT", f"must be one of {', '.join(LOG_FORMATS)}")
+    metrics_token = env.get("METRICS_TOKEN") or None
+    if metrics_token is not None and (
+        len(metrics_token) < 16 or not metrics_token.isprintable() or " " in metrics_token
+    ):
+        raise ConfigError("METRICS_TOKEN", "must be at least 16 printable characters without spaces")
+    raw = env.get("TRUSTED_PROXY_COUNT") or "0"
+    try:
+        proxies = int(raw)
+    except ValueError:
+        raise ConfigError("TRUSTED_PROXY_COUNT", f"must be a whole number, got {raw!r}") from None
+    # Each trusted proxy lets the client's address be read one X-Forwarded-For entry further back;
+    # a number larger than the real chain lets a client choose its own address (and rate-limit key).
+    if not 0 <= proxies <= MAX_TRUSTED_PROXIES:
+        raise ConfigError("TRUSTED_PROXY_COUNT", f"must be between 0 and {MAX_TRUSTED_PROXIES}")
+    # prometheus_client reads it itself when first imported (so it is never set from here); a
+    # relative path would point somewhere else for each process started from another directory.
+    metrics_dir = env.get("PROMETHEUS_MULTIPROC_DIR") or None
+    if metrics_dir is not None and not os.path.isabs(metrics_dir):
+        raise ConfigError("PROMETHEUS_MULTIPROC_DIR", "must be an absolute path")
+    return log_format, metrics_token, proxies, metrics_dir
 
 
 def _check_webhook_secret(name: str, secret: str) -> None:

@@ -52,6 +52,8 @@ def test_admin_sees_companies(client, auth, make_user):
 ALLOWED_PUBLIC = {
     "/",
     "/healthz",
+    "/readyz",
+    "/metrics",
     "/login",
     "/invitations/accept/<token>",
     "/invitations/accept",

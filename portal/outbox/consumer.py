@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from rq import get_current_job
 
+from portal.observability.log_context import envelope_context
 from portal.outbox.delivery import NOT_YET_DUE, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import EmailHandles
@@ -47,12 +48,16 @@ def deliver_outbox_message(envelope) -> str:
     """RQ job on the email queue."""
     job = get_current_job()
     attempt = int(job.meta.get("attempt", 1)) if job else 1
-    return handle_message(_current_context(), envelope, attempt=attempt, dead_letter=False)
+    with envelope_context(envelope):  # log lines carry the request's ID and the row's
+        decision = handle_message(_current_context(), envelope, attempt=attempt, dead_letter=False)
+        log.info("delivery %s (attempt %d)", decision, attempt)  # one line per message: what was decided
+        return decision
 
 
 def deliver_dead_letter(envelope) -> str:
     """RQ job on the dead-letter queue: the family's exhausted-delivery handling, then acknowledge."""
-    return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
+    with envelope_context(envelope):
+        return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
 
 
 def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) -> str:

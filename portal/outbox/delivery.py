@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from portal.outbox import clock
+from portal.outbox import clock, metrics
 from portal.outbox import provider as answers
 from portal.outbox.families import Family
 from portal.outbox.freeze import freeze_or_replay, replay_frozen
@@ -98,6 +98,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
             message, to=row.recipient, idempotency_key=row.provider_key, family=family.name, outbox_id=row.id
         )
         _observe(limit, answer)
+        metrics.provider_answered(family.name, answer)
         # A 429 is a definite "not taken" (the key is not used): after the pause it set for every
         # worker, this claim may try again at once instead of waiting out a retry delay.
         if answer.status != 429:
@@ -105,6 +106,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
 
     if answer.kind == answers.ACCEPTED:
         mark_sent(db, row.id, answer.message_id)
+        metrics.email_accepted(family.name, row.created_at)
         return DeliveryOutcome(SETTLED, "sent")
     if answer.kind == answers.UNKNOWN_OUTCOME or (answer.kind == answers.REJECTED and row.outcome_unknown):
         # A conflict proves an earlier request reached the provider, not whether it sent the email.

@@ -19,6 +19,7 @@ from redis import Redis
 from rq import Queue
 
 from portal.db import Database
+from portal.observability.log_context import current_request_id
 from portal.outbox.queues import EMAIL_QUEUE, build_envelope, queue_named
 from portal.outbox.rows import record_publication
 from portal.outbox.statuses import ENQUEUED, PENDING
@@ -72,6 +73,7 @@ def publish_outbox_rows(
     """`queue_for` names each row's queue (FamilyRegistry.queue_for); without it, the email queue."""
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
+    request_id = request_id or current_request_id()  # the web request's, carried to the worker's logs
     by_queue: dict[str, list[str]] = {}
     for outbox_id in outbox_ids:
         by_queue.setdefault(queue_for(outbox_id) if queue_for else EMAIL_QUEUE, []).append(outbox_id)

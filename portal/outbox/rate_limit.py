@@ -31,6 +31,8 @@ from limits.storage import RedisStorage
 from limits.strategies import MovingWindowRateLimiter
 from redis import Redis
 
+from portal.outbox import metrics
+
 log = logging.getLogger(__name__)
 LIMIT_NAMESPACE = "portal:provider"
 PAUSE_KEY = "portal:provider:pause"
@@ -53,6 +55,7 @@ class ProviderRateLimit:
         self.limiter = MovingWindowRateLimiter(storage)
         self._no_pause_until = 0.0
 
+    @metrics.times_rate_limit_wait
     def acquire(self, deadline: float) -> bool:
         """Take one slot; False if none came before `deadline` (time.monotonic()) or we must stop."""
         while not stopping.is_set():

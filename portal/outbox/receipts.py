@@ -22,7 +22,7 @@ first; both receipts are kept, with their outcome, for a person to read.
 from __future__ import annotations
 
 from portal.db import Database, Statement
-from portal.outbox import clock
+from portal.outbox import clock, metrics
 from portal.outbox.receipt_events import Receipt, parse_receipt
 from portal.outbox.rows import advance_on_receipt, settle_from_receipt_tag
 from portal.outbox.statuses import (
@@ -129,6 +129,7 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
                 _suppress_recipient(conn, receipt, params)
         if not _mark_processed(conn, outcome, outbox_id, params):
             return DUPLICATE
+    metrics.receipt_processed(receipt.type, outcome)
     return outcome
 
 

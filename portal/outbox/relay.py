@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from portal.db import Database
-from portal.outbox import clock
+from portal.outbox import clock, metrics
 from portal.outbox.publish import PublishResult, publish_outbox_rows
 from portal.outbox.statuses import UNSETTLED, sql_list
 from portal.settings import Settings
@@ -56,4 +56,5 @@ def relay_pass(db: Database, redis, settings: Settings, queue_for: Callable[[str
     result: PublishResult = publish_outbox_rows(
         db, redis, ids, request_id="relay", job_timeout=settings.outbox_job_timeout_seconds, queue_for=queue_for
     )
+    metrics.relay_published(len(result.outbox_ids), result.queued)
     return RelayReport(published=result.outbox_ids, queued=result.queued, error=result.error)

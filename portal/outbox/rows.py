@@ -53,6 +53,7 @@ class ClaimedRow:
     first_attempt_at: str | None
     suppressed: bool  # the recipient is on the suppression list at claim time
     install_id: str  # this database's, created once by its first migration run (portal_install)
+    created_at: str | None = None  # the commit of the row: commit-to-accepted latency (metrics.py)
 
     @property
     def provider_key(self) -> str:
@@ -82,7 +83,7 @@ _CLAIM = Statement(
       AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
            OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
     RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
-              environment, outcome_unknown, first_attempt_at,
+              environment, outcome_unknown, first_attempt_at, created_at,
               EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
               (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
     """

@@ -24,6 +24,8 @@ from rq import SimpleWorker
 from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 
+from portal.observability.heartbeat import start_heartbeat
+from portal.observability.logs import configure_logging
 from portal.outbox.consumer import use_context
 from portal.outbox.handles import EmailHandles
 from portal.outbox.periodic import PeriodicTask, start_periodic
@@ -151,7 +153,7 @@ def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[Period
     """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles.
 
     `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay, not in burst mode."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging(ctx.settings.log_format)  # LOG_FORMAT: text, or one JSON object a line
     use_context(ctx)
     stopping.clear()
     stop = threading.Event()
@@ -161,6 +163,7 @@ def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[Period
         threading.Thread(target=_relay_loop, args=(ctx, stop), name="outbox-relay", daemon=True).start()
         threading.Thread(target=_scheduler_loop, args=(ctx, stop), name="outbox-scheduler", daemon=True).start()
         start_periodic(ctx, periodic, stop)
+        start_heartbeat(ctx.redis, stop)  # /readyz: how long ago some worker last showed it is alive
     try:
         while True:
             worker = EmailWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
