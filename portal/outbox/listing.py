@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from portal.db import Database
+from portal.outbox import reads
 from portal.outbox.statuses import ALL
 
 PER_PAGE = 50
@@ -126,10 +127,10 @@ def count_matching(db: Database, filters: OutboxFilter, condition: str, limit: i
 def family_status_counts(db: Database) -> dict[str, dict[str, int]]:
     """{family: {status: rows}} for the grid at the top of the console."""
     with db.read() as conn:
-        rows = conn.execute(sa.text("SELECT family, status, COUNT(*) FROM email_outbox GROUP BY family, status"))
-        counts: dict[str, dict[str, int]] = {}
-        for family, status, number in rows:
-            counts.setdefault(family, {})[status] = number
+        pairs = reads.family_status_counts(conn)
+    counts: dict[str, dict[str, int]] = {}
+    for (family, status), number in pairs.items():
+        counts.setdefault(family, {})[status] = number
     return counts
 
 

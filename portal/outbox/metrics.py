@@ -27,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from portal.outbox import clock
+from portal.outbox.reads import family_status_counts
 from portal.outbox.statuses import ALL, PENDING, RETRY
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,6 @@ def _observe_wait(result: str, seconds: float) -> None:
 
 # --- read from the database at scrape time ---------------------------------------------------------
 
-_ROWS_BY_FAMILY_AND_STATUS = sa.text("SELECT family, status, COUNT(*) FROM email_outbox GROUP BY family, status")
 # Each a range of the (status, next_attempt_at) index: the waiting rows only, however many have settled.
 _OLDEST = sa.text("SELECT MIN(created_at) FROM email_outbox WHERE status = :status")
 
@@ -152,7 +152,7 @@ class OutboxCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         with self.db.read() as conn:
-            counts = {(family, status): count for family, status, count in conn.execute(_ROWS_BY_FAMILY_AND_STATUS)}
+            counts = family_status_counts(conn)
             oldest = {status: conn.execute(_OLDEST, {"status": status}).scalar() for status in (PENDING, RETRY)}
         rows = GaugeMetricFamily("portal_outbox_rows", "Outbox rows by family and status", labels=["family", "status"])
         for family in sorted(set(self.families) | {family for family, _ in counts}):
