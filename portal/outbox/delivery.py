@@ -1,5 +1,5 @@
-"""One delivery of one outbox row: claim, check, replay or render and freeze, wait for a rate
-slot, check the provider's window, send, settle.
+"""One delivery of one outbox row: render a first attempt, claim (and freeze a first attempt in
+the same transaction), check, replay, wait for a rate slot, check the provider's window, send, settle.
 
 Every settle carries the claim's attempt number, so only the claim holder's decision counts. An
 exception before the provider call releases the claim at once (the row waits for its retry time,
@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from portal.outbox import clock
 from portal.outbox import provider as answers
 from portal.outbox.families import Family
-from portal.outbox.freeze import freeze_or_replay, replay_frozen
+from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_or_replay, payload_of, replay_frozen
 from portal.outbox.handles import EmailHandles
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import (
     ClaimedRow,
-    claim_outbox_row,
     mark_retry,
     mark_sent,
     seconds_until_due,
@@ -48,8 +47,25 @@ class DeliveryOutcome:
 
 def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> DeliveryOutcome:
     settings, db = ctx.settings, ctx.db
+    max_attempts = family_max_attempts(family, settings)
+    # A first attempt is rendered before the claim, so its payload is frozen in the claim's own
+    # transaction. A row an earlier attempt froze is never rendered: its payload is replayed.
+    payload, render_error = None, None
+    template_input = first_attempt_input(db, outbox_id)
+    if template_input is not None:
+        try:
+            payload = payload_of(outbox_id, family.render(json.loads(template_input), settings))
+        except Exception as error:
+            render_error = error  # the claim still counts this attempt, then releases the row
     claimed_at = time.monotonic()
-    row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds, settings.outbox_republish_after_seconds)
+    row, message = claim_and_freeze(
+        db,
+        outbox_id,
+        payload,
+        claim_seconds=settings.outbox_claim_seconds,
+        republish_after_seconds=settings.outbox_republish_after_seconds,
+        max_attempts=max_attempts,
+    )
     if row is None:
         wait = seconds_until_due(db, outbox_id)
         if wait is not None:
@@ -58,17 +74,20 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
             return DeliveryOutcome(NOT_YET_DUE, "not_yet_due", delay_seconds=wait)
         # Settled, in flight under a live claim, or missing: this delivery does nothing.
         return DeliveryOutcome(SKIPPED, "not_claimable")
-    if row.attempt_count > family_max_attempts(family, settings):
+    if row.attempt_count > max_attempts:
         return _settle(db, row, DEAD_LETTER, DELIVERY_EXHAUSTED, DELIVERY_EXHAUSTED)
     if row.suppressed:
         settled_as = SUPPRESSED if not row.outcome_unknown else UNKNOWN_OUTCOME
         return _settle(db, row, SUPPRESSED, "recipient_suppressed", settled_as)
 
     try:
-        # A payload is frozen in the same transaction that records the first attempt, so a row
-        # without one has nothing to replay, and its delivery skips the read.
-        message = replay_frozen(db, row.id) if row.first_attempt_at is not None else None
+        if message is None and row.first_attempt_at is not None:
+            message = replay_frozen(db, row.id)
         if message is None:
+            if render_error is not None:
+                raise render_error
+            # A first attempt the read before the claim did not see as one (it became claimable
+            # in between): render and freeze now, after the claim.
             message = freeze_or_replay(db, row.id, family.render(json.loads(row.template_input), settings))
         if message is None:
             return DeliveryOutcome(SKIPPED, "settled_elsewhere")
