@@ -31,6 +31,8 @@ from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPP
 
 log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
+# Released after a wait for a rate slot: nothing was sent, so no attempt is used up.
+RATE_WAITED = "rate_waited"
 # After a rate-limit wait that gave up: soon, since nothing is wrong with the row.
 RATE_WAIT_RETRY_SECONDS = 1.0
 # Provider requests one claim may make while the provider answers 429 (each after a shared pause).
@@ -104,7 +106,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
             if not limit.acquire(deadline):
                 if answer is not None:
                     break  # the 429 stands: a retry no sooner than its retry-after
-                return _release(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()), "rate_limit_wait")
+                return _release_after_wait(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()))
         except Exception as error:
             if answer is not None:
                 break
@@ -152,6 +154,11 @@ def _settle(db, row: ClaimedRow, status: str, reason: str | None, detail: str) -
 def _release(db, row: ClaimedRow, delay: float, reason: str) -> DeliveryOutcome:
     mark_retry(db, row.id, row.attempt_count, delay, reason, outcome_unknown=False)
     return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=row.attempt_count)
+
+
+def _release_after_wait(db, row: ClaimedRow, delay: float) -> DeliveryOutcome:
+    mark_retry(db, row.id, row.attempt_count, delay, "rate_limit_wait", outcome_unknown=False, counts_as_attempt=False)
+    return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, attempt=row.attempt_count - 1)
 
 
 def _release_after(db, row: ClaimedRow, error: Exception, settings, family: Family) -> DeliveryOutcome:

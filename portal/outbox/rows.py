@@ -157,7 +157,7 @@ _MARK_RETRY = Statement(
     f"""
     UPDATE email_outbox
     SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
-        claim_expires_at = NULL,
+        claim_expires_at = NULL, attempt_count = attempt_count - :given_back,
         outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
     WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
     """
@@ -165,12 +165,21 @@ _MARK_RETRY = Statement(
 
 
 def mark_retry(
-    db: Database, outbox_id: str, attempt: int, delay_seconds: float, reason: str, outcome_unknown: bool
+    db: Database,
+    outbox_id: str,
+    attempt: int,
+    delay_seconds: float,
+    reason: str,
+    outcome_unknown: bool,
+    *,
+    counts_as_attempt: bool = True,
 ) -> bool:
     """Our claim ends; the row waits for its next attempt.
 
     Only the claim holder's state moves: if our claim expired and another delivery claimed the row
-    (a higher attempt_count), this changes nothing.
+    (a higher attempt_count), this changes nothing. A release in which nothing was sent and nothing
+    went wrong (a wait for a rate slot) gives the claim's attempt back: it never counts against the
+    family's attempts.
     """
     now = clock.utcnow()
     with db.write() as conn:
@@ -183,6 +192,7 @@ def mark_retry(
                     "next_at": clock.iso_in(delay_seconds, now),
                     "reason": reason,
                     "unknown": int(outcome_unknown),
+                    "given_back": 0 if counts_as_attempt else 1,
                     "now": clock.iso(now),
                 },
             ).rowcount
