@@ -72,7 +72,8 @@ CLAIMABLE = f"""
     AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
          OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
 """
-# Built once: these run for every email.
+# Built once: these run for every email. Two statements, not one UPDATE ... RETURNING: libSQL
+# prepares every statement anew, and preparing the RETURNING clause cost more than the SELECT.
 _CLAIM = Statement(
     f"""
     UPDATE email_outbox
@@ -85,10 +86,15 @@ _CLAIM = Statement(
         relay_since = :relay_since,
         updated_at = :now
     WHERE id = :id AND {CLAIMABLE}
-    RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
-              environment, outcome_unknown, first_attempt_at,
-              EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
-              (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
+    """
+)
+_CLAIMED = Statement(
+    """
+    SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
+           environment, outcome_unknown, first_attempt_at,
+           EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
+           (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
+    FROM email_outbox WHERE id = :id
     """
 )
 
@@ -117,9 +123,9 @@ def claim_in(
     # The relay finds the row again (relay_since) once its claim has expired.
     params = {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
     params["relay_since"] = clock.iso_in(claim_seconds - republish_after_seconds, now)
-    row = _CLAIM(conn, params).mappings().first()
-    if row is None:
+    if _CLAIM(conn, params).rowcount != 1:
         return None
+    row = _CLAIMED(conn, params).mappings().first()
     return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})
 
 
