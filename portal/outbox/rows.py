@@ -188,22 +188,10 @@ def mark_retry(
     family's attempts.
     """
     now = clock.utcnow()
+    params = {"id": outbox_id, "attempt": attempt, "reason": reason, "unknown": int(outcome_unknown)}
+    params.update(next_at=clock.iso_in(delay_seconds, now), given_back=int(not counts_as_attempt), now=clock.iso(now))
     with db.write() as conn:
-        return (
-            _MARK_RETRY(
-                conn,
-                {
-                    "id": outbox_id,
-                    "attempt": attempt,
-                    "next_at": clock.iso_in(delay_seconds, now),
-                    "reason": reason,
-                    "unknown": int(outcome_unknown),
-                    "given_back": 0 if counts_as_attempt else 1,
-                    "now": clock.iso(now),
-                },
-            ).rowcount
-            == 1
-        )
+        return _MARK_RETRY(conn, params).rowcount == 1
 
 
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
