@@ -41,6 +41,7 @@ from rq.serializers import JSONSerializer
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # devtools and portal, also when run as `python bench/outbox_throughput.py`
 TARGET = 0.6
 NOOP_QUEUES = ("bench-noop", "bench-noop-dead-letter")  # two queues, as the email worker listens on two
 NOOP_FUNCTION = "outbox_throughput.noop"

@@ -144,6 +144,10 @@ def ensure_provider_model(settings: Settings, env: dict) -> None:
             # The viewer keeps its mail under instance/, so links sent before a restart still open.
             "--mailbox",
             str(settings.instance_path / "mailbox.json"),
+            # Resend's limit (5/s by default), the one the workers' shared limiter is sized by: the
+            # demo meets the provider's 429s and rate-limit headers as production would.
+            "--rate-limit",
+            str(settings.resend_rate_limit_per_second),
         ],
         model_env,
     )

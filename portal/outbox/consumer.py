@@ -15,7 +15,7 @@ from datetime import timedelta
 from rq import get_current_job
 
 from portal.observability.log_context import envelope_context
-from portal.outbox.delivery import NOT_YET_DUE, RETRYING, deliver_outbox_row
+from portal.outbox.delivery import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import EmailHandles
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
@@ -83,6 +83,10 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
             # Not an attempt: the same message, again at the row's retry time.
             schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
             return "retry:not_yet_due"
+        if outcome.kind == RATE_WAITED:
+            # Nor is a wait for a rate slot: nothing was sent; it never runs the message out of attempts.
+            schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
+            return f"retry:{outcome.detail}"
         if outcome.kind == RETRYING:
             schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"

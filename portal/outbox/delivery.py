@@ -1,5 +1,5 @@
-"""One delivery of one outbox row: claim, check, replay or render and freeze, wait for a rate
-slot, check the provider's window, send, settle.
+"""One delivery of one outbox row: render a first attempt, claim (and freeze a first attempt in
+the same transaction), check, replay, wait for a rate slot, check the provider's window, send, settle.
 
 Every settle carries the claim's attempt number, so only the claim holder's decision counts. An
 exception before the provider call releases the claim at once (the row waits for its retry time,
@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from portal.outbox import clock, metrics
 from portal.outbox import provider as answers
 from portal.outbox.families import Family
-from portal.outbox.freeze import freeze_or_replay, replay_frozen
+from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_or_replay, payload_of, replay_frozen
 from portal.outbox.handles import EmailHandles
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import (
     ClaimedRow,
-    claim_outbox_row,
     mark_retry,
     mark_sent,
     seconds_until_due,
@@ -32,6 +31,8 @@ from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPP
 
 log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
+# Released after a wait for a rate slot: nothing was sent, so no attempt is used up.
+RATE_WAITED = "rate_waited"
 # After a rate-limit wait that gave up: soon, since nothing is wrong with the row.
 RATE_WAIT_RETRY_SECONDS = 1.0
 # Provider requests one claim may make while the provider answers 429 (each after a shared pause).
@@ -48,8 +49,25 @@ class DeliveryOutcome:
 
 def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> DeliveryOutcome:
     settings, db = ctx.settings, ctx.db
+    max_attempts = family_max_attempts(family, settings)
+    # A first attempt is rendered before the claim, so its payload is frozen in the claim's own
+    # transaction. A row an earlier attempt froze is never rendered: its payload is replayed.
+    payload, render_error = None, None
+    template_input = first_attempt_input(db, outbox_id)
+    if template_input is not None:
+        try:
+            payload = payload_of(outbox_id, family.render(json.loads(template_input), settings))
+        except Exception as error:
+            render_error = error  # the claim still counts this attempt, then releases the row
     claimed_at = time.monotonic()
-    row = claim_outbox_row(db, outbox_id, settings.outbox_claim_seconds, settings.outbox_republish_after_seconds)
+    row, message = claim_and_freeze(
+        db,
+        outbox_id,
+        payload,
+        claim_seconds=settings.outbox_claim_seconds,
+        republish_after_seconds=settings.outbox_republish_after_seconds,
+        max_attempts=max_attempts,
+    )
     if row is None:
         wait = seconds_until_due(db, outbox_id)
         if wait is not None:
@@ -58,17 +76,20 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
             return DeliveryOutcome(NOT_YET_DUE, "not_yet_due", delay_seconds=wait)
         # Settled, in flight under a live claim, or missing: this delivery does nothing.
         return DeliveryOutcome(SKIPPED, "not_claimable")
-    if row.attempt_count > family_max_attempts(family, settings):
+    if row.attempt_count > max_attempts:
         return _settle(db, row, DEAD_LETTER, DELIVERY_EXHAUSTED, DELIVERY_EXHAUSTED)
     if row.suppressed:
         settled_as = SUPPRESSED if not row.outcome_unknown else UNKNOWN_OUTCOME
         return _settle(db, row, SUPPRESSED, "recipient_suppressed", settled_as)
 
     try:
-        # A payload is frozen in the same transaction that records the first attempt, so a row
-        # without one has nothing to replay, and its delivery skips the read.
-        message = replay_frozen(db, row.id) if row.first_attempt_at is not None else None
+        if message is None and row.first_attempt_at is not None:
+            message = replay_frozen(db, row.id)
         if message is None:
+            if render_error is not None:
+                raise render_error
+            # A first attempt the read before the claim did not see as one (it became claimable
+            # in between): render and freeze now, after the claim.
             message = freeze_or_replay(db, row.id, family.render(json.loads(row.template_input), settings))
         if message is None:
             return DeliveryOutcome(SKIPPED, "settled_elsewhere")
@@ -85,7 +106,7 @@ def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> Del
             if not limit.acquire(deadline):
                 if answer is not None:
                     break  # the 429 stands: a retry no sooner than its retry-after
-                return _release(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()), "rate_limit_wait")
+                return _release_after_wait(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()))
         except Exception as error:
             if answer is not None:
                 break
@@ -135,6 +156,11 @@ def _settle(db, row: ClaimedRow, status: str, reason: str | None, detail: str) -
 def _release(db, row: ClaimedRow, delay: float, reason: str) -> DeliveryOutcome:
     mark_retry(db, row.id, row.attempt_count, delay, reason, outcome_unknown=False)
     return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=row.attempt_count)
+
+
+def _release_after_wait(db, row: ClaimedRow, delay: float) -> DeliveryOutcome:
+    mark_retry(db, row.id, row.attempt_count, delay, "rate_limit_wait", outcome_unknown=False, counts_as_attempt=False)
+    return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, attempt=row.attempt_count - 1)
 
 
 def _release_after(db, row: ClaimedRow, error: Exception, settings, family: Family) -> DeliveryOutcome:

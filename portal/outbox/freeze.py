@@ -1,19 +1,23 @@
 """Freezing the first attempt's message fields, so every retry sends the same bytes.
 
-Called after the claim and the suppression check, immediately before the provider call. If a
-payload is stored for the row, that is what we send (even if a later deploy changed the layout);
-otherwise we store ours with INSERT OR IGNORE, read back what won, validate it and send that.
+A first attempt is rendered before its claim, from the row's stored input (read with the same
+eligibility the claim asks), and its payload is stored in the claim's own transaction, with the
+first attempt's time: one write transaction instead of two, and the payload is committed before
+any provider call. A row that an earlier attempt froze is claimed and then replayed: what is
+stored is what we send (even if a later deploy changed the layout, or can no longer render its
+input). `freeze_or_replay` stores a payload after the claim (INSERT OR IGNORE, then what won).
 The provider's idempotency key only protects a retry that carries the same content.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from portal.db import Database, Statement
 from portal.outbox import clock
 from portal.outbox.rendering import Attachment, RenderedEmail
-from portal.outbox.rows import record_first_attempt
+from portal.outbox.rows import CLAIMABLE, ClaimedRow, claim_in, record_first_attempt
 from portal.outbox.statuses import PROCESSING
 
 REQUIRED_COLUMNS = frozenset(
@@ -38,13 +42,26 @@ _FREEZE = Statement(
     f"""
     INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
         html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
-    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags, :a_name, :a_content, :a_type, :now,
-        :headers
+    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags,
+           :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers
     WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
                   AND provider_message_id IS NULL)
     """
 )
 _READ_FROZEN = Statement("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
+# Inside the claim's transaction, just after it: the row is ours and had no first attempt.
+_FREEZE_CLAIMED = Statement(
+    """
+    INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
+        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
+    VALUES (:id, :from_address, :reply_to, :subject, :html, :text, :tags,
+            :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers)
+    """
+)
+# The input of a row a claim would take now and no attempt has reached: what to render first.
+_FIRST_ATTEMPT_INPUT = Statement(
+    f"SELECT template_input FROM email_outbox WHERE id = :id AND first_attempt_at IS NULL AND {CLAIMABLE}"
+)
 
 
 class FreezeError(RuntimeError):
@@ -71,37 +88,83 @@ def replay_frozen(db: Database, outbox_id: str) -> RenderedEmail | None:
     return None if stored is None else _validated(stored)
 
 
+def first_attempt_input(db: Database, outbox_id: str) -> str | None:
+    """The stored template input of a claimable row no attempt has reached, or None (a retry of
+    a frozen row, a row settled or claimed elsewhere, not due, or missing: nothing to render)."""
+    with db.read() as conn:
+        return _FIRST_ATTEMPT_INPUT(conn, {"id": outbox_id, "now": clock.now_iso()}).scalar()
+
+
+def claim_and_freeze(
+    db: Database,
+    outbox_id: str,
+    payload: dict | None,
+    *,
+    claim_seconds: int,
+    republish_after_seconds: int,
+    max_attempts: int,
+) -> tuple[ClaimedRow | None, RenderedEmail | None]:
+    """Claim the row and, for a first attempt that may be sent (not suppressed, attempts left),
+    store `payload` (from `payload_of`) as its frozen payload in the same transaction.
+
+    Returns the claim (None: not claimable) and the message to send when this call froze it;
+    None for the message means: a row an earlier attempt froze (replay it), one that must not be
+    sent, or no payload given.
+    """
+    if payload is not None:
+        ensure_store_available(db)
+    with db.write() as conn:
+        row = claim_in(conn, outbox_id, claim_seconds, republish_after_seconds)
+        if row is None or payload is None or row.first_attempt_at is not None:
+            return row, None
+        if row.suppressed or row.attempt_count > max_attempts:
+            return row, None
+        if _FREEZE_CLAIMED(conn, payload).rowcount == 1:
+            message = _validated(payload)
+        else:  # a payload without a first attempt is none of ours: what is stored is what is sent
+            message = _validated(_READ_FROZEN(conn, {"id": outbox_id}).mappings().first())
+        record_first_attempt(conn, outbox_id, payload["now"])
+    return dataclasses.replace(row, first_attempt_at=payload["now"]), message
+
+
+def payload_of(outbox_id: str, rendered: RenderedEmail) -> dict:
+    """The payload's columns (with the row's ID and the time) as the freezing statements bind
+    them; FreezeError if it could not be stored or sent whole."""
+    if len(rendered.attachments) > 1:
+        raise FreezeError("the frozen payload store holds one attachment; this email has more")
+    attachment = rendered.attachments[0] if rendered.attachments else None
+    payload = {
+        "id": outbox_id,
+        "from_address": rendered.from_address,
+        "reply_to": rendered.reply_to,
+        "subject": rendered.subject,
+        "html": rendered.html,
+        "text": rendered.text,
+        "tags": json.dumps([list(tag) for tag in rendered.tags]),
+        "attachment_filename": attachment.filename if attachment else None,
+        "attachment_content": attachment.content_b64 if attachment else None,
+        "attachment_content_type": attachment.content_type if attachment else None,
+        "now": clock.now_iso(),
+        # NULL: no extra headers (every family but campaigns).
+        "headers": json.dumps([list(header) for header in rendered.headers]) if rendered.headers else None,
+    }
+    _validated(payload)
+    return payload
+
+
 def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> RenderedEmail | None:
     """The message to send: the first stored payload, or ours once stored.
 
     None when the row is no longer ours to send (it settled while we rendered).
     """
-    if len(rendered.attachments) > 1:
-        raise FreezeError("the frozen payload store holds one attachment; this email has more")
+    payload = payload_of(outbox_id, rendered)
     ensure_store_available(db)
-    attachment = rendered.attachments[0] if rendered.attachments else None
     with db.write() as conn:
-        _FREEZE(
-            conn,
-            {
-                "id": outbox_id,
-                "from_address": rendered.from_address,
-                "reply_to": rendered.reply_to,
-                "subject": rendered.subject,
-                "html": rendered.html,
-                "text": rendered.text,
-                "tags": json.dumps([list(tag) for tag in rendered.tags]),
-                "a_name": attachment.filename if attachment else None,
-                "a_content": attachment.content_b64 if attachment else None,
-                "a_type": attachment.content_type if attachment else None,
-                "now": clock.now_iso(),
-                "headers": json.dumps([list(header) for header in rendered.headers]) if rendered.headers else None,
-            },
-        )
+        _FREEZE(conn, payload)
         stored = _READ_FROZEN(conn, {"id": outbox_id}).mappings().first()
         if stored is None:
             return None
-        record_first_attempt(conn, outbox_id)
+        record_first_attempt(conn, outbox_id, payload["now"])
     return _validated(stored)
 
 

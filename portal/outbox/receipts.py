@@ -1,11 +1,14 @@
 """Applying a provider receipt to the outbox, once, in one transaction.
 
 The webhook verifies the signature and hands the raw event to `apply_receipt_event`: read it,
-then apply it. `apply_receipt` stores the receipt
-(ON CONFLICT(provider_event_id) DO NOTHING) and, in the same `db.write()`, moves the outbox row,
-suppresses a bounced or complained address and marks the receipt processed. Every statement after
-the insert carries the guard "this receipt is still unprocessed", so a redelivered receipt whose
-first delivery committed changes nothing, and one whose first delivery rolled back applies once.
+then apply it. `apply_receipt` moves the outbox row, suppresses a bounced or complained address
+and, last, records the receipt as processed with its outcome (INSERT ... ON CONFLICT
+(provider_event_id) DO UPDATE ... WHERE processed_at IS NULL), all in one `db.write()`. Every
+statement before that record carries the guard "no processed receipt with this event ID"
+(rows.RECEIPT_UNPROCESSED), and the record changes nothing for a receipt processed before, so a
+redelivered receipt whose first delivery committed changes nothing and is answered as a
+duplicate, and one whose first delivery rolled back applies once. The common receipt (a
+delivery report for a row we sent) costs two statements: the guarded UPDATE, and the record.
 
 Which status may replace which:
 
@@ -71,22 +74,20 @@ assert {status for status in EVENT_STATUS.values() if status} == set(RECEIPT_RAN
 
 # Only the fields the portal reads are kept (Receipt.kept_fields), and none for an event type we
 # ignore or another environment's mail; retention.py deletes them after RECEIPT_RETENTION_DAYS.
-_STORE_RECEIPT = Statement(
+# The receipt is stored already processed, the transaction's last statement; a row stored
+# unprocessed (by an older version that stored first) is completed, never one processed before.
+_RECORD_RECEIPT = Statement(
     """
     INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
-                                environment, payload, received_at)
-    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now)
-    ON CONFLICT (provider_event_id) DO NOTHING
+                                environment, payload, received_at, processed_at, outcome, outbox_id)
+    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now, :now, :outcome, :outbox_id)
+    ON CONFLICT (provider_event_id) DO UPDATE
+    SET processed_at = excluded.processed_at, outcome = excluded.outcome, outbox_id = excluded.outbox_id
+    WHERE email_receipts.processed_at IS NULL
     """
 )
 _FIND_BY_MESSAGE_ID = Statement("SELECT id, status FROM email_outbox WHERE provider_message_id = :email_id")
 _FIND_BY_ID = Statement("SELECT id FROM email_outbox WHERE id = :outbox_id")
-_MARK_PROCESSED = Statement(
-    """
-    UPDATE email_receipts SET processed_at = :now, outcome = :outcome, outbox_id = :outbox_id
-    WHERE provider_event_id = :event_id AND processed_at IS NULL
-    """
-)
 
 
 def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str) -> str:
@@ -103,15 +104,6 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
         "event_at": receipt.event_at,
     }
     with db.write() as conn:
-        _STORE_RECEIPT(
-            conn,
-            {
-                **params,
-                "type": receipt.type,
-                "environment": receipt.environment,
-                "payload": receipt.kept_fields if ours and receipt.type in EVENT_STATUS else None,
-            },
-        )
         outbox_id = None
         if receipt.type not in EVENT_STATUS:
             outcome = IGNORED_TYPE
@@ -127,7 +119,7 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
             outcome, outbox_id = _apply_to_outbox(conn, receipt, params)
             if outbox_id is not None:
                 _suppress_recipient(conn, receipt, params)
-        if not _mark_processed(conn, outcome, outbox_id, params):
+        if not _mark_processed(conn, receipt, outcome, outbox_id, params, keep=ours and receipt.type in EVENT_STATUS):
             return DUPLICATE
     metrics.receipt_processed(receipt.type, outcome)
     return outcome
@@ -170,6 +162,14 @@ def _suppress_recipient(conn, receipt: Receipt, params: dict) -> None:
     suppress_from_receipt(conn, params, email=receipt.recipient, reason=reason)
 
 
-def _mark_processed(conn, outcome: str, outbox_id: str | None, params: dict) -> bool:
+def _mark_processed(conn, receipt: Receipt, outcome: str, outbox_id: str | None, params: dict, *, keep: bool) -> bool:
     """The last statement of the transaction; False when this receipt was processed before."""
-    return _MARK_PROCESSED(conn, {**params, "outcome": outcome, "outbox_id": outbox_id}).rowcount == 1
+    values = {
+        **params,
+        "type": receipt.type,
+        "environment": receipt.environment,
+        "payload": receipt.kept_fields if keep else None,
+        "outcome": outcome,
+        "outbox_id": outbox_id,
+    }
+    return _RECORD_RECEIPT(conn, values).rowcount == 1

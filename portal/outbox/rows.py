@@ -66,7 +66,15 @@ class ClaimedRow:
         return f"{self.environment}:{self.install_id}:{self.idempotency_key}"
 
 
-# Built once: these run for every email.
+# Which rows a delivery may claim: waiting and due, or in flight under an expired claim; never one
+# holding a message ID. Shared with the read before the claim (freeze.py), so it asks the same.
+CLAIMABLE = f"""
+    provider_message_id IS NULL
+    AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
+         OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
+"""
+# Built once: these run for every email. Two statements, not one UPDATE ... RETURNING: libSQL
+# prepares every statement anew, and preparing the RETURNING clause cost more than the SELECT.
 _CLAIM = Statement(
     f"""
     UPDATE email_outbox
@@ -78,14 +86,16 @@ _CLAIM = Statement(
         next_attempt_at = NULL,
         relay_since = :relay_since,
         updated_at = :now
-    WHERE id = :id
-      AND provider_message_id IS NULL
-      AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
-           OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
-    RETURNING id, family, recipient, idempotency_key, attempt_count, template_input,
-              environment, outcome_unknown, first_attempt_at, created_at,
-              EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
-              (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
+    WHERE id = :id AND {CLAIMABLE}
+    """
+)
+_CLAIMED = Statement(
+    """
+    SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
+           environment, outcome_unknown, first_attempt_at, created_at,
+           EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
+           (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
+    FROM email_outbox WHERE id = :id
     """
 )
 
@@ -102,24 +112,21 @@ def claim_outbox_row(
     sent by the delivery that died: its outcome is unknown from then on. The suppression list is
     read in the same statement, so the check costs no extra round trip.
     """
-    now = clock.utcnow()
     with db.write() as conn:
-        row = (
-            _CLAIM(
-                conn,
-                {
-                    "id": outbox_id,
-                    "now": clock.iso(now),
-                    "claim_expires_at": clock.iso_in(claim_seconds, now),
-                    # The relay finds the row again once its claim has expired.
-                    "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
-                },
-            )
-            .mappings()
-            .first()
-        )
-    if row is None:
+        return claim_in(conn, outbox_id, claim_seconds, republish_after_seconds)
+
+
+def claim_in(
+    conn: sa.Connection, outbox_id: str, claim_seconds: int, republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER
+) -> ClaimedRow | None:
+    """claim_outbox_row inside the caller's write transaction (freeze.claim_and_freeze)."""
+    now = clock.utcnow()
+    # The relay finds the row again (relay_since) once its claim has expired.
+    params = {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
+    params["relay_since"] = clock.iso_in(claim_seconds - republish_after_seconds, now)
+    if _CLAIM(conn, params).rowcount != 1:
         return None
+    row = _CLAIMED(conn, params).mappings().first()
     return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})
 
 
@@ -128,8 +135,8 @@ _RECORD_FIRST_ATTEMPT = Statement(
 )
 
 
-def record_first_attempt(conn: sa.Connection, outbox_id: str) -> None:
-    _RECORD_FIRST_ATTEMPT(conn, {"id": outbox_id, "now": clock.now_iso()})
+def record_first_attempt(conn: sa.Connection, outbox_id: str, at: str | None = None) -> None:
+    _RECORD_FIRST_ATTEMPT(conn, {"id": outbox_id, "now": at or clock.now_iso()})
 
 
 _MARK_SENT = Statement(
@@ -157,7 +164,7 @@ _MARK_RETRY = Statement(
     f"""
     UPDATE email_outbox
     SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
-        claim_expires_at = NULL,
+        claim_expires_at = NULL, attempt_count = attempt_count - :given_back,
         outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
     WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
     """
@@ -165,29 +172,27 @@ _MARK_RETRY = Statement(
 
 
 def mark_retry(
-    db: Database, outbox_id: str, attempt: int, delay_seconds: float, reason: str, outcome_unknown: bool
+    db: Database,
+    outbox_id: str,
+    attempt: int,
+    delay_seconds: float,
+    reason: str,
+    outcome_unknown: bool,
+    *,
+    counts_as_attempt: bool = True,
 ) -> bool:
     """Our claim ends; the row waits for its next attempt.
 
     Only the claim holder's state moves: if our claim expired and another delivery claimed the row
-    (a higher attempt_count), this changes nothing.
+    (a higher attempt_count), this changes nothing. A release in which nothing was sent and nothing
+    went wrong (a wait for a rate slot) gives the claim's attempt back: it never counts against the
+    family's attempts.
     """
     now = clock.utcnow()
+    params = {"id": outbox_id, "attempt": attempt, "reason": reason, "unknown": int(outcome_unknown)}
+    params.update(next_at=clock.iso_in(delay_seconds, now), given_back=int(not counts_as_attempt), now=clock.iso(now))
     with db.write() as conn:
-        return (
-            _MARK_RETRY(
-                conn,
-                {
-                    "id": outbox_id,
-                    "attempt": attempt,
-                    "next_at": clock.iso_in(delay_seconds, now),
-                    "reason": reason,
-                    "unknown": int(outcome_unknown),
-                    "now": clock.iso(now),
-                },
-            ).rowcount
-            == 1
-        )
+        return _MARK_RETRY(conn, params).rowcount == 1
 
 
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
@@ -336,10 +341,11 @@ def record_publication(db: Database, outbox_ids: list[str], status: str, error: 
 
 
 # --- changes a provider receipt makes ---------------------------------------------------------------
-# Each runs in the receipt's own transaction (receipts.py) and acts only while that receipt is still
-# unprocessed, so a redelivered receipt whose first delivery committed changes nothing.
+# Each runs in the receipt's own transaction (receipts.py), before the receipt is recorded as
+# processed, and acts only while no processed receipt has this event ID, so a redelivered receipt
+# whose first delivery committed changes nothing.
 RECEIPT_UNPROCESSED = (
-    "EXISTS (SELECT 1 FROM email_receipts WHERE provider_event_id = :event_id AND processed_at IS NULL)"
+    "NOT EXISTS (SELECT 1 FROM email_receipts WHERE provider_event_id = :event_id AND processed_at IS NOT NULL)"
 )
 _RANK_OF_ROW = "CASE status " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in RECEIPT_RANK.items()) + " ELSE 0 END"
 # Newer (or equally new) and not lower-ranked: one guarded UPDATE decides.

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 from portal.outbox import EmailIntent, Family, statuses
 from portal.outbox.rendering import Attachment
 from portal.outbox.retry import RetryPolicy
-from portal.reports import pdf
 from portal.reports.email_content import headline, report_from_input
 
 # 5 min, 10, 20 … capped at 4 h: the nine waits add up to about 17 hours (< 24 h), then the dead-letter queue.
@@ -36,6 +35,10 @@ def _prepare(data: dict, settings) -> dict:
 
 
 def report_pdf(data: dict, settings) -> Attachment:
+    # Imported when a report email is built: every worker imports this module at start, and the
+    # PDF library (with the report form it reads programmes from) is a third of that start.
+    from portal.reports import pdf
+
     body = pdf.filing_pdf(report_from_input(data))
     name = f"teei-report-{data['period']['key']}.pdf"
     return Attachment(name, base64.b64encode(body).decode("ascii"), "application/pdf")

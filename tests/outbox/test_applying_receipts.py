@@ -368,17 +368,20 @@ def test_failure_before_the_processed_marker_applies_nothing_then_redelivery_app
 ):
     outbox_id = make_outbox_row(status=SENT)
     with db.write() as conn:
-        conn.exec_driver_sql(
-            "CREATE TRIGGER fail_marker BEFORE UPDATE OF processed_at ON email_receipts "
-            "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
-        )
+        # The marker is the receipt's own row, written last (inserted processed, or completed).
+        for when in ("INSERT", "UPDATE OF processed_at"):
+            conn.exec_driver_sql(
+                f'CREATE TRIGGER "fail_marker {when}" BEFORE {when} ON email_receipts '
+                "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+            )
     with pytest.raises(ValueError, match="injected failure"):  # the driver's error for RAISE(ABORT)
         receive(event("email.bounced"), event_id="msg_bounce")
     assert outbox_row(outbox_id)["status"] == SENT
     assert (count("email_receipts"), count("email_suppressions"), count("email_suppression_events")) == (0, 0, 0)
 
     with db.write() as conn:
-        conn.exec_driver_sql("DROP TRIGGER fail_marker")
+        for when in ("INSERT", "UPDATE OF processed_at"):
+            conn.exec_driver_sql(f'DROP TRIGGER "fail_marker {when}"')
     assert receive(event("email.bounced"), event_id="msg_bounce") == "applied"
     assert receive(event("email.bounced"), event_id="msg_bounce") == "duplicate"
     assert outbox_row(outbox_id)["status"] == BOUNCED

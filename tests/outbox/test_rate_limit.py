@@ -3,10 +3,12 @@
 import time
 
 import pytest
+from rq.job import Job
+from rq.serializers import JSONSerializer
 
 from portal.outbox import clock
 from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope
+from portal.outbox.queues import build_envelope, dead_letter_queue
 from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for, stopping
 from portal.outbox.statuses import RETRY, SENT
 
@@ -58,6 +60,27 @@ def test_waiting_for_a_slot_never_holds_the_claim_past_its_expiry(ctx, make_outb
     assert (row["status"], row["claim_expires_at"]) == (RETRY, None), "released, not held"
     assert clock.parse(row["next_attempt_at"]) > clock.utcnow()
     assert provider_model.requests() == []
+
+
+def test_waiting_for_a_slot_does_not_use_up_an_attempt(ctx, make_outbox_row, outbox_row, provider_model, make_due):
+    """However often a row is released to wait for a slot, it keeps every attempt: nothing was sent."""
+    outbox_id = make_outbox_row()
+    last_attempt = ctx.settings.outbox_max_attempts
+    for _ in range(last_attempt + 1):
+        ctx.redis.set(PAUSE_KEY, "1", px=30_000)
+        result = handle_message(ctx, build_envelope(outbox_id), attempt=last_attempt, dead_letter=False)
+        assert result == "retry:rate_limit_wait"
+        row = outbox_row(outbox_id)
+        assert (row["status"], row["attempt_count"]) == (RETRY, 0)
+        make_due(outbox_id)
+    assert dead_letter_queue(ctx.redis).count == 0, "the message is retried, not handed to the dead-letter queue"
+    scheduled = [
+        Job.fetch(job_id.decode(), connection=ctx.redis, serializer=JSONSerializer).meta["attempt"]
+        for job_id in ctx.redis.zrange("rq:scheduled:email", 0, -1)
+    ]
+    assert scheduled == [last_attempt] * (last_attempt + 1), "the message's own attempt number did not grow"
+    assert handle_message(ctx, build_envelope(outbox_id), attempt=last_attempt, dead_letter=False) == "ack:sent"
+    assert outbox_row(outbox_id)["attempt_count"] == 1
 
 
 @pytest.fixture

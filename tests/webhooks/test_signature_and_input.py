@@ -37,16 +37,19 @@ def test_receipt_from_another_environment_is_acknowledged(post_receipt, count):
 def test_a_receipt_the_database_cannot_take_is_503_and_its_redelivery_applies(post_receipt, make_outbox_row, db, count):
     make_outbox_row(status="sent", provider_message_id="re_msg_1")
     with db.write() as conn:
-        conn.exec_driver_sql(
-            "CREATE TRIGGER fail_marker BEFORE UPDATE OF processed_at ON email_receipts "
-            "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
-        )
+        # The receipt's own row is written last (inserted processed, or completed): fail that step.
+        for when in ("INSERT", "UPDATE OF processed_at"):
+            conn.exec_driver_sql(
+                f'CREATE TRIGGER "fail_marker {when}" BEFORE {when} ON email_receipts '
+                "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+            )
     failed = post_receipt(event("email.bounced"), event_id="msg_bounce")
     assert failed.status_code == 503 and failed.headers["Retry-After"]
     assert count("email_receipts") == 0
 
     with db.write() as conn:
-        conn.exec_driver_sql("DROP TRIGGER fail_marker")
+        for when in ("INSERT", "UPDATE OF processed_at"):
+            conn.exec_driver_sql(f'DROP TRIGGER "fail_marker {when}"')
     assert post_receipt(event("email.bounced"), event_id="msg_bounce").json == {"outcome": "applied"}
 
 
