@@ -164,9 +164,13 @@ def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[Period
         threading.Thread(target=_scheduler_loop, args=(ctx, stop), name="outbox-scheduler", daemon=True).start()
         start_periodic(ctx, periodic, stop)
         start_heartbeat(ctx.redis, stop)  # /readyz: how long ago some worker last showed it is alive
+    # RQ waits for a job with a blocking call of several minutes and sets its connection's socket
+    # timeout to outlast it, but only for connections made after it does so: the process's client
+    # (5 s, for every other call) has some already, and an idle worker would time out every 5 s.
+    dequeue_redis = redis.Redis.from_url(ctx.settings.redis_url, socket_connect_timeout=5)
     try:
         while True:
-            worker = EmailWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
+            worker = EmailWorker(worker_queues(dequeue_redis), connection=dequeue_redis, serializer=JSONSerializer)
             # RQ logs its own "could not connect" line per try while it waits for a job; anything it
             # cannot ride out ends work() with one error line, and we wait for Redis and start again.
             # In burst mode RQ moves due retries itself, once, without a process of its own.
@@ -177,5 +181,6 @@ def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[Period
                 break
     finally:
         stop.set()
+        dequeue_redis.close()
         ctx.db.dispose()
     return 0

@@ -127,3 +127,17 @@ def test_sigterm_finishes_the_current_email_and_stops(
     assert worker.wait(timeout=30) == 0, worker.output()
     row = outbox_row(outbox_id)
     assert row["status"] == SENT and row["provider_message_id"] == provider_model.sent()[0]["id"]
+
+
+def test_an_idle_worker_waits_for_work_without_errors(own_redis, own_ctx, start_worker, make_outbox_row, outbox_row):
+    """RQ blocks for minutes waiting for a job; a socket timeout shorter than that wait made an
+    idle worker log 'could not connect to Redis' every few seconds while Redis was fine."""
+    own_redis.start()
+    worker = start_worker(own_redis.url)
+    assert wait_until(lambda: own_ctx.redis.smembers("rq:workers"), timeout=20), worker.output()
+    time.sleep(8)  # longer than the portal's 5 s socket timeout for its other Redis calls
+    outbox_id = make_outbox_row()
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id])
+    assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30), worker.output()
+    output = worker.output()
+    assert "ERROR" not in output and "could not connect" not in output, output
