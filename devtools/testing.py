@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 import zlib
 
 import redis
@@ -87,3 +88,15 @@ def redis_dump(redis) -> str:
                 json.dumps({k.decode(): v.decode() for k, v in fields.items()}) for _, fields in redis.xrange(key)
             )
     return "\n".join(parts)
+
+
+def wait_until(condition, timeout: float = 60.0, interval: float = 0.1) -> bool:
+    """Poll `condition` until it is true or `timeout` seconds pass; its last answer.
+
+    For tests that wait on other processes (workers, servers): a ceiling, never a speed assertion."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return condition()

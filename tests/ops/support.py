@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import requests
@@ -18,15 +17,6 @@ from devtools.provider_model import ProviderModel
 from portal.settings import DEV_WEBHOOK_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_until(condition, timeout=60.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval)
-    return condition()
 
 
 class Deployment:

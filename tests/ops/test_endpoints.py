@@ -11,11 +11,12 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import stop_process
+from devtools.testing import wait_until
 from portal import create_app
 from portal.extensions import EXTENSION_KEY
 from portal.observability.heartbeat import HEARTBEATS_KEY, STALE_AFTER_SECONDS, beat
 from portal.outbox import clock
-from tests.ops.support import ROOT, wait_until
+from tests.ops.support import ROOT
 from tests.ops.test_metrics import parse, value
 
 TOKEN = "metrics-token-0123456789"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.ops.support import wait_until
+from devtools.testing import wait_until
 
 SETTLED = ("sent", "delivered", "bounced", "complained", "failed", "suppressed", "dead_letter")
 

@@ -9,8 +9,9 @@ from collections import Counter
 import requests
 import sqlalchemy as sa
 
+from devtools.testing import wait_until
 from tests.conftest import PASSWORD
-from tests.ops.support import signed_in, wait_until
+from tests.ops.support import signed_in
 
 FORMS = 12
 PER_FORM = 5

@@ -11,20 +11,11 @@ import time
 import pytest
 
 from devtools.processes import free_port, stop_process
-from devtools.testing import PrivateRedis
+from devtools.testing import PrivateRedis, wait_until
 from portal.context import PortalContext
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.statuses import SENT
 from tests.outbox.conftest import ROOT
-
-
-def wait_until(condition, timeout=30.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval)
-    return condition()
 
 
 class OwnRedis(PrivateRedis):

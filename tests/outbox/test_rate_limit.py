@@ -6,20 +6,12 @@ import pytest
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
+from devtools.testing import wait_until
 from portal.outbox import clock
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope, dead_letter_queue
 from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for, stopping
 from portal.outbox.statuses import RETRY, SENT
-
-
-def wait_until(condition, timeout=30.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval)
-    return condition()
 
 
 def test_three_workers_share_the_limit_and_draw_no_429(ctx, make_outbox_row, outbox_rows, workers, provider_model):

@@ -7,21 +7,12 @@ import zlib
 
 import rq
 
-from devtools.testing import redis_dump
+from devtools.testing import redis_dump, wait_until
 from portal.outbox.consumer import handle_message
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope, email_queue
 from portal.outbox.relay import relay_pass
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
-
-
-def wait_until(condition, timeout=30.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(interval)
-    return condition()
 
 
 def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_outbox_row, workers, provider_model):
