@@ -3,7 +3,6 @@
 import re
 
 import pytest
-from sqlalchemy import event
 
 from portal.db import Database
 
@@ -157,8 +156,7 @@ def test_busy_database_tells_the_admin_to_try_again(ctx, client, signed_in_admin
         "confirmed": "yes",
     }
     original = ctx.db
-    impatient = Database(settings.database_url)
-    event.listen(impatient.engine, "connect", lambda dbapi, _: dbapi.cursor().execute("PRAGMA busy_timeout=20"))
+    impatient = Database(settings.database_url, busy_timeout_ms=20)
     holder = Database(settings.database_url)
     ctx.db = impatient
     try:

@@ -132,8 +132,7 @@ def test_approving_an_existing_companys_name_reuses_the_company(submit, decide, 
 
 def test_a_busy_database_writes_nothing(submit, ctx, settings, admin_id, count):
     application = submit()
-    impatient = Database(settings.database_url)
-    event.listen(impatient.engine, "connect", lambda dbapi, _: dbapi.cursor().execute("PRAGMA busy_timeout=20"))
+    impatient = Database(settings.database_url, busy_timeout_ms=20)
     holder = Database(settings.database_url)
     try:
         with holder.write():
