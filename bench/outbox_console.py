@@ -50,8 +50,9 @@ def send_path(db, settings, emails: int) -> float:
     """Seconds per email for the engine's own statements along one successful send."""
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
+    from portal.outbox.claims import claim_outbox_row
     from portal.outbox.intents import add_outbox_rows
-    from portal.outbox.rows import claim_outbox_row, mark_sent, record_first_attempt, record_publication
+    from portal.outbox.rows import mark_sent, record_first_attempt, record_publication
     from portal.outbox.statuses import ENQUEUED
 
     start = time.perf_counter()

@@ -15,18 +15,13 @@ from dataclasses import dataclass
 
 from portal.outbox import clock, metrics
 from portal.outbox import provider as answers
+from portal.outbox.claims import ClaimedRow
 from portal.outbox.families import Family
 from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_or_replay, payload_of, replay_frozen
 from portal.outbox.handles import EmailHandles
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
-from portal.outbox.rows import (
-    ClaimedRow,
-    mark_retry,
-    mark_sent,
-    seconds_until_due,
-    settle_unsent,
-)
+from portal.outbox.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
 log = logging.getLogger(__name__)

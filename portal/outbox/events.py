@@ -198,14 +198,17 @@ def _describe_change(event: dict) -> TimelineEntry:
     before, after, error = event["status_before"], event["status_after"], event["last_error"]
     attempt = event["attempt"]
     may_have_gone = ["an attempt may have reached the provider"] if event["outcome_unknown"] else []
-    if event["first_attempt"]:
+    if event["first_attempt"] and before == after == PROCESSING:
+        # Frozen after its claim, in a statement of its own (freeze.freeze_or_replay).
         return TimelineEntry(at, "Payload frozen; the first request to the provider follows")
     if after == PROCESSING and event["published"]:
         return TimelineEntry(at, "Republished by the relay (its claim had expired)", "warn")
     if after == PROCESSING and before == PROCESSING:
         return TimelineEntry(at, f"Claim expired; claimed again for attempt {attempt}", "warn", may_have_gone)
     if after == PROCESSING:
-        return TimelineEntry(at, f"Claimed for attempt {attempt}")
+        # A first attempt's claim also freezes its payload, in the same statement (claims.py).
+        frozen = "; payload frozen, the first request to the provider follows" if event["first_attempt"] else ""
+        return TimelineEntry(at, f"Claimed for attempt {attempt}{frozen}")
     if event["provider_message_id"] and after in (SENT, *RECEIPT_STATUSES) and before in (PROCESSING, RETRY, PENDING):
         return TimelineEntry(
             at, "Accepted by the provider", "ok", [f"attempt {attempt}", f"message ID {event['provider_message_id']}"]

@@ -11,13 +11,13 @@ The provider's idempotency key only protects a retry that carries the same conte
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from portal.db import Database, Statement
 from portal.outbox import clock
+from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
 from portal.outbox.rendering import Attachment, RenderedEmail
-from portal.outbox.rows import CLAIMABLE, ClaimedRow, claim_in, record_first_attempt
+from portal.outbox.rows import record_first_attempt
 from portal.outbox.statuses import PROCESSING
 
 REQUIRED_COLUMNS = frozenset(
@@ -113,18 +113,24 @@ def claim_and_freeze(
     """
     if payload is not None:
         ensure_store_available(db)
+    frozen_at = payload["now"] if payload is not None else None
     with db.write() as conn:
-        row = claim_in(conn, outbox_id, claim_seconds, republish_after_seconds)
-        if row is None or payload is None or row.first_attempt_at is not None:
-            return row, None
-        if row.suppressed or row.attempt_count > max_attempts:
+        row = claim_in(
+            conn,
+            outbox_id,
+            claim_seconds,
+            republish_after_seconds,
+            first_attempt_at=frozen_at,
+            max_attempts=max_attempts,
+        )
+        # The claim recorded our first attempt only for a row that may be sent and had none: an
+        # earlier attempt's time is an earlier instant than this one's.
+        if row is None or frozen_at is None or row.first_attempt_at != frozen_at:
             return row, None
         if _FREEZE_CLAIMED(conn, payload).rowcount == 1:
-            message = _validated(payload)
-        else:  # a payload without a first attempt is none of ours: what is stored is what is sent
-            message = _validated(_READ_FROZEN(conn, {"id": outbox_id}).mappings().first())
-        record_first_attempt(conn, outbox_id, payload["now"])
-    return dataclasses.replace(row, first_attempt_at=payload["now"]), message
+            return row, _validated(payload)
+        # A payload without a first attempt is none of ours: what is stored is what is sent.
+        return row, _validated(_READ_FROZEN(conn, {"id": outbox_id}).mappings().first())
 
 
 def payload_of(outbox_id: str, rendered: RenderedEmail) -> dict:

@@ -1,14 +1,12 @@
 """Every state change of an outbox row, each one guarded UPDATE.
 
 Eligibility and change are always tested in the same statement: a SELECT first could show two
-deliveries the same waiting row and reserve it for neither. Rows are inserted by intents.py;
-from then on, publication, the claim, each settle and each receipt change them here and nowhere
-else.
+deliveries the same waiting row and reserve it for neither. Rows are inserted by intents.py and
+claimed by claims.py; from then on, publication, each settle and each receipt change them here
+and nowhere else.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import sqlalchemy as sa
 
@@ -33,101 +31,9 @@ from portal.outbox.statuses import (
     WAITING,
     sql_list,
 )
-from portal.settings import Settings
 
-DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
 # relay_since of a row that waits for its first publication: always due.
 ALWAYS_DUE = "0000-01-01T00:00:00.000000Z"
-
-
-@dataclass(frozen=True)
-class ClaimedRow:
-    id: str
-    family: str
-    recipient: str
-    idempotency_key: str
-    attempt_count: int
-    template_input: str
-    environment: str
-    outcome_unknown: bool
-    first_attempt_at: str | None
-    suppressed: bool  # the recipient is on the suppression list at claim time
-    install_id: str  # this database's, created once by its first migration run (portal_install)
-    created_at: str | None = None  # the commit of the row: commit-to-accepted latency (metrics.py)
-
-    @property
-    def provider_key(self) -> str:
-        """The idempotency key the provider sees: the row's key under the environment and install.
-
-        The domain builds keys from local IDs (invitation:1:send:1); two environments on one
-        provider account, or a database reset within the provider's window, would reuse them, and
-        the provider would refuse an email that was never sent (a 409, then unknown_outcome).
-        """
-        return f"{self.environment}:{self.install_id}:{self.idempotency_key}"
-
-
-# Which rows a delivery may claim: waiting and due, or in flight under an expired claim; never one
-# holding a message ID. Shared with the read before the claim (freeze.py), so it asks the same.
-CLAIMABLE = f"""
-    provider_message_id IS NULL
-    AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
-         OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
-"""
-# Built once: these run for every email. Two statements, not one UPDATE ... RETURNING: libSQL
-# prepares every statement anew, and preparing the RETURNING clause cost more than the SELECT.
-_CLAIM = Statement(
-    f"""
-    UPDATE email_outbox
-    SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
-                               THEN 1 ELSE outcome_unknown END,
-        status = '{PROCESSING}',
-        attempt_count = attempt_count + 1,
-        claim_expires_at = :claim_expires_at,
-        next_attempt_at = NULL,
-        relay_since = :relay_since,
-        updated_at = :now
-    WHERE id = :id AND {CLAIMABLE}
-    """
-)
-_CLAIMED = Statement(
-    """
-    SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
-           environment, outcome_unknown, first_attempt_at, created_at,
-           EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient) AS suppressed,
-           (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
-    FROM email_outbox WHERE id = :id
-    """
-)
-
-
-def claim_outbox_row(
-    db: Database, outbox_id: str, claim_seconds: int, republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER
-) -> ClaimedRow | None:
-    """Admit one delivery: the row is ours until its claim expires, or None if it is not eligible.
-
-    Only a due row is eligible: a row waiting for its retry time (a 429's retry-after, a growing
-    delay) is not claimable before it, whoever delivers its message.
-
-    A row that is reclaimed after an expired claim, past its first provider request, may have been
-    sent by the delivery that died: its outcome is unknown from then on. The suppression list is
-    read in the same statement, so the check costs no extra round trip.
-    """
-    with db.write() as conn:
-        return claim_in(conn, outbox_id, claim_seconds, republish_after_seconds)
-
-
-def claim_in(
-    conn: sa.Connection, outbox_id: str, claim_seconds: int, republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER
-) -> ClaimedRow | None:
-    """claim_outbox_row inside the caller's write transaction (freeze.claim_and_freeze)."""
-    now = clock.utcnow()
-    # The relay finds the row again (relay_since) once its claim has expired.
-    params = {"id": outbox_id, "now": clock.iso(now), "claim_expires_at": clock.iso_in(claim_seconds, now)}
-    params["relay_since"] = clock.iso_in(claim_seconds - republish_after_seconds, now)
-    if _CLAIM(conn, params).rowcount != 1:
-        return None
-    row = _CLAIMED(conn, params).mappings().first()
-    return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})
 
 
 _RECORD_FIRST_ATTEMPT = Statement(

@@ -219,7 +219,16 @@ def test_suppressed_recipient_is_not_sent(ctx, make_outbox_row, outbox_row, prov
         )
     outbox_id = make_outbox_row(recipient="Bounced@Example.org")
     assert deliver(ctx, outbox_id) == "ack:suppressed"
-    assert outbox_row(outbox_id)["status"] == SUPPRESSED
+    row = outbox_row(outbox_id)
+    assert row["status"] == SUPPRESSED and row["first_attempt_at"] is None, "no first attempt was recorded"
+    assert provider_model.requests() == [] and count("email_frozen_payloads") == 0
+
+
+def test_a_row_out_of_attempts_records_no_first_attempt(ctx, make_outbox_row, outbox_row, provider_model, count):
+    outbox_id = make_outbox_row(status="retry", provider_message_id=None, attempt_count=ctx.settings.outbox_max_attempts)
+    assert deliver(ctx, outbox_id) == "ack:delivery_exhausted"
+    row = outbox_row(outbox_id)
+    assert (row["status"], row["last_error"], row["first_attempt_at"]) == (DEAD_LETTER, "delivery_exhausted", None)
     assert provider_model.requests() == [] and count("email_frozen_payloads") == 0
 
 
@@ -254,7 +263,8 @@ def test_a_row_that_may_have_gone_out_never_settles_as_unsent(
 
 
 def test_a_stale_claim_holder_cannot_release_anothers_claim(ctx, make_outbox_row, outbox_row):
-    from portal.outbox.rows import claim_outbox_row, mark_retry
+    from portal.outbox.claims import claim_outbox_row
+    from portal.outbox.rows import mark_retry
 
     outbox_id = make_outbox_row()
     first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)

@@ -32,9 +32,10 @@ def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_mode
     assert history[:4] == [
         ("created", None, "pending", 0),
         ("changed", "pending", "enqueued", 0),  # published
-        ("changed", "enqueued", "processing", 1),  # claimed
-        ("changed", "processing", "processing", 1),  # payload frozen, first request
+        ("changed", "enqueued", "processing", 1),  # claimed, and the payload frozen in the same statement
+        ("changed", "processing", "retry", 1),
     ]
+    assert [e["first_attempt"] for e in raw_events(ctx.db, outbox_id)][:4] == [0, 0, 1, 0]
     retry = next(e for e in raw_events(ctx.db, outbox_id) if e["status_after"] == "retry")
     assert retry["last_error"].startswith("provider_error: 500") and retry["outcome_unknown"] == 1
     assert history[-1][1:] == ("processing", "sent", 2)
@@ -45,8 +46,8 @@ def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_mode
     assert titles[:4] == [
         "Email committed to the outbox",
         "Published to the queue",
-        "Claimed for attempt 1",
-        "Payload frozen; the first request to the provider follows",
+        "Claimed for attempt 1; payload frozen, the first request to the provider follows",
+        "Attempt ended; retry scheduled",
     ]
     assert "Attempt ended; retry scheduled" in titles and titles[-1] == "Accepted by the provider"
     ended = next(

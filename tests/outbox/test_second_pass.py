@@ -8,11 +8,11 @@ import time
 import sqlalchemy as sa
 
 from portal.outbox import clock
+from portal.outbox.claims import claim_outbox_row
 from portal.outbox.consumer import handle_message
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope
 from portal.outbox.relay import RELAY_QUERY, relay_pass
-from portal.outbox.rows import claim_outbox_row
 from portal.outbox.statuses import DEAD_LETTER, DELIVERED, DELIVERY_EXHAUSTED, FAILED, RETRY, SENT, UNKNOWN_OUTCOME
 
 

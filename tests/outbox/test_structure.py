@@ -7,9 +7,9 @@ import sys
 
 from rq.utils import import_attribute
 
+from portal.outbox.claims import claim_outbox_row
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
 from portal.outbox.relay import rows_to_publish
-from portal.outbox.rows import claim_outbox_row
 from portal.outbox.statuses import ALL, SETTLED, UNSETTLED
 
 AREAS = (
