@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from portal.programmes import PROGRAMMES
 from portal.reports.figures import Figures
-from portal.reports.forms import PROGRAMMES
 
 WIDTH = 340  # viewBox units: about 1:1 on a phone, at most 420 px wide on a wide screen
 ROW = 26

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from portal.db import Database
 from portal.outbox.clock import now_iso
+from portal.programmes import PROGRAMMES
 from portal.reports.figures import Cell, Figures, read_figures
-from portal.reports.forms import PROGRAMMES, ReportQuery
 from portal.reports.periods import Period
 from portal.reports.queries import (
     Closure,
@@ -26,6 +26,7 @@ from portal.reports.queries import (
     read_corrections_since,
     read_report_settings,
 )
+from portal.reports.query import ReportQuery
 from portal.reports.report import Changes, Report, live_report_id
 from portal.reports.schedule import period_key
 

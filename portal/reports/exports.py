@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from openpyxl import Workbook
 
 from portal.outbox.clock import parse
-from portal.reports.forms import PROGRAMMES
+from portal.programmes import PROGRAMMES
 from portal.reports.queries import SessionLine
 from portal.reports.report import Report
 

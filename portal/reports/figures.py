@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from portal.db import Database, json_array
-from portal.reports.forms import PROGRAMMES, ReportQuery
+from portal.programmes import PROGRAMMES
+from portal.reports.query import ReportQuery
 
 DENOMINATOR = "employees"
 DENOMINATOR_TEXT = (

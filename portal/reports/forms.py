@@ -17,30 +17,11 @@ from wtforms.validators import DataRequired, Regexp
 
 from portal.forms import PortalForm
 from portal.reports.periods import Period, add_months, presets
+from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 from portal.reports.schedule import FREQUENCIES
 
-PROGRAMMES = {"language": "TEEI Language", "mentorship": "TEEI Mentorship"}
-PROGRAMME_CHOICES = ("all", *PROGRAMMES)
 MAX_YEARS = 5
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-@dataclass(frozen=True)
-class ReportQuery:
-    period: Period
-    programme: str = "all"
-
-    @property
-    def args(self) -> dict:
-        return {**self.period.query, "programme": self.programme}
-
-    @property
-    def programmes(self) -> tuple[str, ...]:
-        return tuple(PROGRAMMES) if self.programme == "all" else (self.programme,)
-
-    @property
-    def programme_label(self) -> str:
-        return "All programmes" if self.programme == "all" else PROGRAMMES[self.programme]
 
 
 @dataclass

@@ -12,8 +12,9 @@ import sqlalchemy as sa
 from portal.db import Database
 from portal.outbox.clock import now_iso
 from portal.reports.figures import read_figures
-from portal.reports.forms import PROGRAMME_CHOICES, ReportQuery, SettingsInput
+from portal.reports.forms import SettingsInput
 from portal.reports.periods import Period
+from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 
 
 class CloseError(ValueError):

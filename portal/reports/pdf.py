@@ -10,9 +10,9 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
+from portal.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import METHOD, SDGS, crosswalk
-from portal.reports.forms import PROGRAMMES
 from portal.reports.report import Report
 from portal.reports.suppression import suppress_list, suppress_table
 

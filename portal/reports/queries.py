@@ -12,9 +12,10 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from portal.db import Database, json_array
+from portal.programmes import PROGRAMMES
 from portal.reports.figures import COUNTED_SCOPE, Figures
-from portal.reports.forms import PROGRAMMES, ReportQuery
 from portal.reports.periods import Period
+from portal.reports.query import ReportQuery
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from portal.access import current_company_id, roles_required
 from portal.extensions import portal_context
 from portal.outbox import reads
 from portal.outbox.clock import now_iso, parse
+from portal.programmes import PROGRAMMES
 from portal.reports import charts, exports, operations, pdf, queries, runs, subscriptions
 from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.emails import DELIVERY_WORDS
 from portal.reports.forms import (
-    PROGRAMMES,
     QueryErrors,
     SubscriptionForm,
     TestSendForm,

@@ -97,3 +97,22 @@ print("\\n".join(sorted(sys.modules)))
         if name in forbidden or name.split(".")[0] == "flask" or any(name.startswith(f"{area}.") for area in forbidden)
     }
     assert offending == set()
+
+
+def test_the_worker_with_every_area_loads_no_web_framework():
+    """worker.py imports the areas' email families and periodic passes: none of them may pull in
+    the web side (a worker's start-up is paid on every deploy and every restart)."""
+    # The imports of worker.py's main(), which runs them inside the function.
+    code = """
+import sys
+from portal.campaigns.sending import campaign_task
+from portal.context import PortalContext
+from portal.outbox.worker import run_worker
+from portal.reports.runs import schedule_task
+import portal.email_families
+print("\\n".join(sorted(sys.modules)))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    web = {name for name in result.stdout.split() if name.split(".")[0] in ("flask", "wtforms", "flask_wtf")}
+    assert web == set()

@@ -7,9 +7,9 @@ from datetime import date
 
 import sqlalchemy as sa
 
-from portal.reports.forms import ReportQuery
 from portal.reports.operations import CloseError, close_year
 from portal.reports.periods import Period
+from portal.reports.query import ReportQuery
 
 from .conftest import OSLO, Row, oslo
 

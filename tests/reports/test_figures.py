@@ -10,8 +10,8 @@ from datetime import date, timedelta
 import pytest
 
 from portal.reports.figures import report_figures
-from portal.reports.forms import ReportQuery
 from portal.reports.periods import Period
+from portal.reports.query import ReportQuery
 
 from .conftest import OSLO, Row, oslo, utc
 
