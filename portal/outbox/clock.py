@@ -3,6 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_WIDTH = len("2026-01-01T00:00:00.000000Z")
 
 
 def utcnow() -> datetime:
@@ -22,6 +23,9 @@ def iso_in(seconds: float, start: datetime | None = None) -> str:
 
 
 def parse(value: str) -> datetime:
+    if len(value) == _WIDTH and value[10] == "T" and value[-1] == "Z":
+        # Our own fixed-width times (most calls, some on every email): the C parser, ~20x faster.
+        return datetime.fromisoformat(value)
     return datetime.strptime(value, FORMAT).replace(tzinfo=UTC)
 
 
