@@ -225,7 +225,9 @@ def test_suppressed_recipient_is_not_sent(ctx, make_outbox_row, outbox_row, prov
 
 
 def test_a_row_out_of_attempts_records_no_first_attempt(ctx, make_outbox_row, outbox_row, provider_model, count):
-    outbox_id = make_outbox_row(status="retry", provider_message_id=None, attempt_count=ctx.settings.outbox_max_attempts)
+    outbox_id = make_outbox_row(
+        status="retry", provider_message_id=None, attempt_count=ctx.settings.outbox_max_attempts
+    )
     assert deliver(ctx, outbox_id) == "ack:delivery_exhausted"
     row = outbox_row(outbox_id)
     assert (row["status"], row["last_error"], row["first_attempt_at"]) == (DEAD_LETTER, "delivery_exhausted", None)
