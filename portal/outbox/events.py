@@ -90,10 +90,15 @@ _EVENTS = sa.text(
     WHERE e.outbox_id = :id ORDER BY e.id
     """
 )
+# A row's receipts: those with its message ID, and those its outbox_id tag matched without settling
+# it (migrations/0017); each half through an index.
 _RECEIPTS = sa.text(
     """
-    SELECT type, event_created_at, received_at, outcome FROM email_receipts
-    WHERE outbox_id = :id OR (:message_id IS NOT NULL AND provider_message_id = :message_id)
+    SELECT id, type, event_created_at, received_at, outcome FROM email_receipts
+    WHERE provider_message_id = :message_id
+    UNION
+    SELECT id, type, event_created_at, received_at, outcome FROM email_receipts
+    WHERE outcome = 'not_eligible' AND outbox_id = :id
     ORDER BY received_at, id
     """
 )

@@ -178,3 +178,37 @@ def test_receipts_and_suppressions_join_the_history(ctx, make_outbox_row, outbox
     assert "Receipt from the provider: email.bounced" in titles
     assert "Status from a receipt: bounced" in titles
     assert "Address added to the suppression list" in titles
+
+
+def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, make_outbox_row, outbox_row):
+    """A row that failed for good, then a receipt tagged with its outbox_id: the row keeps its status
+    and has no message ID, and the page still shows the receipt (and no other row's)."""
+    import json
+    import uuid
+
+    from portal.outbox.receipts import NOT_ELIGIBLE, apply_receipt_event
+    from tests.builders import event
+
+    failed = make_outbox_row(status="failed", provider_message_id=None)
+    other = make_outbox_row(status="failed", provider_message_id=None)
+    for outbox_id, email_id in ((failed, "re_unknown_to_us"), (other, "re_someone_else")):
+        body = json.dumps(event("email.delivered", email_id=email_id, outbox_id=outbox_id)).encode()
+        outcome = apply_receipt_event(ctx.db, f"msg_{uuid.uuid4().hex}", body, environment=ctx.settings.portal_env)
+        assert outcome == NOT_ELIGIBLE
+
+    entries = [entry for entry in timeline(ctx.db, outbox_row(failed)) if entry.title.startswith("Receipt")]
+    assert [entry.title for entry in entries] == ["Receipt from the provider: email.delivered"]
+
+
+def test_the_receipts_of_a_row_are_read_through_indexes(db):
+    from portal.outbox.events import _RECEIPTS
+
+    with db.read() as conn:
+        plan = " ".join(
+            row[3]
+            for row in conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + _RECEIPTS.text, {"id": "row_1", "message_id": "re_1"}
+            ).all()
+        )
+    assert "SCAN email_receipts" not in plan, plan
+    assert plan.count("SEARCH email_receipts USING INDEX") == 2, plan
