@@ -204,11 +204,7 @@ def test_the_receipts_of_a_row_are_read_through_indexes(db):
     from portal.outbox.events import _RECEIPTS
 
     with db.read() as conn:
-        plan = " ".join(
-            row[3]
-            for row in conn.exec_driver_sql(
-                "EXPLAIN QUERY PLAN " + _RECEIPTS.text, {"id": "row_1", "message_id": "re_1"}
-            ).all()
-        )
+        rows = conn.execute(sa.text("EXPLAIN QUERY PLAN " + _RECEIPTS.text), {"id": "row_1", "message_id": "re_1"})
+        plan = " ".join(row[3] for row in rows)
     assert "SCAN email_receipts" not in plan, plan
     assert plan.count("SEARCH email_receipts USING INDEX") == 2, plan
