@@ -151,3 +151,39 @@ def test_only_one_relay_pass_runs_at_a_time(ctx):
     ctx.redis.delete(RELAY_LOCK_KEY)
     assert run_relay_once_with_lock(ctx) is True
     assert ctx.redis.get(RELAY_LOCK_KEY) is None, "a finished pass releases its lock"
+
+
+def test_a_busy_worker_heartbeats_without_a_round_trip_per_email(ctx, make_outbox_row, workers, provider_model):
+    """RQ wrote the worker's heartbeat five times per job, three of them as round trips of their
+    own; the worker keeps the two RQ writes inside its pipelines, plus one every few seconds, and
+    stays registered and alive in `rq info`."""
+    import threading
+
+    emails = 30
+    for _ in range(emails):
+        make_outbox_row(publish=True)
+    heartbeats, jobs, stop = [], [], threading.Event()
+
+    def watch():
+        with ctx.redis.monitor() as monitor:
+            for command in monitor.listen():
+                text = command["command"]
+                if text.startswith("HSET rq:worker:") and " last_heartbeat " in text:
+                    heartbeats.append(text)
+                elif text.startswith("HSET rq:job:") and " status started " in text:
+                    jobs.append(text)
+                if stop.is_set():
+                    return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    workers()
+    assert wait_until(lambda: len(provider_model.sent()) == emails, timeout=60)
+    (worker,) = rq.Worker.all(connection=ctx.redis)
+    assert ctx.redis.ttl(worker.key) > 60, "the worker's key is kept alive"
+    stop.set()
+    ctx.redis.ping()  # one more command, so the monitor loop sees the stop
+    watcher.join(5)
+    assert len(jobs) >= emails
+    # Two per job (its start's pipeline, and the check for suspension's) and the timed one; RQ's own: five.
+    assert len(heartbeats) <= 3 * len(jobs), f"{len(heartbeats)} heartbeats for {len(jobs)} jobs started"
