@@ -18,7 +18,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -103,7 +103,7 @@ class Database:
                 raise AmbiguousCommitError("could not confirm the transaction was committed") from error
 
     def _writer_turn(self):
-        return self.writer_turns.turn() if self.writer_turns else _NO_TURN
+        return self.writer_turns.turn() if self.writer_turns else nullcontext(False)
 
     @staticmethod
     def _begin_immediate(conn: Connection, retries: int):
@@ -175,17 +175,6 @@ class WriterTurns:
                     return False
                 time.sleep(pause)
                 pause = min(pause * 1.5, self.LONGEST_PAUSE_SECONDS)
-
-
-class _NoTurn:
-    def __enter__(self):
-        return False
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_TURN = _NoTurn()
 
 
 # Options the libSQL client takes as arguments, which DATABASE_URL carries as query parameters

@@ -3,7 +3,7 @@
 Each change and its audit row commit in one transaction. An admin changes the list by hand, with
 a reason that is kept; a bounce or complaint receipt adds to it in the receipt's own transaction
 (`suppress_from_receipt`, source 'webhook'). The send path reads the list in the claim itself
-(rows.py: the claim's RETURNING), so a suppressed address is never sent to.
+(claims.py: the claim reads it in its own transaction), so a suppressed address is never sent to.
 """
 
 from __future__ import annotations
