@@ -10,6 +10,7 @@ from portal.db import AmbiguousCommitError, DatabaseBusyError
 from portal.extensions import portal_context
 from portal.outbox.lookup import ask_provider
 from portal.outbox.operator import BULK_LIMIT, ActionRefused
+from portal.outbox.rate_limit import rate_limit_for
 
 bp = Blueprint("console", __name__, url_prefix="/admin/outbox")
 
@@ -117,7 +118,9 @@ def ask(outbox_id: str):
     found = queries.email_detail(portal_context().db, outbox_id)
     if found is None:
         abort(404)
-    lookup = ask_provider(portal_context().provider, found.row)
+    ctx = portal_context()
+    slots = rate_limit_for(ctx.redis, ctx.settings.redis_url, ctx.settings.resend_rate_limit_per_second)
+    lookup = ask_provider(ctx.provider, found.row, slots)
     if lookup.found is not None:
         form = ActionForm(formdata=None, data={"message_id": lookup.found.message_id})
     return _render_detail(outbox_id, form, lookup=lookup)

@@ -6,10 +6,15 @@ row's first attempt are narrowed to those addressed to the row's recipient, and 
 retrieved and matched on the `outbox_id` tag every email carries. An answer that carries no tags
 leaves such an email a candidate for the person to judge, never a match. The lookup only reads:
 the decision (confirm as sent, send again) stays with the operator.
+
+Its requests count against the same provider rate limit as sending (Resend's is per team): each
+takes a slot from the workers' shared window first, so a lookup of up to fifteen requests never
+pushes the sends into 429s. If no slot comes within LOOKUP_WAIT_SECONDS, it stops and says so.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -24,6 +29,13 @@ MAX_PAGES = 5
 MAX_RETRIEVALS = 10
 # The provider's clock and ours may differ a little.
 CLOCK_SLACK = timedelta(minutes=5)
+# A person waits for the page: how long all of a lookup's requests may wait for rate slots.
+LOOKUP_WAIT_SECONDS = 10.0
+RATE_LIMITED = "rate_limited"
+
+
+class _NoSlotInTime(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -47,18 +59,41 @@ class LookupResult:
     error: str | None = None  # the provider could not be asked (its error type, nothing else)
 
 
-def ask_provider(provider, row: dict) -> LookupResult:
+def ask_provider(provider, row: dict, slots=None) -> LookupResult:
     """Look for the row's email at the provider. `row` has id, recipient, provider_message_id,
-    first_attempt_at and created_at."""
+    first_attempt_at and created_at; `slots` is the shared ProviderRateLimit (rate_limit.py)."""
+    deadline = time.monotonic() + LOOKUP_WAIT_SECONDS
+    asking = _Asking(provider, lambda: slots is None or slots.acquire(deadline))
     try:
         if row.get("provider_message_id"):
-            email = provider.retrieve_email(row["provider_message_id"])
+            email = asking.retrieve_email(row["provider_message_id"])
             return LookupResult(found=_email(email), listed=1)
-        return _search(provider, row)
+        return _search(asking, row)
+    except _NoSlotInTime:
+        return LookupResult(error=RATE_LIMITED, complete=False)
     except ResendError as error:
         return LookupResult(error=str(getattr(error, "error_type", "") or "provider_error"), complete=False)
     except RuntimeError as error:  # the transport failed: no answer came back
         return LookupResult(error=type(error).__name__, complete=False)
+
+
+class _Asking:
+    """The provider's two reads, each after a rate slot."""
+
+    def __init__(self, provider, take_slot):
+        self.provider, self.take_slot = provider, take_slot
+
+    def retrieve_email(self, message_id: str) -> dict:
+        self._wait_for_slot()
+        return self.provider.retrieve_email(message_id)
+
+    def list_emails(self, **params) -> dict:
+        self._wait_for_slot()
+        return self.provider.list_emails(**params)
+
+    def _wait_for_slot(self) -> None:
+        if not self.take_slot():
+            raise _NoSlotInTime()
 
 
 def _search(provider, row: dict) -> LookupResult:

@@ -156,6 +156,22 @@ def test_ask_the_provider_says_when_it_has_no_such_email(client, admin, unknown_
     assert "The provider has no email with this outbox ID" in page
 
 
+def test_ask_the_provider_waits_its_turn_behind_sending(client, admin, unknown_outcome, ctx, monkeypatch):
+    import time
+
+    from portal.outbox import lookup
+    from portal.outbox.rate_limit import rate_limit_for
+
+    outbox_id = unknown_outcome(lost_after_accept=False)
+    slots = rate_limit_for(ctx.redis, ctx.settings.redis_url, ctx.settings.resend_rate_limit_per_second)
+    token = csrf(client, f"/admin/outbox/{outbox_id}")
+    while slots.acquire(time.monotonic()):  # the workers hold this second's every slot
+        pass
+    monkeypatch.setattr(lookup, "LOOKUP_WAIT_SECONDS", 0)
+    page = client.post(f"/admin/outbox/{outbox_id}/ask-provider", data={"csrf_token": token}).get_data(as_text=True)
+    assert "The provider was not asked: sending is using the whole provider rate limit right now" in page
+
+
 def test_send_again_needs_the_duplicate_confirmation_and_writes_a_new_email(
     client, admin, unknown_outcome, outbox_row, outbox_rows, ctx
 ):

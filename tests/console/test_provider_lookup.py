@@ -31,3 +31,28 @@ def test_an_unreachable_provider_is_reported_not_raised(ctx, unknown_outcome, ou
     provider_model.stop()
     result = ask_provider(ctx.provider, row)
     assert result.found is None and result.error and not result.complete
+
+
+def test_a_lookup_takes_its_requests_slots_from_the_senders_rate_limit(
+    ctx, make_outbox_row, deliver, outbox_row, monkeypatch
+):
+    """Resend's limit is per team: a lookup's requests share the workers' window, and when sending
+    holds every slot the lookup asks nothing and says why, instead of pushing sends into 429s."""
+    import time
+
+    from portal.outbox import lookup
+    from portal.outbox.rate_limit import LIMIT_NAMESPACE, rate_limit_for
+
+    outbox_id = make_outbox_row(recipient="ada@example.org")
+    assert deliver(outbox_id) == "ack:sent"
+    row = outbox_row(outbox_id)
+    slots = rate_limit_for(ctx.redis, ctx.settings.redis_url, 2)
+
+    assert ask_provider(ctx.provider, row, slots).found is not None
+    assert slots.limiter.get_window_stats(slots.item, LIMIT_NAMESPACE).remaining == 1, "its request took a slot"
+
+    while slots.acquire(time.monotonic()):  # sending takes whatever is left of this second
+        pass
+    monkeypatch.setattr(lookup, "LOOKUP_WAIT_SECONDS", 0)
+    result = ask_provider(ctx.provider, row, slots)
+    assert (result.error, result.found, result.complete) == (lookup.RATE_LIMITED, None, False)
