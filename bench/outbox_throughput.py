@@ -1,9 +1,10 @@
 """Outbox throughput against bare RQ, with the same worker class and count.
 
-    .venv/bin/python bench/outbox_throughput.py [--n 2000] [--workers 2] [--rounds 3] [--no-fork] [--model subprocess]
+    .venv/bin/python bench/outbox_throughput.py [--n 2000] [--workers 2] [--rounds 3] [--no-fork]
+        [--model subprocess] [--stock-baseline]
 
-For each worker class (RQ's SimpleWorker, which worker.py uses, and then the forking rq.Worker
-unless --no-fork) on a fresh libSQL file and a private Redis:
+For each worker class (worker.py's EmailWorker, RQ's SimpleWorker sending fewer heartbeats, and
+then the forking rq.Worker unless --no-fork) on a fresh libSQL file and a private Redis:
   outbox: commit N "notice" intents (--batch per transaction, each published after its commit),
           start W burst workers, drain; emails/s from first commit to last `sent_at`, and the
           latency of each row from its commit to its `sent_at`;
@@ -46,7 +47,20 @@ sys.path.insert(0, str(ROOT))  # devtools and portal, also when run as `python b
 TARGET = 0.6
 NOOP_QUEUES = ("bench-noop", "bench-noop-dead-letter")  # two queues, as the email worker listens on two
 NOOP_FUNCTION = "outbox_throughput.noop"
-WORKER_CLASSES = {"simple": SimpleWorker, "fork": Worker}
+# "simple": the class worker.py runs, for the no-op too. EmailWorker is SimpleWorker with fewer
+# Redis round trips per job (portal/outbox/worker.py): a stock SimpleWorker baseline would credit
+# that to the engine. --stock-baseline measures the no-op on RQ's SimpleWorker as it ships.
+WORKER_CLASSES = {"simple": None, "fork": Worker}
+
+
+def worker_class_named(name: str, *, stock: bool = False):
+    if name == "simple":
+        if stock:
+            return SimpleWorker
+        from portal.outbox.worker import EmailWorker
+
+        return EmailWorker
+    return WORKER_CLASSES[name]
 
 
 class BenchError(RuntimeError):
@@ -62,7 +76,7 @@ def noop(envelope) -> str:
 
 
 def run_role(role: str, worker_class: str) -> int:
-    cls = WORKER_CLASSES[worker_class]
+    cls = worker_class_named(worker_class, stock=os.environ.get("BENCH_STOCK_BASELINE") == "1")
     if role == "noop":
         import outbox_throughput  # noqa: F401  (import the job's module once, before any fork)
 
@@ -271,6 +285,8 @@ class Run:
         enqueued = time.time()
         argv = [str(Path(__file__)), "--role", "noop", "--worker-class", worker_class]
         env = self.env(self.tmp / "unused.db", "http://127.0.0.1:9")  # no-op workers touch neither
+        if self.args.stock_baseline:
+            env["BENCH_STOCK_BASELINE"] = "1"
         worker_cpu, _ = self.workers(f"noop-{worker_class}", argv, env)
         finished = FinishedJobRegistry(queue.name, connection=self.redis, serializer=JSONSerializer).count
         failed = FailedJobRegistry(queue.name, connection=self.redis, serializer=JSONSerializer).count
@@ -297,14 +313,15 @@ def print_table(args, results: dict) -> None:
     ms = lambda v, f=".0f": "-" if v is None else f"{v * 1000:{f}}"  # noqa: E731
     print(
         f"\nN={args.n} W={args.workers} batch={args.batch} model={args.model} cpus={os.cpu_count()} "
-        f"load={os.getloadavg()[0]:.2f} rounds={args.rounds}"
+        f"load={os.getloadavg()[0]:.2f} rounds={args.rounds} "
+        f"no-op worker={'stock SimpleWorker' if args.stock_baseline else 'the same as the outbox'}"
     )
     print(
         f"{'worker class':<16}{'path':<8}{'e2e /s':>9}{'drain /s':>10}{'prep s':>8}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'cpu ms/job':>12}{'model cpu':>11}"
     )
     for worker_class, rounds in results.items():
-        name = {"simple": "SimpleWorker", "fork": "Worker (fork)"}[worker_class]
+        name = {"simple": "EmailWorker", "fork": "Worker (fork)"}[worker_class]
         e2e_ratios = []
         for pair in rounds:
             for path, r in pair.items():
@@ -340,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="outbox/no-op pairs, ratio reported as the median")
     parser.add_argument("--no-fork", action="store_true", help="skip the forking rq.Worker comparison")
     parser.add_argument("--model", choices=("inprocess", "subprocess"), default="inprocess")
+    parser.add_argument(
+        "--stock-baseline",
+        action="store_true",
+        help="run the no-op on RQ's SimpleWorker as it ships instead of worker.py's EmailWorker",
+    )
     parser.add_argument("--profile", metavar="DIR", help="run every worker under cProfile, .prof files to DIR")
     parser.add_argument("--timeout", type=float, default=600, help="give up after this many seconds")
     parser.add_argument("--role", choices=("noop", "outbox"), help=argparse.SUPPRESS)
