@@ -181,6 +181,8 @@ header { background: #1d2733; color: #fff; padding: .8rem 1.5rem; }
 header a { color: #fff; text-decoration: none; font-weight: 600; }
 header span { color: #aab4c0; margin-left: .75rem; font-size: .9em; }
 main { max-width: 72rem; margin: 1.5rem auto; padding: 0 1.5rem; }
+h1 { font-size: 1.35rem; margin: 0 0 1rem; overflow-wrap: anywhere; }
+.wide { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid #dde1e6; }
 th, td { text-align: left; vertical-align: top; padding: .5rem .75rem; border-bottom: 1px solid #eceef1; }
 thead th { background: #eceef1; font-size: .85em; text-transform: uppercase; letter-spacing: .03em; }
@@ -235,10 +237,10 @@ def render_index(emails: list[dict]) -> str:
         body = '<p class="muted">Nothing has been sent yet.</p>'
     else:
         body = (
-            "<table><thead><tr><th>Sent</th><th>To</th><th>Subject</th><th>Tags</th>"
-            f"<th>Idempotency key</th></tr></thead><tbody>{rows}</tbody></table>"
+            '<div class="wide"><table><thead><tr><th>Sent</th><th>To</th><th>Subject</th><th>Tags</th>'
+            f"<th>Idempotency key</th></tr></thead><tbody>{rows}</tbody></table></div>"
         )
-    return _page("Sent mail", body, f"{len(emails)} sent · newest first")
+    return _page("Sent mail", "<h1>Sent mail</h1>" + body, f"{len(emails)} sent · newest first")
 
 
 def _receipt_lines(receipts: list[dict]) -> str:
@@ -308,5 +310,8 @@ def render_email(email: dict, receipts: list[dict] = ()) -> str:
     else:
         html_part = '<p class="muted">No HTML version.</p>'
     text_part = f"<pre>{escape(email['text'])}</pre>" if email["text"] else '<p class="muted">No text version.</p>'
-    body = f"<table><tbody>{table}</tbody></table><h2>HTML</h2>{html_part}<h2>Text</h2>{text_part}"
+    body = (
+        f"<h1>{escape(email['subject'])}</h1><table><tbody>{table}</tbody></table>"
+        f"<h2>HTML</h2>{html_part}<h2>Text</h2>{text_part}"
+    )
     return _page(email["subject"], body, email["subject"])
