@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,22 +39,26 @@ def portal_env(tmp_path, database_path, redis_server):
 class PortalStack:
     """A running portal: gunicorn, one email worker and the provider model, on free ports."""
 
-    def __init__(self, url, model, database_url, access_log):
+    def __init__(self, url, model, database_url, logs: Path):
         self.url = url
         self.model = model
         self.db = Database(database_url)
-        self.access_log = access_log  # gunicorn's access log, as make run writes it
+        self.logs = logs  # web.log, access.log (gunicorn's access log) and worker.log
+        self.access_log = logs / "access.log"
 
 
-@pytest.fixture
-def stack(portal_env, database_path, tmp_path):
+@contextmanager
+def running_stack(portal_env, logs: Path, *, log_format: str = "text"):
+    """Start the stack as production runs it: gunicorn with gunicorn.conf.py (its logger, masking
+    tokens and addresses), a worker, and the provider model posting its receipts back. Every log is
+    kept in `logs`, for the test to read and for a person to read when a test fails."""
     from devtools.provider_model import ProviderModel
 
     # As under make run, the people without their sessions: a test adds the hours it checks.
     seed_demo(Database(portal_env["DATABASE_URL"]), attendance=False)
+    logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    access_log = tmp_path / "access.log"
     model = ProviderModel(port=0, webhook_url=f"{url}/webhooks/resend", webhook_secret=DEV_WEBHOOK_SECRET).start()
     env = {
         **portal_env,
@@ -62,39 +67,31 @@ def stack(portal_env, database_path, tmp_path):
         "RELAY_INTERVAL_SECONDS": "1",
         "OUTBOX_REPUBLISH_AFTER_SECONDS": "2",
         "OUTBOX_RETRY_BASE_SECONDS": "1",
+        "LOG_FORMAT": log_format,
+        "PROMETHEUS_MULTIPROC_DIR": str(logs.parent / "metrics"),
     }
+    gunicorn = [sys.executable, "-m", "gunicorn", "--config", str(ROOT / "gunicorn.conf.py")]
+    gunicorn += ["--workers", "2", "--bind", f"127.0.0.1:{port}", "--access-logfile", str(logs / "access.log")]
+    outputs = [open(logs / "web.log", "wb"), open(logs / "worker.log", "wb")]
     processes = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "--workers",
-                "2",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--access-logfile",
-                str(access_log),
-                "--logger-class",
-                "portal.access_log.RedactingLogger",
-                "portal:create_app()",
-            ],
-            env=env,
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        ),
-        subprocess.Popen(
-            [sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        ),
+        subprocess.Popen(gunicorn, env=env, cwd=ROOT, stdout=outputs[0], stderr=subprocess.STDOUT),
+        subprocess.Popen([sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=outputs[1], stderr=subprocess.STDOUT),
     ]
     try:
         wait_for_port(port, timeout=30, process=processes[0])
-        yield PortalStack(url, model, portal_env["DATABASE_URL"], access_log)
+        yield PortalStack(url, model, portal_env["DATABASE_URL"], logs)
     finally:
         for process in processes:
             stop_process(process)
+        for output in outputs:
+            output.close()
         model.stop()
+
+
+@pytest.fixture
+def stack(portal_env, database_path, tmp_path):
+    with running_stack(portal_env, tmp_path / "logs") as running:
+        yield running
 
 
 @pytest.fixture

@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 from playwright.sync_api import expect
 
-from devtools.processes import free_port, stop_process, wait_for_port
-from e2e.conftest import ROOT, PortalStack
-from portal.db import Database
-from portal.seed import DEMO_PASSWORD, seed_demo
+from e2e.conftest import running_stack
+from portal.seed import DEMO_PASSWORD
 from portal.settings import DEV_WEBHOOK_SECRET
 
 MANAGER = "manager@northwind.example"
@@ -36,51 +32,9 @@ NEW_PASSWORDS = ("volunteer-password", "a-new-volunteer-password")
 
 @pytest.fixture
 def stack(portal_env, tmp_path):
-    """The e2e stack, started as the systemd units start it, with every log kept in a file."""
-    from devtools.provider_model import ProviderModel
-
-    seed_demo(Database(portal_env["DATABASE_URL"]), attendance=False)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    model = ProviderModel(port=0, webhook_url=f"{url}/webhooks/resend", webhook_secret=DEV_WEBHOOK_SECRET).start()
-    env = {
-        **portal_env,
-        "PUBLIC_BASE_URL": url,
-        "RESEND_API_URL": model.url,
-        "RELAY_INTERVAL_SECONDS": "1",
-        "OUTBOX_REPUBLISH_AFTER_SECONDS": "2",
-        "OUTBOX_RETRY_BASE_SECONDS": "1",
-        "LOG_FORMAT": "json",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-    }
-    gunicorn = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config",
-        str(ROOT / "gunicorn.conf.py"),
-        "--bind",
-        f"127.0.0.1:{port}",
-    ]
-    gunicorn += ["--access-logfile", str(logs / "access.log")]
-    outputs = [open(logs / "web.log", "wb"), open(logs / "worker.log", "wb")]
-    processes = [
-        subprocess.Popen(gunicorn, env=env, cwd=ROOT, stdout=outputs[0], stderr=subprocess.STDOUT),
-        subprocess.Popen([sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=outputs[1], stderr=subprocess.STDOUT),
-    ]
-    try:
-        wait_for_port(port, timeout=30, process=processes[0])
-        running = PortalStack(url, model, portal_env["DATABASE_URL"], logs / "access.log")
-        running.logs = logs
+    """The e2e stack with the logs an operator's collector reads: one JSON object a line."""
+    with running_stack(portal_env, tmp_path / "logs", log_format="json") as running:
         yield running
-    finally:
-        for process in processes:
-            stop_process(process)
-        for output in outputs:
-            output.close()
-        model.stop()
 
 
 def test_browser_flows_leave_no_secret_in_any_log(pages, page, new_context, stack):
