@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from redis.exceptions import RedisError
 from resend.exceptions import ResendError
 
 from portal.outbox import clock
@@ -71,6 +72,8 @@ def ask_provider(provider, row: dict, slots=None) -> LookupResult:
         return _search(asking, row)
     except _NoSlotInTime:
         return LookupResult(error=RATE_LIMITED, complete=False)
+    except RedisError as error:  # the shared limit could not be read: ask nothing rather than around it
+        return LookupResult(error=type(error).__name__, complete=False)
     except ResendError as error:
         return LookupResult(error=str(getattr(error, "error_type", "") or "provider_error"), complete=False)
     except RuntimeError as error:  # the transport failed: no answer came back

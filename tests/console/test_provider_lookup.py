@@ -56,3 +56,15 @@ def test_a_lookup_takes_its_requests_slots_from_the_senders_rate_limit(
     monkeypatch.setattr(lookup, "LOOKUP_WAIT_SECONDS", 0)
     result = ask_provider(ctx.provider, row, slots)
     assert (result.error, result.found, result.complete) == (lookup.RATE_LIMITED, None, False)
+
+
+def test_a_lookup_asks_nothing_when_the_shared_limit_cannot_be_read(ctx, unknown_outcome, outbox_row):
+    from redis import Redis
+
+    from devtools.processes import free_port
+    from portal.outbox.rate_limit import ProviderRateLimit
+
+    nowhere = f"redis://127.0.0.1:{free_port()}"
+    slots = ProviderRateLimit(Redis.from_url(nowhere, socket_connect_timeout=1), nowhere, 5)
+    result = ask_provider(ctx.provider, outbox_row(unknown_outcome()), slots)
+    assert (result.error, result.found, result.complete) == ("ConnectionError", None, False)
