@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 
 import pytest
@@ -16,9 +15,12 @@ from portal.auth.operations import create_user
 from portal.email_families import FAMILIES
 from portal.extensions import EXTENSION_KEY
 from portal.outbox import EmailIntent, clock
+from portal.outbox.consumer import handle_message, use_context
 from portal.outbox.intents import add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows
+from portal.outbox.queues import build_envelope
 from portal.outbox.rate_limit import PAUSE_KEY
+from tests.pages import csrf_from
 
 PASSWORD = "correct-horse-battery"
 
@@ -159,12 +161,7 @@ class AuthActions:
         self._client = client
 
     def csrf_token(self, path="/login"):
-        page = self._client.get(path, follow_redirects=True).get_data(as_text=True)
-        match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page) or re.search(
-            r'name="csrf_token" value="([^"]+)"', page
-        )
-        assert match, f"no CSRF token on {path}"
-        return match.group(1)
+        return csrf_from(self._client.get(path, follow_redirects=True).get_data(as_text=True))
 
     def login(self, email, password=PASSWORD):
         token = self.csrf_token()
@@ -178,6 +175,27 @@ class AuthActions:
 @pytest.fixture
 def auth(client):
     return AuthActions(client)
+
+
+@pytest.fixture
+def admin(auth, make_user):
+    """An admin, signed in on `client`; returns the address."""
+    email = make_user("admin")
+    auth.login(email)
+    return email
+
+
+@pytest.fixture
+def deliver(ctx):
+    """deliver(outbox_id, attempt=1): one delivery through the real consumer in this process (with
+    the engine's context set, as a worker sets it); returns its decision."""
+
+    def run(outbox_id, attempt=1):
+        return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+
+    use_context(ctx)
+    yield run
+    use_context(None)
 
 
 @pytest.fixture

@@ -1,19 +1,11 @@
 """Builders for account tests: asking for a reset link, and the link the email would carry."""
 
 import json
-import re
 
 import pytest
 
 from portal.account.tokens import token_for
-
-
-def csrf_from(page: str) -> str:
-    match = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page) or re.search(
-        r'name="csrf_token" value="([^"]+)"', page
-    )
-    assert match, "no CSRF token on the page"
-    return match.group(1)
+from tests.pages import csrf_from
 
 
 @pytest.fixture

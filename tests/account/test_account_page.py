@@ -1,4 +1,4 @@
-from tests.account.conftest import csrf_from
+from tests.pages import csrf_from
 
 
 def save_account(client, **fields):

@@ -4,7 +4,7 @@ import re
 import sqlalchemy as sa
 
 from portal.email_families import FAMILIES
-from tests.account.conftest import csrf_from
+from tests.pages import csrf_from
 
 
 def company_id_of(db, name):

@@ -9,8 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from portal.campaigns import operations
-from portal.outbox.consumer import handle_message, use_context
-from portal.outbox.queues import build_envelope
+from portal.outbox.consumer import use_context
 
 
 @pytest.fixture
@@ -26,18 +25,8 @@ def engine_context(ctx):
 
 
 @pytest.fixture
-def deliver(engine_context):
-    """deliver(outbox_id, attempt=1): one delivery through the real consumer; returns its decision."""
-
-    def run(outbox_id, attempt=1):
-        return handle_message(engine_context, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
-
-    return run
-
-
-@pytest.fixture
 def admin(make_user, auth):
-    """An admin, signed in on `client`; returns their email."""
+    """An admin with a known address (the test sends go to it), signed in on `client`."""
     email = make_user("admin", email="ada@teei.example")
     auth.login(email)
     return email

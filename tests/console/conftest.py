@@ -4,31 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope
-
 
 @pytest.fixture
 def settings(settings, provider_model):
     return settings.with_overrides(resend_api_url=provider_model.url, outbox_retry_base_seconds=1)
-
-
-@pytest.fixture
-def admin(auth, make_user):
-    """An admin, signed in on `client`; returns the address."""
-    email = make_user("admin")
-    auth.login(email)
-    return email
-
-
-@pytest.fixture
-def deliver(ctx):
-    """deliver(outbox_id, attempt=1): one delivery through the real consumer; returns its decision."""
-
-    def deliver(outbox_id, attempt=1):
-        return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
-
-    return deliver
 
 
 @pytest.fixture

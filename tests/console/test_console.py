@@ -9,11 +9,11 @@ import sqlalchemy as sa
 
 from portal.outbox import clock
 from portal.outbox.queues import email_queue
+from tests.pages import csrf_from
 
 
 def csrf(client, path):
-    page = client.get(path).get_data(as_text=True)
-    return re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', page).group(1)
+    return csrf_from(client.get(path).get_data(as_text=True))
 
 
 def act(client, outbox_id, **form):

@@ -3,7 +3,7 @@ import sqlalchemy as sa
 from portal.invitations import operations
 from portal.invitations.queries import find_open_invitation
 from portal.invitations.tokens import token_for
-from tests.account.conftest import csrf_from
+from tests.pages import csrf_from
 
 
 def link_of(db, ctx, email):

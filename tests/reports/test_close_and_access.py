@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from portal.reports.operations import CloseError, close_year
 from portal.reports.periods import Period
 from portal.reports.query import ReportQuery
+from tests.pages import csrf_from
 
 from .conftest import OSLO, Row, oslo
 
@@ -17,8 +18,7 @@ YEAR = "from=2025-01-01&to=2025-12-31&programme=all"
 
 
 def csrf(client, path="/reports"):
-    page = client.get(path).get_data(as_text=True)
-    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    return csrf_from(client.get(path).get_data(as_text=True))
 
 
 def figure(page, name):

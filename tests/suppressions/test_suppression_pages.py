@@ -37,13 +37,6 @@ def seed(db, *emails, source="webhook"):
             )
 
 
-@pytest.fixture
-def admin(auth, make_user):
-    email = make_user("admin")
-    auth.login(email)
-    return email
-
-
 def add(client, auth, **form):
     return client.post(PAGE, data={"csrf_token": auth.csrf_token(PAGE), **form})
 

@@ -12,8 +12,6 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import stop_process
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope
 from portal.reports.subscriptions import save_subscription
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,16 +38,6 @@ def subscribe(db, user_id):
         return uid
 
     return make
-
-
-@pytest.fixture
-def deliver(ctx):
-    """deliver(outbox_id, attempt=1): one delivery through the real consumer; returns its decision."""
-
-    def run(outbox_id, attempt=1):
-        return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
-
-    return run
 
 
 @pytest.fixture
