@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from devtools.processes import stop_process  # noqa: E402
 from devtools.provider_model import ProviderModel  # noqa: E402
-from devtools.testing import PrivateRedis  # noqa: E402
+from devtools.testing import PrivateRedis, process_env  # noqa: E402
 from portal import schema  # noqa: E402
 from portal.auth.queries import load_user  # noqa: E402
 from portal.campaigns import operations  # noqa: E402
@@ -127,16 +126,13 @@ def measure_writing(ctx, admin_id: int, audience: str, runs: int) -> tuple[list[
 
 
 def measure_invitations(ctx, settings: Settings, workdir: Path, model, admin_id, audience, count: int) -> list[float]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "SECRET_KEY": settings.secret_key,
-        "PORTAL_INSTANCE_PATH": str(workdir / "worker-instance"),
-        "RESEND_API_URL": model.url,
-        "RELAY_INTERVAL_SECONDS": "60",
-        "CAMPAIGN_PASS_INTERVAL_SECONDS": "3600",
-    }
+    env = process_env(
+        settings,
+        workdir / "worker-instance",
+        RESEND_API_URL=model.url,
+        RELAY_INTERVAL_SECONDS="60",
+        CAMPAIGN_PASS_INTERVAL_SECONDS="3600",
+    )
     campaign_id = operations.create_campaign(
         ctx.db, admin_id=admin_id, name="Drain", subject="Draining", body=BODY, audience=audience
     )

@@ -7,6 +7,7 @@ can import it without path tricks.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -100,3 +101,19 @@ def wait_until(condition, timeout: float = 60.0, interval: float = 0.1) -> bool:
             return True
         time.sleep(interval)
     return condition()
+
+
+def process_env(settings, instance_path, **overrides: str) -> dict[str, str]:
+    """The environment a portal process (worker.py, gunicorn) started by a test or a benchmark gets:
+    the same database, Redis, secret and provider as `settings`, its own instance folder, and
+    `overrides` (variable name -> value) on top. Nothing else leaks in from the caller's environment."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "SECRET_KEY": settings.secret_key,
+        "PORTAL_INSTANCE_PATH": str(instance_path),
+    }
+    if settings.resend_api_url:
+        env["RESEND_API_URL"] = settings.resend_api_url
+    return {**env, **overrides}

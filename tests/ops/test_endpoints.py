@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -11,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import stop_process
-from devtools.testing import wait_until
+from devtools.testing import process_env, wait_until
 from portal import create_app
 from portal.extensions import EXTENSION_KEY
 from portal.observability.heartbeat import HEARTBEATS_KEY, STALE_AFTER_SECONDS, beat
@@ -114,13 +113,7 @@ def test_redis_down_is_named(app_with, ctx):
 
 
 def test_a_real_worker_beats(client, ctx, settings, tmp_path):
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "SECRET_KEY": settings.secret_key,
-        "PORTAL_INSTANCE_PATH": str(tmp_path / "w"),
-    }
+    env = process_env(settings, tmp_path / "w")
     worker = subprocess.Popen([sys.executable, str(ROOT / "worker.py")], env=env, cwd=ROOT)
     try:
         assert wait_until(lambda: client.get("/readyz").status_code == 200, timeout=30)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from devtools.processes import stop_process
+from devtools.testing import process_env
 from portal.context import PortalContext
 from portal.outbox.consumer import use_context
 
@@ -46,21 +46,17 @@ def ctx(settings):
 @pytest.fixture
 def worker_env(settings, tmp_path):
     s = settings
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "DATABASE_URL": s.database_url,
-        "REDIS_URL": s.redis_url,
-        "SECRET_KEY": s.secret_key,
-        "PORTAL_INSTANCE_PATH": str(tmp_path / "worker-instance"),
-        "RESEND_API_URL": s.resend_api_url,
-        "OUTBOX_CLAIM_SECONDS": str(s.outbox_claim_seconds),
-        "PROVIDER_TIMEOUT_SECONDS": str(s.provider_timeout_seconds),
-        "OUTBOX_RETRY_BASE_SECONDS": str(s.outbox_retry_base_seconds),
-        "OUTBOX_RETRY_CAP_SECONDS": str(s.outbox_retry_cap_seconds),
-        "OUTBOX_MAX_ATTEMPTS": str(s.outbox_max_attempts),
-        "OUTBOX_REPUBLISH_AFTER_SECONDS": str(s.outbox_republish_after_seconds),
-        "RELAY_INTERVAL_SECONDS": str(s.relay_interval_seconds),
-    }
+    return process_env(
+        s,
+        tmp_path / "worker-instance",
+        OUTBOX_CLAIM_SECONDS=str(s.outbox_claim_seconds),
+        PROVIDER_TIMEOUT_SECONDS=str(s.provider_timeout_seconds),
+        OUTBOX_RETRY_BASE_SECONDS=str(s.outbox_retry_base_seconds),
+        OUTBOX_RETRY_CAP_SECONDS=str(s.outbox_retry_cap_seconds),
+        OUTBOX_MAX_ATTEMPTS=str(s.outbox_max_attempts),
+        OUTBOX_REPUBLISH_AFTER_SECONDS=str(s.outbox_republish_after_seconds),
+        RELAY_INTERVAL_SECONDS=str(s.relay_interval_seconds),
+    )
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ the real consumer (in process) or real `python worker.py` processes."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import stop_process
+from devtools.testing import process_env
 from portal.reports.subscriptions import save_subscription
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,14 +51,7 @@ def drain_workers(settings, tmp_path):
     started = []
 
     def drain(timeout=120):
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "DATABASE_URL": settings.database_url,
-            "REDIS_URL": settings.redis_url,
-            "SECRET_KEY": settings.secret_key,
-            "PORTAL_INSTANCE_PATH": str(tmp_path / "worker-instance"),
-            "RESEND_API_URL": settings.resend_api_url,
-        }
+        env = process_env(settings, tmp_path / "worker-instance")
         process = subprocess.Popen(
             [sys.executable, str(ROOT / "worker.py"), "--burst"],
             env=env,

@@ -1,7 +1,6 @@
 """The schedule inside the worker: a real `python worker.py` runs the pass under a Redis lock and
 sends what is due; a pass finds the lock held by another worker and does nothing."""
 
-import os
 import subprocess
 import sys
 import time
@@ -9,6 +8,7 @@ import time
 import pytest
 
 from devtools.processes import stop_process
+from devtools.testing import process_env
 from portal.outbox.periodic import run_once_with_lock
 from portal.outbox.statuses import SENT
 from portal.reports.runs import schedule_task
@@ -19,15 +19,7 @@ from tests.reports.emails.conftest import ROOT
 def test_a_running_worker_sends_the_missed_months_on_its_own(settings, tmp_path, company, subscribe, report_rows):
     _, manager, _ = company("Acme Ltd", employees=0)
     subscribe(manager, "monthly", since="2026-10-15T00:00:00.000000Z")  # October (and any month since) is due
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "SECRET_KEY": settings.secret_key,
-        "PORTAL_INSTANCE_PATH": str(tmp_path / "worker-instance"),
-        "RESEND_API_URL": settings.resend_api_url,
-        "REPORT_SCHEDULE_INTERVAL_SECONDS": "1",
-    }
+    env = process_env(settings, tmp_path / "worker-instance", REPORT_SCHEDULE_INTERVAL_SECONDS="1")
     worker = subprocess.Popen(
         [sys.executable, str(ROOT / "worker.py")], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
