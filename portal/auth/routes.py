@@ -1,3 +1,4 @@
+import re
 import time
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ bp = Blueprint("auth", __name__)
 
 # Per client: failed attempts from one address on the network are stopped outright.
 FAILED_LOGIN_LIMIT = "5 per 5 minutes"
+_BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")
 TRY_AGAIN_SHORTLY = "Sign-in is unavailable for a moment. Please try again shortly."
 
 
@@ -64,8 +66,12 @@ def logout():
 
 
 def _safe_next(target: str | None) -> str | None:
-    """Only same-site paths, so the login page cannot bounce people to another site."""
-    if not target:
+    """Only same-site paths, so the login page cannot bounce people to another site.
+
+    Browsers read a backslash as a slash and drop tabs and newlines from a URL, so "/\\evil.example"
+    and "/<tab>/evil.example" would both reach another host: a path holding either is refused.
+    """
+    if not target or _BACKSLASH_OR_CONTROL.search(target):
         return None
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):

@@ -4,7 +4,7 @@ from devtools.processes import free_port
 from portal import create_app
 from portal.auth import throttle
 from portal.extensions import EXTENSION_KEY
-from tests.conftest import AuthActions
+from tests.conftest import PASSWORD, AuthActions
 
 
 def test_login_lands_manager_on_the_report(client, auth, make_user):
@@ -105,3 +105,30 @@ def test_logout_requires_post_and_signs_out(client, auth, make_user):
     response = auth.logout()
     assert response.status_code == 302
     assert client.get("/company").status_code == 302
+
+
+def test_sign_in_follows_next_only_within_the_site(client, auth, make_user):
+    email = make_user("manager")
+
+    def lands_after_sign_in(next_value):
+        token = auth.csrf_token()
+        response = client.post(
+            "/login",
+            query_string={"next": next_value},
+            data={"email": email, "password": PASSWORD, "csrf_token": token},
+        )
+        assert response.status_code == 302
+        location = response.headers["Location"]
+        client.post("/logout", data={"csrf_token": auth.csrf_token("/")})
+        return location
+
+    assert lands_after_sign_in("/company?tab=people") == "/company?tab=people"
+    # Browsers read "\" as "/" and drop tabs and newlines: each of these would leave the site.
+    for elsewhere in (
+        "//evil.example",
+        "/\\evil.example",
+        "/\t/evil.example",
+        "/\n/evil.example",
+        "https://evil.example/",
+    ):
+        assert lands_after_sign_in(elsewhere) == "/", elsewhere
