@@ -29,8 +29,22 @@ METHOD = (
 )
 
 
-def crosswalk(report) -> list[tuple[str, str, str]]:
-    """(framework, what it asks for, what this report gives), for the report's period and settings."""
+# What each framework asks for.
+GRI_413 = "Operations with local community engagement and development programmes."
+GRI_201 = "Economic value distributed, including community investments."
+IRIS = "Community Service Hours Contributed, split by paid working time and own time."
+B4SI = "Cost to the company of hours volunteered in company time."
+ESRS = "Initiatives whose main purpose is a positive impact for affected communities."
+SDG_ASK = "Goals the programmes contribute to (suggested)."
+# What the filing PDF says in place of figures it hides (fewer than 5 volunteers in all).
+TOO_FEW = "Not shown: fewer than 5 colleagues volunteered in this period (see Methodology)."
+
+
+def crosswalk(report, *, hide_total: bool = False) -> list[tuple[str, str, str]]:
+    """(framework, what it asks for, what this report gives), for the report's period and settings.
+
+    `hide_total`: the filing PDF hides the period's totals (fewer than 5 volunteers), and so every
+    line here that would repeat them, or a share of them, says so instead."""
     hours = f"{report.figures.total.hours:,.1f}"
     paid = f"{report.company_time_hours:,.1f}"
     own = f"{report.own_time_hours:,.1f}"
@@ -48,32 +62,41 @@ def crosswalk(report) -> list[tuple[str, str, str]]:
         )
     programmes = ". ".join(f"{name}: {SDGS[p]}" for p, name in report.programme_labels.items())
     period = describe(report.query.period.start, report.query.period.end)
+    if hide_total:
+        return [
+            ("GRI 413-1", GRI_413, TOO_FEW),
+            ("GRI 201-1", GRI_201, TOO_FEW),
+            ("IRIS+ OI8429", IRIS, TOO_FEW),
+            ("B4SI time", B4SI, TOO_FEW),
+            ("ESRS S3-4 §32(c)", ESRS, TOO_FEW),
+            ("SDGs", SDG_ASK, programmes),
+        ]
     return [
         (
             "GRI 413-1",
-            "Operations with local community engagement and development programmes.",
+            GRI_413,
             f"Employee volunteering in TEEI's programmes: {report.figures.total.volunteers} colleagues, "
             f"{hours} verified hours from {period}.",
         ),
         (
             "GRI 201-1",
-            "Economic value distributed, including community investments.",
+            GRI_201,
             "The B4SI time value below can be reported as the cost of employee time given to the community.",
         ),
         (
             "IRIS+ OI8429",
-            "Community Service Hours Contributed, split by paid working time and own time.",
+            IRIS,
             f"{hours} hours: {paid} in paid working time and {own} in own time. Assumption: {share}% of "
             "hours are given in company time, as the company states in its settings.",
         ),
-        ("B4SI time", "Cost to the company of hours volunteered in company time.", b4si),
+        ("B4SI time", B4SI, b4si),
         (
             "ESRS S3-4 §32(c)",
-            "Initiatives whose main purpose is a positive impact for affected communities.",
+            ESRS,
             f'Text to copy: "Our employees volunteer in TEEI Language and TEEI Mentorship, free programmes of '
             f"The Educational Equality Institute. From {period}, {report.figures.total.volunteers} "
             f'colleagues gave {hours} hours, measured from attended sessions recorded by the programmes." '
             "Use it where S3 is material; otherwise report it as entity-specific information.",
         ),
-        ("SDGs", "Goals the programmes contribute to (suggested).", programmes),
+        ("SDGs", SDG_ASK, programmes),
     ]

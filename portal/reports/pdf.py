@@ -277,7 +277,7 @@ def filing_pdf(report: Report) -> bytes:
     )
 
     pdf.heading("Framework crosswalk")
-    for framework, asks, gives in crosswalk(report):
+    for framework, asks, gives in crosswalk(report, hide_total=hide_total):
         if pdf.get_y() > pdf.h - 40:
             pdf.add_page()
         pdf.font(10, bold=True)

@@ -147,3 +147,16 @@ def test_a_formula_in_a_name_is_exported_as_text(acme, manager_client, db):
     book = load_workbook(io.BytesIO(client.get(f"/reports/export.xlsx?{QUERY}").get_data()))
     cells = [row[0] for row in book["Volunteers"].iter_rows(min_row=2) if "HYPERLINK" in str(row[0].value)]
     assert [(cell.value, cell.data_type) for cell in cells] == [(formula, "s")]  # shown as it is, never run
+
+
+def test_the_crosswalk_hides_what_the_pdf_hides(acme, manager_client):
+    """Mentorship alone has 2 volunteers: the headline hides its totals, and so must the crosswalk."""
+    _, manager, _ = acme
+    client = manager_client(manager)
+    response = client.get("/reports/export.pdf?from=2025-01-01&to=2025-06-30&programme=mentorship")
+    flat = " ".join("\n".join(p.extract_text() for p in PdfReader(io.BytesIO(response.get_data())).pages).split())
+    assert "Verified hours hidden (<5)" in flat
+    crosswalk = flat[flat.index("Framework crosswalk") :]
+    assert crosswalk.count("fewer than 5 colleagues") == 5  # GRI 413-1, GRI 201-1, IRIS+, B4SI, ESRS
+    assert "2 colleagues" not in crosswalk and "2.2" not in crosswalk and "hours in company time" not in crosswalk
+    assert "SDG 5" in crosswalk  # what names no figure stays
