@@ -12,10 +12,13 @@ Two rules, each in one place:
 
 from __future__ import annotations
 
+import uuid
+
 from flask import request
 from flask_wtf import FlaskForm
 from werkzeug.exceptions import BadRequest
-from wtforms import PasswordField, TextAreaField
+from wtforms import HiddenField, PasswordField, TextAreaField
+from wtforms.validators import Regexp
 
 from portal.text import control_characters_in
 
@@ -37,6 +40,27 @@ class PortalForm(FlaskForm):
                 field.errors = [message, *field.errors]
                 valid = False
         return valid
+
+
+def _fresh_if_missing(value: str | None = None) -> str:
+    return value or uuid.uuid4().hex
+
+
+class RequestIdField(HiddenField):
+    """A new ID with every page, so posting the same page twice (a double click) acts once.
+
+    A post that carries none, as CONTRACT.md lists only the CSRF token for the routes using it (a
+    script following the contract sends no more), gets a fresh ID: each such post is a new request.
+    """
+
+    def __init__(self, label=None, **kwargs):
+        super().__init__(
+            label,
+            default=_fresh_if_missing,
+            filters=[_fresh_if_missing],
+            validators=[Regexp(r"^[0-9a-f]{32}$")],
+            **kwargs,
+        )
 
 
 def _control_character_problem(field) -> str | None:

@@ -1,9 +1,9 @@
-from wtforms import HiddenField, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, Optional, Regexp, ValidationError
+from wtforms import SelectField, StringField, TextAreaField
+from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
 from portal.campaigns.markdown import MAX_BODY_BYTES
 from portal.campaigns.operations import MAX_NAME, MAX_SUBJECT
-from portal.forms import PortalForm
+from portal.forms import PortalForm, RequestIdField
 from portal.text import strip
 
 
@@ -31,8 +31,7 @@ class ComposeForm(PortalForm):
 
 
 class TestSendForm(PortalForm):
-    # A new ID with every page: posting the same page twice (a double click) is one email.
-    request_id = HiddenField(validators=[DataRequired(), Regexp(r"^[0-9a-f]{32}$")])
+    request_id = RequestIdField()  # posting the same page twice (a double click) is one email
 
 
 class SendForm(PortalForm):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 
@@ -54,7 +52,7 @@ def show(campaign_id: int):
     page = queries.campaign_page(ctx.db, campaign_id)
     if page is None:
         abort(404)
-    test_form = TestSendForm(request_id=uuid.uuid4().hex)
+    test_form = TestSendForm()
     return render_template(
         "campaigns/show.html",
         page=page,

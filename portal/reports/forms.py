@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
-from wtforms import HiddenField, RadioField
+from wtforms import RadioField
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, Regexp
+from wtforms.validators import DataRequired
 
-from portal.forms import PortalForm
+from portal.forms import PortalForm, RequestIdField
 from portal.reports.periods import Period, add_months, presets
 from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 from portal.reports.schedule import FREQUENCIES
@@ -130,5 +130,4 @@ class SubscriptionForm(PortalForm):
 
 
 class TestSendForm(PortalForm):
-    # A new ID with every page: posting the same page twice (a double click) is one email.
-    request_id = HiddenField(validators=[DataRequired(), Regexp(r"^[0-9a-f]{32}$")])
+    request_id = RequestIdField()  # posting the same page twice (a double click) is one email

@@ -5,7 +5,6 @@ Company scope comes only from `current_company_id()`; no query parameter names a
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import asdict
 from datetime import UTC, date, datetime
 
@@ -267,7 +266,7 @@ def subscription():
     return render_template(
         "reports/subscription.html",
         form=form,
-        test_form=TestSendForm(request_id=uuid.uuid4().hex),
+        test_form=TestSendForm(),
         frequency=frequency,
         frequencies=FREQUENCIES,
         upcoming=upcoming,

@@ -89,6 +89,16 @@ def test_a_test_send_goes_to_the_signed_in_admin_once_per_click(client, admin, p
     assert outbox_rows(family="campaign") == [], "nobody in the audience got anything"
 
 
+def test_a_test_send_with_only_the_token_is_sent(client, admin, people, form_token, draft, outbox_rows):
+    """CONTRACT.md lists no field but the token for `POST …/test`: that alone sends a test copy."""
+    company, _ = people(volunteers=1)
+    path = f"/admin/campaigns/{draft(f'company:{company}')}"
+    only_token = {"csrf_token": form_token(path)["csrf_token"]}
+    page = client.post(f"{path}/test", data=only_token, follow_redirects=True).get_data(as_text=True)
+    assert "A test copy is on its way to ada@teei.example" in page
+    assert len(outbox_rows(family="campaign_test")) == 1
+
+
 def test_a_scheduled_campaign_starts_when_its_time_comes(ctx, people, draft, count):
     company, _ = people(volunteers=2)
     campaign = draft(f"company:{company}")

@@ -145,6 +145,19 @@ def test_test_send_double_click_is_one_email_and_two_sends_are_two(client, auth,
     assert count("report_test_sends") == 2 and count("report_runs") == 0
 
 
+def test_test_send_with_only_the_token_sends_each_time(client, auth, company, report_rows):
+    """CONTRACT.md lists no field but the token: a script posting just that gets its test each time."""
+    _, manager, _ = company("Acme Ltd", employees=0)
+    auth.login(manager)
+    token = re.search(
+        r'name="csrf_token" type="hidden" value="([^"]+)"', client.get("/reports/subscription").text
+    ).group(1)
+    for _ in range(2):
+        answer = client.post("/reports/test-send", data={"csrf_token": token}, follow_redirects=True)
+        assert "is on its way" in answer.text or "will go out shortly" in answer.text
+    assert len(report_rows()) == 2
+
+
 def test_test_send_without_a_valid_request_id_sends_nothing(client, auth, company, count):
     _, manager, _ = company("Acme Ltd", employees=0)
     auth.login(manager)
