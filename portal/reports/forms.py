@@ -21,6 +21,8 @@ from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 from portal.reports.schedule import FREQUENCIES
 
 MAX_YEARS = 5
+# The years a report may start or end in; the programmes' attendance begins well after the first.
+EARLIEST_YEAR, LATEST_YEAR = 2000, 2100
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -35,10 +37,15 @@ def parse_date(raw: str, name: str, errors: list[str]) -> date | None:
         errors.append(f"“{name}” must be a date written YYYY-MM-DD, like 2026-03-31 (got “{raw[:20]}”).")
         return None
     try:
-        return date.fromisoformat(raw)
+        day = date.fromisoformat(raw)
     except ValueError:
         errors.append(f"“{name}” is not a real date: {raw} does not exist in the calendar.")
         return None
+    if not EARLIEST_YEAR <= day.year <= LATEST_YEAR:
+        # Far enough out that date arithmetic (a month on, a local midnight in UTC) overflows.
+        errors.append(f"“{name}” must fall between {EARLIEST_YEAR} and {LATEST_YEAR} (got {raw}).")
+        return None
+    return day
 
 
 def parse_report_query(args, today: date, fiscal_start_month: int = 1) -> ReportQuery | QueryErrors:

@@ -75,6 +75,8 @@ TODAY = date(2026, 11, 15)
         ({"from": "2025-05-01", "to": "2025-04-30"}, "is before"),
         ({"from": "2019-01-01", "to": "2024-01-01"}, "at most 5 years"),
         ({"from": "2025-01-01"}, "both dates"),
+        ({"from": "9999-01-01", "to": "9999-01-02"}, "between 2000 and 2100"),
+        ({"from": "0001-01-01", "to": "0001-01-31"}, "between 2000 and 2100"),
         ({"programme": "cooking"}, "Programme must be one of"),
     ],
 )
@@ -98,6 +100,8 @@ def test_five_years_exactly_is_allowed_and_the_default_is_year_to_date():
         ("from=2010-01-01&to=2025-01-01", "at most 5 years"),
         ("programme=knitting", "Programme must be one of"),
         ("from=%00%ff&to=x", "YYYY-MM-DD"),
+        ("from=9999-01-01&to=9999-01-02", "must fall between 2000 and 2100"),
+        ("from=0001-01-01&to=0001-01-31", "must fall between 2000 and 2100"),
     ],
 )
 @pytest.mark.parametrize("path", ["/reports", "/reports/export.csv", "/reports/export.xlsx", "/reports/export.pdf"])
