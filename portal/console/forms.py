@@ -1,3 +1,5 @@
+from datetime import date
+
 from wtforms import BooleanField, HiddenField, SelectField, StringField, TextAreaField
 from wtforms.fields import DateField
 from wtforms.fields.choices import SelectChoice
@@ -19,6 +21,12 @@ CHOOSE_ACTION = "Choose one of the actions offered."
 UNKNOWN_CHOICE = "Choose one of the values offered."
 
 
+def created_day(form, field) -> None:
+    """A day the list can count from: far outside, the day after it overflows the calendar."""
+    if field.data and not date(2000, 1, 1) <= field.data <= date(2100, 12, 31):
+        raise ValidationError("Choose a day between 2000 and 2100.")
+
+
 class FilterForm(PortalForm):
     """The list's filters, from the query string (a GET changes nothing, so no CSRF token)."""
 
@@ -34,8 +42,8 @@ class FilterForm(PortalForm):
     )
     family = SelectField("Family", choices=[SelectChoice("", "Any family")], validate_choice=False)
     q = StringField("Recipient starts with", filters=[strip], validators=[Length(max=254)])
-    created_from = DateField("Created from (UTC)", validators=[Optional()])
-    created_to = DateField("Created until (UTC)", validators=[Optional()])
+    created_from = DateField("Created from (UTC)", validators=[Optional(), created_day])
+    created_to = DateField("Created until (UTC)", validators=[Optional(), created_day])
 
     def __init__(self, *args, families=(), **kwargs):
         super().__init__(*args, **kwargs)

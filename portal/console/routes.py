@@ -9,7 +9,7 @@ from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, Choo
 from portal.db import AmbiguousCommitError, DatabaseBusyError
 from portal.extensions import portal_context
 from portal.outbox.lookup import ask_provider
-from portal.outbox.operator import BULK_LIMIT, ActionRefused
+from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused
 from portal.outbox.rate_limit import rate_limit_for
 
 bp = Blueprint("console", __name__, url_prefix="/admin/outbox")
@@ -160,6 +160,8 @@ def act_on_list():
     filter_form, filters = _filters_from(request.form)
     if filter_form.errors:
         abort(400)
+    if form.action.data not in ELIGIBLE:
+        abort(400)  # no action this page offers: a forged or mangled post, with nothing to count
     ctx = portal_context()
     if not form.validate_on_submit() or not (form.expected_count.data or "").isdigit():
         return _render_bulk(form, filter_form, operations.eligible_count(ctx, filters, form.action.data), 400)

@@ -287,4 +287,11 @@ def test_an_unknown_filter_is_refused_not_read_as_any(client, admin, make_outbox
     assert listed.status_code == 400 and "Choose one of the values offered" in listed.get_data(as_text=True)
     assert bulk(client, "cancel", status="lost").status_code == 400
     assert bulk(client, "cancel", expected_count="1", family="nonsense").status_code == 400
+    # No action, or one the page does not offer: a clear refusal, not a 500.
+    assert bulk(client, "", expected_count="1").status_code == 400
+    assert bulk(client, "delete_everything", expected_count="1").status_code == 400
+    # A day past what the calendar can count on from.
+    far = client.get("/admin/outbox/?created_to=9999-12-31")
+    assert far.status_code == 400 and "between 2000 and 2100" in far.get_data(as_text=True)
+    assert bulk(client, "cancel", expected_count="1", created_to="9999-12-31").status_code == 400
     assert [r["status"] for r in outbox_rows()] == ["pending"]
