@@ -146,7 +146,7 @@ def _minutes(value: Any, from_text: bool) -> int | None:
         return None
     if from_text and isinstance(value, str):
         value = value.strip()
-        if not value.isdigit():
+        if not (value.isascii() and value.isdigit()):  # "²" is a digit to str.isdigit, not to int()
             return None
         value = int(value)
     if not isinstance(value, int) or not MIN_MINUTES <= value <= MAX_MINUTES:

@@ -67,6 +67,16 @@ def test_one_bad_line_refuses_the_file_and_names_its_line(runner, csv_file, db, 
     assert count("attendance_sessions") == 0
 
 
+def test_minutes_written_in_other_digits_name_their_line(runner, csv_file, count, acme):
+    """ "²" and "٦٠" are digits to Python's str.isdigit, but no number of minutes a platform sends."""
+    bad = HEADER + "language,lang-9,heidi@acme.example,2026-11-12T17:00:00Z,²,attended,2026-11-12T18:00:00Z\n"
+    bad += "language,lang-8,heidi@acme.example,2026-11-12T17:00:00Z,٦٠,attended,2026-11-12T18:00:00Z\n"
+    result = runner.invoke(args=["attendance", "import", csv_file(bad)])
+    assert result.exit_code != 0
+    assert "line 2: minutes must be" in result.output and "line 3: minutes must be" in result.output
+    assert count("attendance_sessions") == 0
+
+
 def test_platform_option_for_files_without_the_column(runner, csv_file, db, acme):
     lines = (
         "session_id,volunteer_email,held_at,minutes,status,updated_at\n"
