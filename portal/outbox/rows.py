@@ -102,10 +102,13 @@ def mark_retry(
 
 
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
-# dead letter with unknown_outcome, for a person to decide.
+# dead letter with unknown_outcome, for a person to decide. Whatever made it one (the row's flag, an
+# attempt in flight, or the caller's reason: a 409 proves an earlier request reached the provider),
+# the flag says so too: the console offers "Retry" only for rows without it.
 _UNSENT_STATUS = f"""
     status = CASE WHEN {{unknown}} THEN '{DEAD_LETTER}' ELSE :status END,
     last_error = CASE WHEN {{unknown}} THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
+    outcome_unknown = CASE WHEN {{unknown}} OR :reason = '{UNKNOWN_OUTCOME}' THEN 1 ELSE outcome_unknown END,
     claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, updated_at = :now
 """
 # The claim holder settles its own attempt only: a stale holder (its claim expired and another

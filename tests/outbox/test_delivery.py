@@ -4,6 +4,7 @@ import sqlalchemy as sa
 
 from portal.outbox import rendering
 from portal.outbox.consumer import handle_message
+from portal.outbox.operator import eligible_actions
 from portal.outbox.queues import build_envelope
 from portal.outbox.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME
 
@@ -112,6 +113,9 @@ def test_conflicting_payload_becomes_unknown_outcome(ctx, make_outbox_row, outbo
     assert deliver(ctx, outbox_id) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
     assert row["status"] == DEAD_LETTER and row["last_error"] == UNKNOWN_OUTCOME
+    # Marked as such: the console offers a person "confirm sent" or "send again", never "retry" (the
+    # same key again, which after the provider's window would send blind).
+    assert row["outcome_unknown"] == 1 and eligible_actions(row) == ["confirm_sent", "send_again"]
     assert len(provider_model.sent()) == 1
     assert count("email_frozen_payloads") == 0
 

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from portal.outbox import clock
 from portal.outbox.claims import claim_outbox_row
 from portal.outbox.consumer import handle_message
+from portal.outbox.operator import eligible_actions
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope
 from portal.outbox.relay import RELAY_QUERY, relay_pass
@@ -85,7 +86,8 @@ def test_the_dead_letter_queue_treats_an_attempt_in_flight_as_unknown(ctx, make_
     set_columns(ctx, outbox_id, first_attempt_at=clock.now_iso(), claim_expires_at=clock.iso_in(-1))
     assert handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True) == "ack:dead_letter"
     row = outbox_row(outbox_id)
-    assert (row["status"], row["last_error"]) == (DEAD_LETTER, UNKNOWN_OUTCOME)
+    assert (row["status"], row["last_error"], row["outcome_unknown"]) == (DEAD_LETTER, UNKNOWN_OUTCOME, 1)
+    assert eligible_actions(row) == ["confirm_sent", "send_again"]  # never "retry"
 
 
 def test_a_receipt_proving_delivery_wins_over_a_dead_letter(ctx, make_outbox_row, outbox_row):
@@ -238,3 +240,18 @@ def test_an_unknown_but_well_formed_family_prefix_is_retried_for_a_grace_period(
     set_columns(ctx, new_family_id, created_at=clock.iso_in(-7200))
     assert deliver(ctx, new_family_id) == "ack:outbox_id_unclaimed"
     assert outbox_row(new_family_id)["status"] == FAILED
+
+
+def test_migration_0019_marks_the_unknown_outcomes_settled_before_the_flag_was_set(ctx, make_outbox_row, outbox_row):
+    from portal.schema import MIGRATIONS_DIR
+
+    unmarked = make_outbox_row(
+        status=DEAD_LETTER, last_error=UNKNOWN_OUTCOME, outcome_unknown=0, provider_message_id=None
+    )
+    exhausted = make_outbox_row(
+        status=DEAD_LETTER, last_error=DELIVERY_EXHAUSTED, outcome_unknown=0, provider_message_id=None
+    )
+    with ctx.db.write() as conn:
+        conn.exec_driver_sql((MIGRATIONS_DIR / "0019_unknown_outcome_flag.sql").read_text())
+    assert eligible_actions(outbox_row(unmarked)) == ["confirm_sent", "send_again"]
+    assert eligible_actions(outbox_row(exhausted)) == ["retry"]  # nothing can have gone out: unchanged
