@@ -37,13 +37,15 @@ class ClaimedRow:
 
     @property
     def provider_key(self) -> str:
-        """The idempotency key the provider sees: the row's key under the environment and install.
+        """The idempotency key the provider sees: the row's random ID under the environment and install.
 
-        The domain builds keys from local IDs (invitation:1:send:1); two environments on one
-        provider account, or a database reset within the provider's window, would reuse them, and
-        the provider would refuse an email that was never sent (a 409, then unknown_outcome).
+        Not the domain's key: it is built from local IDs (invitation:1:send:1), which a database
+        restored from a backup hands out again (its install ID is the backup's), so a new invitation
+        would meet the key of one the lost rows sent, and the provider would refuse an email that was
+        never sent (a 409, then unknown_outcome). The row's ID is random and fixed for every attempt,
+        and a replayed intent finds its row by the domain key, so a retry still reuses its key.
         """
-        return f"{self.environment}:{self.install_id}:{self.idempotency_key}"
+        return f"{self.environment}:{self.install_id}:{self.id}"
 
 
 # Which rows a delivery may claim: waiting and due, or in flight under an expired claim; never one

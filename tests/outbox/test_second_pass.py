@@ -196,7 +196,19 @@ def test_idempotency_keys_carry_the_environment_and_the_install(ctx, make_outbox
         install_id = conn.execute(sa.text("SELECT install_id FROM portal_install")).scalar_one()
     outbox_id = make_outbox_row(key="invitation:1:send:1")
     assert deliver(ctx, outbox_id) == "ack:sent"
-    assert provider_model.requests()[0]["idempotency_key"] == f"development:{install_id}:invitation:1:send:1"
+    assert provider_model.requests()[0]["idempotency_key"] == f"development:{install_id}:{outbox_id}"
+
+
+def test_a_restored_database_never_meets_the_keys_its_lost_rows_sent(ctx, make_outbox_row, provider_model, count):
+    """A backup restored: rows written after it are gone (their emails went out), and the domain
+    hands their local IDs out again, so a new invitation has a lost one's key (invitation:1:send:1)."""
+    lost = make_outbox_row(key="invitation:1:send:1", recipient="before@example.org")
+    assert deliver(ctx, lost) == "ack:sent"
+    with ctx.db.write() as conn:  # what the restore takes away: the row, not the install ID
+        conn.execute(sa.text("DELETE FROM email_outbox WHERE id = :id"), {"id": lost})
+    again = make_outbox_row(key="invitation:1:send:1", recipient="after@example.org")
+    assert deliver(ctx, again) == "ack:sent", "not a 409 and an unknown outcome for an email never sent"
+    assert [m["to"] for m in provider_model.sent()] == [["before@example.org"], ["after@example.org"]]
 
 
 def test_a_reset_database_never_meets_the_keys_of_the_old_one(
