@@ -34,6 +34,7 @@ class ClaimedRow:
     suppressed: bool  # the recipient is on the suppression list at claim time
     install_id: str  # this database's, created once by its first migration run (portal_install)
     created_at: str | None = None  # the commit of the row: commit-to-accepted latency (metrics.py)
+    row_keys_since: str | None = None  # rows created from then on have keys by row ID (migration 0020)
 
     @property
     def provider_key(self) -> str:
@@ -44,7 +45,10 @@ class ClaimedRow:
         would meet the key of one the lost rows sent, and the provider would refuse an email that was
         never sent (a 409, then unknown_outcome). The row's ID is random and fixed for every attempt,
         and a replayed intent finds its row by the domain key, so a retry still reuses its key.
+        A row created before that rule (migration 0020) keeps the key it may have been sent under.
         """
+        if self.row_keys_since is None or (self.created_at or "") < self.row_keys_since:
+            return f"{self.environment}:{self.install_id}:{self.idempotency_key}"
         return f"{self.environment}:{self.install_id}:{self.id}"
 
 
@@ -81,7 +85,8 @@ _CLAIMED = Statement(
     SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
            environment, outcome_unknown, first_attempt_at, created_at,
            {_SUPPRESSED} AS suppressed,
-           (SELECT install_id FROM portal_install WHERE id = 1) AS install_id
+           (SELECT install_id FROM portal_install WHERE id = 1) AS install_id,
+           (SELECT row_keys_since FROM portal_install WHERE id = 1) AS row_keys_since
     FROM email_outbox WHERE id = :id
     """
 )
