@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	bash devtools/ensure-system-packages.sh redis-server fonts-liberation
+	# Redis is installed by run_portal.py, and only if none answers on REDIS_URL.
+	bash devtools/ensure-system-packages.sh fonts-liberation
 	$(BIN)/python devtools/run_portal.py
 
 test: $(STAMP)

@@ -81,6 +81,9 @@ def ensure_redis(settings: Settings, env: dict) -> None:
     parsed = urlparse(settings.redis_url)
     if parsed.hostname not in ("127.0.0.1", "localhost"):
         raise SystemExit(f"REDIS_URL {parsed.hostname} does not answer, and only a local Redis can be started")
+    if shutil.which("redis-server") is None:
+        # Only now: a Redis that already answers (another host, a container) needs no local program.
+        subprocess.run(["bash", str(ROOT / "devtools" / "ensure-system-packages.sh"), "redis-server"], check=True)
     data_dir = settings.instance_path / "redis"
     data_dir.mkdir(parents=True, exist_ok=True)
     port = parsed.port or 6379

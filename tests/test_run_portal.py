@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
+from pathlib import Path
 
 from devtools import run_portal
 from devtools.processes import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_free_port_has_no_holder():
@@ -30,3 +34,9 @@ def test_children_run_in_process_groups_of_their_own(tmp_path):
     finally:
         run_portal.stop_all()
     assert child.poll() is not None and run_portal.children == []
+
+
+def test_make_run_installs_no_redis_before_asking_whether_one_answers():
+    """CONTRACT.md: Redis is installed only if none answers on REDIS_URL (a container, another host)."""
+    recipe = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "redis-server" not in recipe and "run_portal.py" in recipe
