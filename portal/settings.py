@@ -11,6 +11,7 @@ import binascii
 import os
 import secrets
 from dataclasses import dataclass, field, fields, replace
+from email.utils import parseaddr
 from pathlib import Path
 from urllib.parse import urlparse
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -88,6 +89,13 @@ class Settings:
             raise ConfigError("PORTAL_ENV", f"must be one of {', '.join(ENVIRONMENTS)}")
         production = portal_env == "production"
 
+        # Production names what it uses: a default here would be a fresh local database, links to
+        # 127.0.0.1 in every email, a sender no provider accepts (CONTRACT.md: never a silent fallback).
+        if production:
+            for name in ("DATABASE_URL", "PUBLIC_BASE_URL", "EMAIL_FROM"):
+                if not env.get(name):
+                    raise ConfigError(name, "is required when PORTAL_ENV=production")
+
         database_url = env.get("DATABASE_URL") or f"sqlite+libsql:///{instance / 'portal.db'}"
         if not database_url.startswith("sqlite+libsql://"):
             raise ConfigError("DATABASE_URL", "must start with sqlite+libsql://")
@@ -103,14 +111,20 @@ class Settings:
             secret_key = _dev_secret_key(instance)
 
         webhook_secret = env.get("RESEND_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET)
-        if not webhook_secret.startswith("whsec_"):
-            raise ConfigError("RESEND_WEBHOOK_SECRET", "must start with whsec_")
+        _check_webhook_secret("RESEND_WEBHOOK_SECRET", webhook_secret)
         if production and webhook_secret == DEV_WEBHOOK_SECRET:
             raise ConfigError("RESEND_WEBHOOK_SECRET", "must not be the development secret in production")
 
         base_url = env.get("PUBLIC_BASE_URL", "http://127.0.0.1:5000").rstrip("/")
         if urlparse(base_url).scheme not in ("http", "https") or not urlparse(base_url).netloc:
             raise ConfigError("PUBLIC_BASE_URL", "must be an absolute http(s) URL")
+
+        api_url = env.get("RESEND_API_URL") or None
+        if api_url and (urlparse(api_url).scheme not in ("http", "https") or not urlparse(api_url).netloc):
+            raise ConfigError("RESEND_API_URL", "must be an absolute http(s) URL")
+        email_from = env.get("EMAIL_FROM", "Partner Portal <portal@localhost>")
+        if "@" not in parseaddr(email_from)[1]:
+            raise ConfigError("EMAIL_FROM", "must be an address, such as Partner Portal <portal@example.org>")
 
         api_key = env.get("RESEND_API_KEY") or None
         if production and not api_key:
@@ -148,10 +162,10 @@ class Settings:
             secret_key=secret_key,
             portal_env=portal_env,
             public_base_url=base_url,
-            email_from=env.get("EMAIL_FROM", "Partner Portal <portal@localhost>"),
+            email_from=email_from,
             sales_inbox=env.get("SALES_INBOX", "sales@teei.example"),
             resend_api_key=api_key,
-            resend_api_url=env.get("RESEND_API_URL") or None,
+            resend_api_url=api_url,
             resend_webhook_secret=webhook_secret,
             outbox_claim_seconds=claim_seconds,
             outbox_max_attempts=_positive_int(env, "OUTBOX_MAX_ATTEMPTS", 8),

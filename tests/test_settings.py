@@ -15,12 +15,28 @@ def test_defaults_in_development(tmp_path):
     assert Settings.from_env({}, instance_path=tmp_path).secret_key == settings.secret_key
 
 
+# What production must name itself (no silent fallback to a development default).
+PRODUCTION = {
+    "PORTAL_ENV": "production",
+    "DATABASE_URL": "sqlite+libsql:///srv/portal/portal.db",
+    "PUBLIC_BASE_URL": "https://portal.teei.example",
+    "EMAIL_FROM": "TEEI Partner Portal <portal@teei.example>",
+}
+
+
 @pytest.mark.parametrize(
     "env, variable",
     [
         ({"PORTAL_ENV": "prod"}, "PORTAL_ENV"),
-        ({"PORTAL_ENV": "production", "RESEND_API_KEY": "re_x", "RESEND_WEBHOOK_SECRET": "whsec_abc"}, "SECRET_KEY"),
-        ({"PORTAL_ENV": "production", "SECRET_KEY": "k", "RESEND_API_KEY": "re_x"}, "RESEND_WEBHOOK_SECRET"),
+        ({**PRODUCTION, "RESEND_API_KEY": "re_x", "RESEND_WEBHOOK_SECRET": "whsec_abc"}, "SECRET_KEY"),
+        ({**PRODUCTION, "SECRET_KEY": "k", "RESEND_API_KEY": "re_x"}, "RESEND_WEBHOOK_SECRET"),
+        ({**PRODUCTION, "DATABASE_URL": ""}, "DATABASE_URL"),
+        ({**PRODUCTION, "PUBLIC_BASE_URL": ""}, "PUBLIC_BASE_URL"),
+        ({**PRODUCTION, "EMAIL_FROM": ""}, "EMAIL_FROM"),
+        ({"RESEND_WEBHOOK_SECRET": "whsec_"}, "RESEND_WEBHOOK_SECRET"),
+        ({"RESEND_WEBHOOK_SECRET": "whsec_!!!!"}, "RESEND_WEBHOOK_SECRET"),
+        ({"RESEND_API_URL": "api.resend.com"}, "RESEND_API_URL"),
+        ({"EMAIL_FROM": "Partner Portal"}, "EMAIL_FROM"),
         ({"OUTBOX_CLAIM_SECONDS": "soon"}, "OUTBOX_CLAIM_SECONDS"),
         ({"OUTBOX_MAX_ATTEMPTS": "0"}, "OUTBOX_MAX_ATTEMPTS"),
         ({"DATABASE_URL": "postgresql://x"}, "DATABASE_URL"),
@@ -41,7 +57,7 @@ def test_bad_configuration_names_the_variable(tmp_path, env, variable):
 
 def test_production_refuses_the_development_webhook_secret(tmp_path):
     env = {
-        "PORTAL_ENV": "production",
+        **PRODUCTION,
         "SECRET_KEY": "k",
         "RESEND_API_KEY": "re_x",
         "RESEND_WEBHOOK_SECRET": DEV_WEBHOOK_SECRET,
@@ -52,7 +68,7 @@ def test_production_refuses_the_development_webhook_secret(tmp_path):
 
 def test_production_refuses_the_development_attendance_secret_without_repeating_it(tmp_path):
     env = {
-        "PORTAL_ENV": "production",
+        **PRODUCTION,
         "SECRET_KEY": "k",
         "RESEND_API_KEY": "re_x",
         "RESEND_WEBHOOK_SECRET": "whsec_cHJvZA==",
@@ -78,7 +94,7 @@ def test_portal_timezone_defaults_to_oslo_and_takes_any_zone_name(tmp_path):
 def test_start_up_with_bad_configuration_prints_one_line(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "portal", "db", "upgrade"],
-        env={"PORTAL_ENV": "production", "PATH": "/usr/bin:/bin", "PORTAL_INSTANCE_PATH": str(tmp_path)},
+        env={**PRODUCTION, "PATH": "/usr/bin:/bin", "PORTAL_INSTANCE_PATH": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=60,
