@@ -9,18 +9,9 @@ browser tests and production alike: `gunicorn --logger-class portal.access_log.R
 
 from __future__ import annotations
 
-import re
-
 from gunicorn.glogging import Logger
 
-# Path segments that are bearer secrets: whoever holds the URL holds the link.
-SECRET_PATHS = re.compile(r"(/(?:invitations/accept|unsubscribe|password/reset)/)[^/?#\s\"]+")
-# An address, also percent-encoded (%40) as it appears in query strings.
-ADDRESS = re.compile(r"[^\s/?#&=\"'<>]+(?:@|%40)[^\s/?#&=\"'<>]+", re.IGNORECASE)
-
-
-def redact(value: str) -> str:
-    return ADDRESS.sub("[address]", SECRET_PATHS.sub(r"\1[token]", value))
+from portal.observability.redaction import redact
 
 
 class RedactingLogger(Logger):

@@ -1,6 +1,8 @@
 """The access log's redaction (issue 14, finding 3); e2e/test_no_secrets_in_logs.py reads a real log."""
 
-from portal.access_log import redact
+import sys
+
+from portal.observability.redaction import redact
 
 
 def test_link_tokens_and_addresses_are_masked():
@@ -16,3 +18,15 @@ def test_link_tokens_and_addresses_are_masked():
 def test_ordinary_paths_are_kept():
     assert redact("POST /invitations/accept HTTP/1.1") == "POST /invitations/accept HTTP/1.1"
     assert redact("GET /reports?from=2026-01-01&to=2026-03-31 HTTP/1.1").endswith("to=2026-03-31 HTTP/1.1")
+
+
+def test_an_unhandled_error_on_a_link_logs_the_path_without_its_token(app, capsys):
+    """Flask logs an unhandled error as "Exception on <path>": an invitation's path is its token."""
+    try:
+        raise RuntimeError("the database went away")
+    except RuntimeError:
+        with app.test_request_context("/invitations/accept/SeCrEtToKeN123"):
+            app.log_exception(sys.exc_info())
+    logged = capsys.readouterr().err
+    assert "Exception on /invitations/accept/[token] [GET]" in logged
+    assert "SeCrEtToKeN123" not in logged and "the database went away" in logged

@@ -15,12 +15,15 @@ import traceback
 
 from portal.access_log import RedactingLogger, redact
 from portal.observability.logs import json_formatter
+from portal.observability.redaction import RedactingFilter
 
 
 class PortalLogger(RedactingLogger):
     def setup(self, cfg):
         super().setup(cfg)
         self.json = os.environ.get("LOG_FORMAT") == "json"
+        for handler in self.error_log.handlers:
+            handler.addFilter(RedactingFilter())
         if self.json:
             for handler in self.error_log.handlers:
                 handler.setFormatter(json_formatter())

@@ -17,6 +17,7 @@ import sys
 from pythonjsonlogger.json import JsonFormatter
 
 from portal.observability.log_context import ContextFilter
+from portal.observability.redaction import RedactingFilter
 
 TEXT_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 _MARK = "_portal_handler"
@@ -54,6 +55,7 @@ def configure_logging(log_format: str, level: int = logging.INFO) -> None:
     handler = _StderrHandler()
     handler.setFormatter(formatter_for(log_format))
     handler.addFilter(ContextFilter())
+    handler.addFilter(RedactingFilter())  # Flask logs an unhandled error with its path: a link's token
     setattr(handler, _MARK, True)
     root.addHandler(handler)
     root.setLevel(level)
