@@ -272,22 +272,25 @@ def revoke_invitation(db: Database, *, company_id: int, invitation_id: int) -> s
     return email
 
 
-_MANAGER_REFUSED = (
-    "That address cannot be invited as a manager here: it may already have an account. "
-    "Contact TEEI if this person should manage your company's volunteering."
+_ALREADY_A_COLLEAGUE = (
+    "That colleague already has an account here. Contact TEEI if they should manage your company's volunteering."
 )
 
 
 def invite_manager(ctx, *, company_id: int, email: str, inviter_id: int, inviter_name: str) -> bool:
     """Invite a person to manage the company (a second manager, or a first one again). Returns queued.
 
-    An open or expired invitation to the address is renewed with a new link; an address with an
-    account anywhere is refused with one answer, whichever company it belongs to.
+    An open or expired invitation to the address is renewed with a new link. A colleague with an
+    account in this company is refused (the manager sees them on the people page anyway); an
+    address with an account elsewhere is invited like any other, as invite_colleagues does: whether
+    it has one is not the manager's to learn, and its owner learns it on the accept page.
     """
     address = normalise_email(email)
     with write_then_publish(ctx) as work:
-        if work.conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": address}).first():
-            raise InvitationError(_MANAGER_REFUSED)
+        if work.conn.execute(
+            sa.text("SELECT 1 FROM users WHERE email = :e AND company_id = :c"), {"e": address, "c": company_id}
+        ).first():
+            raise InvitationError(_ALREADY_A_COLLEAGUE)
         existing = work.conn.execute(
             sa.text("SELECT id FROM invitations WHERE company_id = :c AND email = :e AND accepted_at IS NULL"),
             {"c": company_id, "e": address},

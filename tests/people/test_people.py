@@ -137,14 +137,20 @@ def test_a_manager_adds_a_second_manager(client, auth, make_user, outbox_rows, c
     assert "grace@northwind.example" in listed and "Manager" in listed
 
 
-def test_an_address_with_an_account_gets_one_answer_wherever_it_belongs(client, auth, make_user, count):
+def test_inviting_a_manager_tells_nothing_about_accounts_elsewhere(client, auth, make_user, count, outbox_rows):
+    """Another company's volunteer, an admin and a new address get the same answer (an invitation);
+    only a colleague the manager already sees on the people page is refused."""
     manager = make_user("manager", company="Acme Ltd")
     colleague = make_user("employee", company="Acme Ltd")
     stranger = make_user("employee", company="Other Co")
+    admin = make_user("admin")
     auth.login(manager)
-    answers = [
-        post_with_csrf(client, "/people/managers/new", email=address).get_data(as_text=True)
-        for address in (colleague, stranger)
-    ]
-    assert all("cannot be invited as a manager here" in answer for answer in answers)
+    refused = post_with_csrf(client, "/people/managers/new", email=colleague)
+    assert refused.status_code == 400 and "already has an account here" in refused.get_data(as_text=True)
     assert count("invitations") == 0
+    for address in (stranger, admin, "newcomer@acme.example"):
+        answer = post_with_csrf(client, "/people/managers/new", email=address)
+        assert (answer.status_code, answer.headers["Location"]) == (302, "/invitations"), address
+    assert sorted(r["recipient"] for r in outbox_rows(family="manager_invitation")) == sorted(
+        [stranger, admin, "newcomer@acme.example"]
+    )
