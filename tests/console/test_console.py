@@ -295,3 +295,10 @@ def test_an_unknown_filter_is_refused_not_read_as_any(client, admin, make_outbox
     assert far.status_code == 400 and "between 2000 and 2100" in far.get_data(as_text=True)
     assert bulk(client, "cancel", expected_count="1", created_to="9999-12-31").status_code == 400
     assert [r["status"] for r in outbox_rows()] == ["pending"]
+
+
+def test_the_list_answers_at_the_contracts_path_without_a_redirect(client, admin, make_outbox_row):
+    make_outbox_row(recipient="ada@example.org")
+    for path in ("/admin/outbox?status=pending", "/admin/outbox/?status=pending"):
+        page = client.get(path)
+        assert page.status_code == 200 and "ada@example.org" in page.get_data(as_text=True), path
