@@ -26,6 +26,11 @@ def test_users_create_refuses_bad_input_and_writes_nothing(runner, count):
     assert "--company" in result.output
     short = runner.invoke(args=["users", "create", "--email", "x@y.example", "--role", "admin", "--password", "short"])
     assert short.exit_code != 0 and "at least" in short.output
+    admin_in_a_company = runner.invoke(
+        args=["users", "create", "--email", "a@teei.example", "--role", "admin", "--company", "Globex"]
+        + ["--password", "correct-horse-battery"]
+    )
+    assert admin_in_a_company.exit_code != 0 and "leave out --company" in admin_in_a_company.output
     assert count("users") == 0 and count("companies") == 0
 
 

@@ -87,6 +87,8 @@ def create_user(db: Database, *, email: str, password: str, role: str, company: 
         raise AccountError("Role must be admin, manager or employee.")
     if role != "admin" and not company:
         raise AccountError("Managers and employees belong to a company: give --company.")
+    if role == "admin" and company:
+        raise AccountError("Admins belong to no company: leave out --company.")
     with db.write() as conn:
         company_id = ensure_company(conn, company) if role != "admin" else None
         return insert_user(conn, email=email, password=password, role=role, company_id=company_id, name=name)
