@@ -4,6 +4,7 @@ with init_app, and the process's PortalContext as a request sees it."""
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 
 from flask import current_app, request
 from flask_limiter import Limiter
@@ -15,7 +16,25 @@ from portal.context import PortalContext
 
 csrf = CSRFProtect()
 login_manager = LoginManager()
-limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
+
+
+def client_network() -> str:
+    """Rate-limit key for the client: its IPv4 address, or its IPv6 /64.
+
+    One IPv6 subscriber is handed a whole /64 and picks addresses in it freely, so a limit per
+    IPv6 address would stop nobody (sign-in's per-client limit, the public forms' limits).
+    """
+    address = get_remote_address()
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 6 and parsed.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return address
+
+
+limiter = Limiter(key_func=client_network, headers_enabled=True)
 EXTENSION_KEY = "portal"
 
 

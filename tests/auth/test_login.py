@@ -132,3 +132,17 @@ def test_sign_in_follows_next_only_within_the_site(client, auth, make_user):
         "https://evil.example/",
     ):
         assert lands_after_sign_in(elsewhere) == "/", elsewhere
+
+
+def test_a_guesser_hopping_addresses_in_one_ipv6_64_is_one_client(app, make_user):
+    """An IPv6 subscriber holds a whole /64: counting per address there would stop nobody."""
+    email = make_user("manager")
+
+    def attempt(network_address):
+        guesser = app.test_client()
+        guesser.environ_base["REMOTE_ADDR"] = network_address
+        return AuthActions(guesser).login(email, password="wrong-password-x").status_code
+
+    assert [attempt(f"2001:db8:1:2::{n}") for n in range(1, 6)] == [401] * 5
+    assert attempt("2001:db8:1:2:ffff:ffff:ffff:ffff") == 429  # the same /64
+    assert attempt("2001:db8:1:3::1") == 401  # the next /64 is another client
