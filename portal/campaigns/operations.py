@@ -135,20 +135,25 @@ def cancel(db, *, campaign_id: int) -> int:
     """Stop a campaign before or while it sends; returns how many rows became `cancelled`.
 
     Rows an attempt has reached are left to their delivery. The batch writer only writes while
-    the campaign is `sending`, and this transaction changes that, so no row is written after it."""
+    the campaign is `sending`, and this transaction changes that, so no row is written after it.
+    A `sent` campaign (every batch written) can still be stopped while some of its emails wait
+    for the provider's rate limit."""
     with db.write() as conn:
         campaign = _campaign(conn, campaign_id)
-        if campaign.status not in ("draft", "scheduled", "sending"):
+        if campaign.status not in ("draft", "scheduled", "sending", "sent"):
             raise CampaignError(
                 f"This campaign was already {_done_words(campaign.status)}; there is nothing to cancel."
             )
+        ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
+        cancelled = len(cancel_unattempted(conn, ids, CANCEL_REASON))
+        if campaign.status == "sent" and not cancelled:
+            raise CampaignError("Every email of this campaign has gone to the provider; there is nothing to cancel.")
         now = clock.now_iso()
         conn.execute(
             sa.text("UPDATE campaigns SET status = 'cancelled', cancelled_at = :now, updated_at = :now WHERE id = :id"),
             {"now": now, "id": campaign_id},
         )
-        ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
-        return len(cancel_unattempted(conn, ids, CANCEL_REASON))
+        return cancelled
 
 
 def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:

@@ -80,7 +80,10 @@ class CampaignPage:
 
     @property
     def can_cancel(self) -> bool:
-        return self.campaign["status"] in ("draft", "scheduled", "sending")
+        # "sent" means every batch is written, not delivered: at the provider's rate the rest of a
+        # large campaign is still waiting for minutes, and those emails can still be stopped.
+        status = self.campaign["status"]
+        return status in ("draft", "scheduled", "sending") or (status == "sent" and self.outcomes["waiting"] > 0)
 
 
 def campaign_page(db, campaign_id: int) -> CampaignPage | None:

@@ -78,3 +78,34 @@ def test_cancel_while_sending_stops_the_rows_not_yet_attempted(ctx, people, draf
     statuses = {row["id"]: row["status"] for row in outbox_rows(family="campaign")}
     assert statuses == {first["id"]: "sent", second["id"]: "cancelled"}
     assert deliver(second["id"]) == "ack:not_claimable", "a cancelled row's message sends nothing"
+
+
+def test_a_campaign_whose_batches_are_all_written_can_still_be_stopped(
+    ctx, client, admin, people, draft, outbox_rows, deliver
+):
+    """Every batch is written within seconds; the provider's rate sends them over minutes."""
+    company, _ = people(volunteers=3)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    campaign_pass(ctx)
+    assert campaign_state(ctx.db, campaign).status == "sent"
+    first, *waiting = outbox_rows(family="campaign")
+    assert deliver(first["id"]) == "ack:sent"
+
+    page = client.get(f"/admin/campaigns/{campaign}").get_data(as_text=True)
+    assert "Cancel campaign" in page, "offered while emails still wait"
+    assert operations.cancel(ctx.db, campaign_id=campaign) == len(waiting) == 3
+    assert campaign_state(ctx.db, campaign).status == "cancelled"
+    assert {row["status"] for row in outbox_rows(family="campaign")} == {"sent", "cancelled"}
+
+
+def test_a_campaign_with_every_email_attempted_has_nothing_to_cancel(ctx, people, draft, outbox_rows, deliver):
+    company, _ = people(volunteers=1)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    campaign_pass(ctx)
+    for row in outbox_rows(family="campaign"):
+        assert deliver(row["id"]) == "ack:sent"
+    with pytest.raises(operations.CampaignError, match="nothing to cancel"):
+        operations.cancel(ctx.db, campaign_id=campaign)
+    assert campaign_state(ctx.db, campaign).status == "sent"
