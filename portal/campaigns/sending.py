@@ -64,11 +64,14 @@ def start_campaign(conn: sa.Connection, campaign_id: int) -> int | None:
     return reach.recipients
 
 
-# Someone who unsubscribed after the list was fixed keeps their position but gets no row.
+# Someone who unsubscribed, or whose account was deactivated, after the list was fixed keeps their
+# position but gets no row.
 _NEXT_RECIPIENTS = sa.text(
     """
-    SELECT r.user_id, r.email, r.name, (x.user_id IS NOT NULL) AS unsubscribed
+    SELECT r.user_id, r.email, r.name,
+           (x.user_id IS NOT NULL OR u.deactivated_at IS NOT NULL) AS left_out
     FROM campaign_recipients r LEFT JOIN campaign_unsubscribes x ON x.user_id = r.user_id
+         LEFT JOIN users u ON u.id = r.user_id
     WHERE r.campaign_id = :c AND r.position >= :from ORDER BY r.position LIMIT :limit
     """
 )
@@ -102,7 +105,7 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
             *(
                 emails.recipient_email(shared, user_id=p.user_id, email=p.email, name=p.name)
                 for p in people
-                if not p.unsubscribed
+                if not p.left_out
             )
         )
         advanced = work.conn.execute(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from portal.db import Database, json_array
+from portal.outbox.statuses import UNSETTLED, sql_list
 
 _LATEST_FOR_SUBJECTS = sa.text(
     """
@@ -64,6 +65,16 @@ def suppressed_among(conn: sa.Connection, emails: list[str]) -> set[str]:
         conn.execute(
             sa.text("SELECT email FROM email_suppressions WHERE email IN (SELECT value FROM json_each(:emails))"),
             {"emails": json_array(emails)},
+        ).scalars()
+    )
+
+
+def unsettled_ids_for_recipient(conn: sa.Connection, email: str) -> list[str]:
+    """Rows to this address that have not settled (for cancel_unattempted, which keeps the attempted)."""
+    return list(
+        conn.execute(
+            sa.text(f"SELECT id FROM email_outbox WHERE recipient = :email AND status IN {sql_list(UNSETTLED)}"),
+            {"email": email},
         ).scalars()
     )
 

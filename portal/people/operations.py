@@ -9,10 +9,12 @@ import sqlalchemy as sa
 from portal.attendance.memberships import end_membership
 from portal.auth.operations import end_all_sessions
 from portal.db import Database
-from portal.outbox import clock
+from portal.outbox import clock, reads
+from portal.outbox.rows import cancel_unattempted
 from portal.text import InputError
 
 log = logging.getLogger(__name__)
+LEFT_THE_COMPANY = "recipient_deactivated"  # the cancelled rows' reason
 
 
 class PeopleError(InputError):
@@ -24,7 +26,8 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
 
     The hours they attended until now stay with the company (their sessions keep their company,
     and company_memberships says when they belonged); sessions after today count for nobody.
-    Their open reset links close. Returns their address, for the confirmation.
+    Their open reset links close, and emails to them that no attempt has reached are cancelled
+    (a report with the company's figures, a campaign): they left. Returns their address.
     """
     if user_id == acting_user_id:
         raise PeopleError("You cannot deactivate your own account.")
@@ -45,5 +48,6 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
             {"id": user_id, "now": now},
         )
         end_all_sessions(conn, user_id)
+        cancel_unattempted(conn, reads.unsettled_ids_for_recipient(conn, email), LEFT_THE_COMPANY)
     log.info("user %s deactivated by user %s", user_id, acting_user_id)
     return email

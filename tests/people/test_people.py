@@ -94,6 +94,43 @@ def test_past_hours_stay_with_the_company_and_later_ones_count_for_nobody(client
     assert later is None and earlier == acme
 
 
+def test_emails_waiting_for_a_colleague_who_left_are_cancelled(
+    client, auth, make_user, user_id, make_outbox_row, outbox_row
+):
+    """A report with the company's figures, or a campaign, must not reach someone who has left."""
+    manager = make_user("manager", company="Acme Ltd")
+    leaver = make_user("employee", company="Acme Ltd")
+    waiting = make_outbox_row(recipient=leaver, publish=True)
+    in_flight = make_outbox_row(
+        recipient=leaver, status="retry", provider_message_id=None, first_attempt_at="2026-12-01T10:00:00.000000Z"
+    )
+    someone_else = make_outbox_row(recipient=manager, publish=True)
+    auth.login(manager)
+    assert post_with_csrf(client, f"/people/{user_id(leaver)}/deactivate").status_code == 302
+    assert (outbox_row(waiting)["status"], outbox_row(waiting)["last_error"]) == ("cancelled", "recipient_deactivated")
+    assert outbox_row(in_flight)["status"] == "retry", "an attempt may have reached the provider: its delivery decides"
+    assert outbox_row(someone_else)["status"] == "enqueued"
+
+
+def test_a_campaign_written_after_someone_left_leaves_them_out(ctx, make_user, user_id, outbox_rows):
+    from portal.campaigns import operations as campaigns
+    from portal.campaigns.sending import campaign_pass
+    from portal.people.operations import deactivate_colleague
+
+    manager = make_user("manager", company="Acme Ltd")
+    leaver = make_user("employee", company="Acme Ltd")
+    stays = make_user("employee", company="Acme Ltd")
+    with ctx.db.read() as conn:
+        company = conn.execute(sa.text("SELECT id FROM companies WHERE name = 'Acme Ltd'")).scalar_one()
+    campaign = campaigns.create_campaign(
+        ctx.db, admin_id=1, name="News", subject="News", body="Hello", audience=f"company:{company}"
+    )
+    campaigns.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)  # the list is fixed now
+    deactivate_colleague(ctx.db, company_id=company, user_id=user_id(leaver), acting_user_id=user_id(manager))
+    campaign_pass(ctx)
+    assert sorted(r["recipient"] for r in outbox_rows(family="campaign")) == sorted([manager, stays])
+
+
 def test_a_manager_cannot_deactivate_themselves_or_another_companys_people(client, auth, make_user, user_id, count):
     manager = make_user("manager", company="Acme Ltd")
     stranger = make_user("employee", company="Other Co")
