@@ -52,7 +52,14 @@ class Counts:
 # The batch is bound as one JSON parameter: one statement for up to a thousand records.
 # WHERE true: SQLite needs it between a SELECT and ON CONFLICT. RETURNING yields the rows that
 # were inserted or replaced; a record the conflict's WHERE refused is not returned (stale).
-# The order of records within a batch does not decide the outcome: the latest updated_at wins.
+# The order of records, within a batch or across requests, does not decide the outcome: the latest
+# updated_at wins, and two versions with the same updated_at are ranked the same way wherever they
+# arrive: the one that counts less (cancelled, then no-show, then attended; then fewer minutes), so
+# a tie never overstates verified hours. An identical replay ranks equal and stays stale.
+_VERSION = (
+    "({t}.updated_at, CASE {t}.status WHEN 'cancelled' THEN 2 WHEN 'no_show' THEN 1 ELSE 0 END, "
+    "-{t}.minutes, {t}.held_at)"
+)
 _UPSERT = sa.text(f"""
     INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at,
                                      minutes, status, updated_at, received_at, source)
@@ -69,7 +76,7 @@ _UPSERT = sa.text(f"""
       SET user_id = excluded.user_id, company_id = excluded.company_id, held_at = excluded.held_at,
           minutes = excluded.minutes, status = excluded.status, updated_at = excluded.updated_at,
           received_at = excluded.received_at, source = excluded.source
-      WHERE excluded.updated_at > attendance_sessions.updated_at
+      WHERE {_VERSION.format(t="excluded")} > {_VERSION.format(t="attendance_sessions")}
     RETURNING user_id
 """)
 

@@ -41,6 +41,20 @@ def test_within_one_request_the_latest_version_wins(post_attendance, db, acme):
     assert company_attendance(db, company_id=acme).minutes == 45
 
 
+def test_two_versions_with_one_updated_at_end_the_same_in_either_order(post_attendance, db, acme):
+    """A platform stamping seconds may send a cancellation in the second it recorded attendance."""
+    attended = session(minutes=60, updated_at="2026-11-04T09:00:00Z")
+    cancelled = session(minutes=60, status="cancelled", updated_at="2026-11-04T09:00:00Z")
+    post_attendance([attended, cancelled])
+    assert company_attendance(db, company_id=acme).minutes == 0
+    post_attendance([attended])  # the attended copy again, later: still the same version, stale
+    assert company_attendance(db, company_id=acme).minutes == 0
+    with db.write() as conn:
+        conn.execute(sa.text("DELETE FROM attendance_sessions"))
+    post_attendance([cancelled, attended])
+    assert company_attendance(db, company_id=acme).minutes == 0
+
+
 @pytest.mark.parametrize("status", ["cancelled", "no_show"])
 def test_a_cancellation_or_no_show_takes_the_minutes_out(post_attendance, db, acme, status):
     post_attendance([session(1), session(2)])
