@@ -246,9 +246,7 @@ def subscription():
     ctx, company_id = portal_context(), current_company_id()
     form = SubscriptionForm()
     if form.validate_on_submit():
-        subscriptions.save_subscription(
-            ctx.db, user_id=current_user.id, company_id=company_id, frequency=form.frequency.data
-        )
+        runs.change_subscription(ctx, user_id=current_user.id, company_id=company_id, frequency=form.frequency.data)
         chosen = form.frequency.data
         flash("Report emails are off." if chosen == OFF else f"Saved: {FREQUENCIES[chosen].lower()}.", "success")
         return redirect(url_for("reports.subscription"))

@@ -33,7 +33,7 @@ from portal.reports.schedule import (
     parse_period_key,
     period_key,
 )
-from portal.reports.subscriptions import frequency_of_user, subscribed_companies, subscribers
+from portal.reports.subscriptions import frequency_of_user, save_subscription, subscribed_companies, subscribers
 from portal.text import InputError
 
 log = logging.getLogger(__name__)
@@ -76,8 +76,9 @@ _RUN_KEYS = sa.text(
 )
 
 
-def run_due(ctx, *, now: datetime | None = None) -> PassReport:
-    """One pass of the schedule: every subscribed company's closed periods that have no run yet.
+def run_due(ctx, *, now: datetime | None = None, company_id: int | None = None) -> PassReport:
+    """One pass of the schedule: every subscribed company's closed periods that have no run yet
+    (or one company's, with `company_id`).
 
     After downtime across several period ends, each missed period is written once, oldest first.
     """
@@ -85,6 +86,8 @@ def run_due(ctx, *, now: datetime | None = None) -> PassReport:
     now = now or clock.utcnow()
     due: list[tuple[dict, Period]] = []
     for company in subscribed_companies(ctx.db):
+        if company_id is not None and company["company_id"] != company_id:
+            continue
         since = clock.parse(company["since"])
         due.extend((company, period) for period in closed_between(company["frequency"], since, now, tz))
     report = PassReport()
@@ -221,3 +224,14 @@ def schedule_task(settings) -> PeriodicTask:
             log.info("report schedule wrote %d run(s), %d email(s)", len(report.runs), report.emails)
 
     return PeriodicTask("report-schedule", settings.report_schedule_interval_seconds, one_pass)
+
+
+def change_subscription(ctx, *, user_id: int, company_id: int, frequency: str, now: datetime | None = None) -> None:
+    """Save a manager's choice of report emails. Periods that closed under their old choice and
+    that the schedule has not written yet are written first: the schedule only looks at current
+    choices, so a period closed minutes before a change (or during the worker's downtime) would
+    otherwise never be sent. Saving first and crashing before the runs could lose them; this order
+    at worst leaves the old choice in place, and the next pass writes the same runs."""
+    if frequency != frequency_of_user(ctx.db, user_id=user_id, company_id=company_id):
+        run_due(ctx, now=now, company_id=company_id)
+    save_subscription(ctx.db, user_id=user_id, company_id=company_id, frequency=frequency)

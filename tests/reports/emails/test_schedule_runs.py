@@ -151,3 +151,33 @@ def test_a_new_subscriber_gets_no_history_and_saving_again_keeps_the_catch_up(ct
     save_subscription(db, user_id=uid, company_id=company_id, frequency="quarterly")
     assert since() > "2026-08-10T08:00:00.000000Z"
     assert run_due(ctx).runs == []
+
+
+def test_a_period_closed_before_a_change_of_frequency_is_still_sent(ctx, db, company, subscribe, report_rows):
+    """Monthly until today: the months closed since, which the schedule has not written yet (the
+    minutes after midnight, or the worker was down), go out before the choice becomes quarterly."""
+    company_id, manager, _ = company("Acme Ltd", employees=1)
+    manager_id = subscribe(manager, "monthly", since="2026-09-10T08:00:00.000000Z")
+    runs.change_subscription(
+        ctx,
+        user_id=manager_id,
+        company_id=company_id,
+        frequency="quarterly",
+        now=utc("2026-11-01T00:02:00"),
+    )
+    assert [(key, trigger) for _, key, _, trigger, _ in runs_table(db)] == [
+        ("2026-09", "schedule"),
+        ("2026-10", "schedule"),
+    ]
+    assert {r["recipient"] for r in report_rows()} == {manager}
+    # From now on only quarters: the next pass owes nothing until Q4 closes.
+    assert run_due(ctx, now=utc("2026-11-15T12:00:00")).runs == []
+
+
+def test_choosing_the_same_frequency_again_writes_nothing_early(ctx, db, company, subscribe):
+    company_id, manager, _ = company("Acme Ltd", employees=1)
+    manager_id = subscribe(manager, "monthly", since="2026-09-10T08:00:00.000000Z")
+    runs.change_subscription(
+        ctx, user_id=manager_id, company_id=company_id, frequency="monthly", now=utc("2026-11-01T00:02:00")
+    )
+    assert runs_table(db) == [], "the schedule's pass sends those"
