@@ -13,6 +13,7 @@ Two rules, each in one place:
 from __future__ import annotations
 
 import uuid
+from datetime import date
 
 from flask import request
 from flask_wtf import FlaskForm
@@ -40,6 +41,15 @@ class PortalForm(FlaskForm):
                 field.errors = [message, *field.errors]
                 valid = False
         return valid
+
+
+# The days a date field may name: far outside, date arithmetic (a day or a month on, a local
+# midnight in UTC) overflows the calendar. The portal's data begins well after the first.
+EARLIEST_DAY, LATEST_DAY = date(2000, 1, 1), date(2100, 12, 31)
+
+
+def day_out_of_range(day: date) -> bool:
+    return not EARLIEST_DAY <= day <= LATEST_DAY
 
 
 def _fresh_if_missing(value: str | None = None) -> str:

@@ -116,11 +116,11 @@ class Settings:
             raise ConfigError("RESEND_WEBHOOK_SECRET", "must not be the development secret in production")
 
         base_url = env.get("PUBLIC_BASE_URL", "http://127.0.0.1:5000").rstrip("/")
-        if urlparse(base_url).scheme not in ("http", "https") or not urlparse(base_url).netloc:
+        if not _is_absolute_http(base_url):
             raise ConfigError("PUBLIC_BASE_URL", "must be an absolute http(s) URL")
 
         api_url = env.get("RESEND_API_URL") or None
-        if api_url and (urlparse(api_url).scheme not in ("http", "https") or not urlparse(api_url).netloc):
+        if api_url and not _is_absolute_http(api_url):
             raise ConfigError("RESEND_API_URL", "must be an absolute http(s) URL")
         email_from = env.get("EMAIL_FROM", "Partner Portal <portal@localhost>")
         if "@" not in parseaddr(email_from)[1]:
@@ -225,6 +225,11 @@ def _operations(env: dict) -> tuple[str, str | None, int, str | None]:
     if metrics_dir is not None and not os.path.isabs(metrics_dir):
         raise ConfigError("PROMETHEUS_MULTIPROC_DIR", "must be an absolute path")
     return log_format, metrics_token, proxies, metrics_dir
+
+
+def _is_absolute_http(url: str) -> bool:
+    parts = urlparse(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _check_webhook_secret(name: str, secret: str) -> None:

@@ -1,11 +1,9 @@
-from datetime import date
-
 from wtforms import BooleanField, HiddenField, SelectField, StringField, TextAreaField
 from wtforms.fields import DateField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import AnyOf, DataRequired, Length, Optional, ValidationError
 
-from portal.forms import PortalForm
+from portal.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 from portal.outbox.operator import ACTIONS, REASON_MAX, SEND_AGAIN
 from portal.outbox.statuses import ALL
 from portal.text import strip
@@ -23,8 +21,8 @@ UNKNOWN_CHOICE = "Choose one of the values offered."
 
 def created_day(form, field) -> None:
     """A day the list can count from: far outside, the day after it overflows the calendar."""
-    if field.data and not date(2000, 1, 1) <= field.data <= date(2100, 12, 31):
-        raise ValidationError("Choose a day between 2000 and 2100.")
+    if field.data and day_out_of_range(field.data):
+        raise ValidationError(f"Choose a day between {EARLIEST_DAY.year} and {LATEST_DAY.year}.")
 
 
 class FilterForm(PortalForm):

@@ -13,9 +13,9 @@ import os
 import time
 import traceback
 
-from portal.access_log import RedactingLogger, redact
+from portal.access_log import RedactingLogger
 from portal.observability.logs import json_formatter
-from portal.observability.redaction import RedactingFilter
+from portal.observability.redaction import RedactingFilter, redact
 
 
 class PortalLogger(RedactingLogger):
@@ -24,8 +24,7 @@ class PortalLogger(RedactingLogger):
         self.json = os.environ.get("LOG_FORMAT") == "json"
         for handler in self.error_log.handlers:
             handler.addFilter(RedactingFilter())
-        if self.json:
-            for handler in self.error_log.handlers:
+            if self.json:
                 handler.setFormatter(json_formatter())
 
     def access(self, resp, req, environ, request_time):

@@ -15,14 +15,12 @@ from wtforms import RadioField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired
 
-from portal.forms import PortalForm, RequestIdField
+from portal.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, RequestIdField, day_out_of_range
 from portal.reports.periods import Period, add_months, presets
 from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 from portal.reports.schedule import FREQUENCIES
 
 MAX_YEARS = 5
-# The years a report may start or end in; the programmes' attendance begins well after the first.
-EARLIEST_YEAR, LATEST_YEAR = 2000, 2100
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -41,9 +39,8 @@ def parse_date(raw: str, name: str, errors: list[str]) -> date | None:
     except ValueError:
         errors.append(f"“{name}” is not a real date: {raw} does not exist in the calendar.")
         return None
-    if not EARLIEST_YEAR <= day.year <= LATEST_YEAR:
-        # Far enough out that date arithmetic (a month on, a local midnight in UTC) overflows.
-        errors.append(f"“{name}” must fall between {EARLIEST_YEAR} and {LATEST_YEAR} (got {raw}).")
+    if day_out_of_range(day):
+        errors.append(f"“{name}” must fall between {EARLIEST_DAY.year} and {LATEST_DAY.year} (got {raw}).")
         return None
     return day
 
