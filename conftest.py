@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from devtools.testing import PrivateRedis
-from portal import schema
-from portal.db import Database
-from portal.settings import Settings
+from portal.core import schema
+from portal.core.db import Database
+from portal.core.settings import Settings
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,7 @@ def redis_server():
 
 @pytest.fixture(scope="session")
 def migrated_template(tmp_path_factory):
-    """One database migrated from portal/migrations/ per run; each test gets a copy of it."""
+    """One database migrated from migrations/ per run; each test gets a copy of it."""
     path = tmp_path_factory.mktemp("template") / "template.db"
     db = Database(f"sqlite+libsql:///{path}")
     schema.upgrade(db)

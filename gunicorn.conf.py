@@ -14,7 +14,7 @@ first process of the machine starts: see docs/deploy.md), each worker writes its
 
 import os
 
-from portal.settings import Settings
+from portal.core.settings import Settings
 
 # Checked here, in the master, so a bad value stops start-up with one line before any worker forks.
 _settings = Settings.from_env()
@@ -36,8 +36,8 @@ forwarded_allow_ips = ""
 secure_scheme_headers = {}
 accesslog = "-"
 errorlog = "-"
-# Tokens and addresses masked; JSON lines with LOG_FORMAT=json (portal/observability/gunicorn_logging.py).
-logger_class = "portal.observability.gunicorn_logging.PortalLogger"
+# Tokens and addresses masked; JSON lines with LOG_FORMAT=json (portal/web/gunicorn_logging.py).
+logger_class = "portal.web.gunicorn_logging.PortalLogger"
 # The control socket (gunicorn 24+) has one default path per user: two masters on one host, as in
 # the tests, would fight over it, and nothing here uses it.
 control_socket_disable = True

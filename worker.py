@@ -12,15 +12,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from portal.campaigns.sending import campaign_task
-    from portal.context import PortalContext
+    from portal.context import build_context
+    from portal.core.settings import Settings
     from portal.outbox.worker import run_worker
     from portal.reports.runs import schedule_task
-    from portal.settings import Settings
 
     settings = Settings.from_env()
     # The areas' periodic passes; the engine runs them under a lock and never imports an area.
     periodic = (schedule_task(settings), campaign_task(settings))
-    return run_worker(PortalContext.from_settings(settings), burst=args.burst, periodic=periodic)
+    return run_worker(build_context(settings), burst=args.burst, periodic=periodic)
 
 
 if __name__ == "__main__":

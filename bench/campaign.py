@@ -35,18 +35,17 @@ sys.path.insert(0, str(ROOT))
 from devtools.processes import stop_process  # noqa: E402
 from devtools.provider_model import ProviderModel  # noqa: E402
 from devtools.testing import PrivateRedis, process_env  # noqa: E402
-from portal import schema  # noqa: E402
 from portal.auth.queries import load_user  # noqa: E402
 from portal.campaigns import operations  # noqa: E402
 from portal.campaigns.emails import CAMPAIGN  # noqa: E402
 from portal.campaigns.sending import BATCH_SIZE, campaign_pass  # noqa: E402
-from portal.context import PortalContext  # noqa: E402
+from portal.context import build_context  # noqa: E402
+from portal.core import clock, schema  # noqa: E402
+from portal.core.settings import Settings  # noqa: E402
 from portal.invitations.operations import invite_colleagues  # noqa: E402
-from portal.outbox import clock  # noqa: E402
 from portal.outbox.publish import enqueue_envelopes  # noqa: E402
 from portal.outbox.queues import BULK_EMAIL_QUEUE, queue_named  # noqa: E402
 from portal.seed import seed_demo  # noqa: E402
-from portal.settings import Settings  # noqa: E402
 
 BODY = "## Autumn at TEEI\n\n" + "New sessions open for language partners and mentors. " * 20
 
@@ -208,7 +207,7 @@ def main() -> int:
             "RESEND_API_URL": model.url,
         }
     )
-    ctx = PortalContext.from_settings(settings)
+    ctx = build_context(settings)
     try:
         schema.upgrade(ctx.db)
         seed_demo(ctx.db, attendance=False)

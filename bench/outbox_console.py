@@ -38,8 +38,8 @@ CONSOLE_OBJECTS = (
 
 
 def fresh_db(directory: Path, name: str):
-    from portal import schema
-    from portal.db import Database
+    from portal.core import schema
+    from portal.core.db import Database
 
     db = Database(f"sqlite+libsql:///{directory / name}")
     schema.upgrade(db)
@@ -116,7 +116,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=20)
     args = parser.parse_args()
 
-    from portal.settings import Settings
+    from portal.core.settings import Settings
 
     settings = Settings(database_url="sqlite+libsql:///unused", redis_url="redis://unused", secret_key="bench")
     with tempfile.TemporaryDirectory() as directory:

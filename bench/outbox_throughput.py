@@ -83,12 +83,12 @@ def run_role(role: str, worker_class: str) -> int:
         redis = Redis.from_url(os.environ["REDIS_URL"], socket_timeout=5, socket_connect_timeout=5)
         queues = [Queue(name, connection=redis, serializer=JSONSerializer) for name in NOOP_QUEUES]
     else:  # the outbox under a class other than worker.py's: the same set-up as run_worker()
-        from portal.context import PortalContext
+        from portal.context import build_context
+        from portal.core.settings import Settings
         from portal.outbox.consumer import use_context
         from portal.outbox.worker import worker_queues
-        from portal.settings import Settings
 
-        ctx = PortalContext.from_settings(Settings.from_env())
+        ctx = build_context(Settings.from_env())
         use_context(ctx)
         # A forked horse must not share the parent's pooled libSQL connections.
         os.register_at_fork(after_in_child=lambda: ctx.db.engine.dispose(close=False))
@@ -193,14 +193,14 @@ class Run:
     def outbox(self, worker_class: str) -> dict:
         import sqlalchemy as sa
 
-        from portal import schema
-        from portal.db import Database
+        from portal.core import clock, schema
+        from portal.core.db import Database
+        from portal.core.settings import Settings
         from portal.email_families import FAMILIES
-        from portal.outbox import EmailIntent, clock
+        from portal.outbox import EmailIntent
         from portal.outbox.intents import add_outbox_rows
         from portal.outbox.publish import publish_outbox_rows
         from portal.outbox.queues import EMAIL_QUEUE
-        from portal.settings import Settings
 
         n, batch = self.args.n, self.args.batch
         self.redis.flushall()

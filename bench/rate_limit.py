@@ -38,13 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     from devtools.processes import stop_process
     from devtools.provider_model import ProviderModel
     from devtools.testing import PrivateRedis
-    from portal import schema
-    from portal.context import PortalContext
+    from portal.context import build_context
+    from portal.core import schema
+    from portal.core.settings import Settings
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
     from portal.outbox.intents import add_outbox_rows
     from portal.outbox.publish import publish_outbox_rows
-    from portal.settings import Settings
 
     redis_server = PrivateRedis().start()
     model = ProviderModel(port=0, rate_limit_per_second=args.limit).start()
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 "RESEND_RATE_LIMIT_PER_SECOND": str(args.limit),
                 "PORTAL_INSTANCE_PATH": str(Path(tmp) / "instance"),
             }
-            ctx = PortalContext.from_settings(Settings.from_env(env))
+            ctx = build_context(Settings.from_env(env))
             schema.upgrade(ctx.db)
             intents = [
                 EmailIntent(FAMILIES["notice"], f"person{i}@example.org", f"bench:{i}", {"subject": "S", "body": "B"})

@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from devtools.testing import PrivateRedis
-    from portal import schema
-    from portal.db import Database
-    from portal.settings import Settings
+    from portal.core import schema
+    from portal.core.db import Database
+    from portal.core.settings import Settings
 
     redis_server = PrivateRedis().start()
     redis = redis_server.client()

@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from devtools.testing import PrivateRedis  # noqa: E402
-from portal import schema  # noqa: E402
 from portal.auth.operations import create_user, hash_password  # noqa: E402
-from portal.db import Database  # noqa: E402
-from portal.outbox.clock import iso  # noqa: E402
+from portal.core import schema  # noqa: E402
+from portal.core.clock import iso  # noqa: E402
+from portal.core.db import Database  # noqa: E402
 
 PASSWORD = "bench-password-1"
 MANAGER = "manager@bench.example"
@@ -114,9 +114,9 @@ def time_bare(db: Database, company_id: int, runs: int) -> list[float]:
     from datetime import date
     from zoneinfo import ZoneInfo
 
-    from portal.db import Statement
+    from portal.core.db import Statement
+    from portal.core.periods import Period
     from portal.reports.figures import EMPLOYEES_IN_PERIOD, MONTH_SUMS, per_volunteer_sql
-    from portal.reports.periods import Period
 
     tz = ZoneInfo("Europe/Oslo")
     months = [m.utc_bounds(tz) for m in Period(date(2025, 1, 1), date(2025, 12, 31), "").months()]
@@ -150,7 +150,7 @@ def status_kib(field: str) -> int:
 def xlsx_child(database_url: str, redis_url: str, instance: str, which: str) -> None:
     """Runs in its own process: RSS before and at the peak of one streamed 100,000-row XLSX."""
     from portal import create_app
-    from portal.settings import Settings
+    from portal.core.settings import Settings
 
     settings = Settings.from_env(
         {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "SECRET_KEY": "bench"}, instance_path=Path(instance)
@@ -169,7 +169,7 @@ def xlsx_child(database_url: str, redis_url: str, instance: str, which: str) -> 
     from datetime import date
     from zoneinfo import ZoneInfo
 
-    from portal.reports.periods import Period
+    from portal.core.periods import Period
 
     bounds = Period(date.fromisoformat(wanted["from"]), date.fromisoformat(wanted["to"]), "").utc_bounds(
         ZoneInfo("Europe/Oslo")
@@ -205,7 +205,7 @@ def main() -> int:
         return 0
 
     from portal import create_app
-    from portal.settings import Settings
+    from portal.core.settings import Settings
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-report-"))
     database_url = f"sqlite+libsql:///{workdir / 'portal.db'}"

@@ -28,13 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from devtools.testing import PrivateRedis  # noqa: E402
-from portal import schema  # noqa: E402
-from portal.context import PortalContext  # noqa: E402
+from portal.context import build_context  # noqa: E402
+from portal.core import schema  # noqa: E402
+from portal.core.clock import iso  # noqa: E402
+from portal.core.settings import Settings  # noqa: E402
 from portal.outbox import EmailIntent, write_then_publish  # noqa: E402
-from portal.outbox.clock import iso  # noqa: E402
 from portal.reports.emails import REPORT  # noqa: E402
 from portal.reports.runs import run_due  # noqa: E402
-from portal.settings import Settings  # noqa: E402
 
 # Each round's pass runs the morning after a month closed in Oslo: October, November, December.
 ROUNDS = (
@@ -124,7 +124,7 @@ def main() -> int:
         {"DATABASE_URL": f"sqlite+libsql:///{workdir / 'portal.db'}", "REDIS_URL": redis_server.url, "SECRET_KEY": "b"},
         instance_path=workdir / "instance",
     )
-    ctx = PortalContext.from_settings(settings)
+    ctx = build_context(settings)
     try:
         schema.upgrade(ctx.db)
         print(f"seeding {args.companies} companies, 2 subscribed managers and {args.volunteers} volunteers each…")

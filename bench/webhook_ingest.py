@@ -67,8 +67,8 @@ def main(argv=None) -> int:
 
     sys.path.insert(0, str(REPO))
     from devtools.testing import PrivateRedis
-    from portal import schema
-    from portal.db import Database
+    from portal.core import schema
+    from portal.core.db import Database
 
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
     redis = PrivateRedis().start()
@@ -137,7 +137,7 @@ def seed_sent_rows(db, count: int) -> list[str]:
     """One accepted email per receipt, inserted as the engine leaves it: status sent, with its ID."""
     import sqlalchemy as sa
 
-    from portal.outbox import clock
+    from portal.core import clock
     from portal.outbox.statuses import SENT
 
     now = clock.now_iso()

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from portal.core.settings import ConfigError, Settings  # noqa: E402
 from portal.seed import demo_sessions  # noqa: E402
-from portal.settings import ConfigError, Settings  # noqa: E402
 
 MAX_SESSIONS = 1000
 

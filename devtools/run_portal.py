@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
-from portal.settings import ConfigError, Settings  # noqa: E402
+from portal.core.settings import ConfigError, Settings  # noqa: E402
 
 BIN = Path(sys.executable).parent
 children: list[tuple[str, subprocess.Popen]] = []

@@ -13,9 +13,9 @@ from playwright.sync_api import sync_playwright
 
 from devtools.processes import free_port, stop_process, wait_for_port
 from e2e.accessibility import AccessibilityAudit
-from portal.db import Database
+from portal.core.db import Database
+from portal.core.settings import DEV_WEBHOOK_SECRET
 from portal.seed import seed_demo
-from portal.settings import DEV_WEBHOOK_SECRET
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"

@@ -17,8 +17,8 @@ import pytest
 from playwright.sync_api import expect
 
 from e2e.conftest import running_stack
+from portal.core.settings import DEV_WEBHOOK_SECRET
 from portal.seed import DEMO_PASSWORD
-from portal.settings import DEV_WEBHOOK_SECRET
 
 MANAGER = "manager@northwind.example"
 ADMIN = "admin@teei.example"

@@ -12,11 +12,12 @@ import sqlalchemy as sa
 from playwright.sync_api import expect
 
 from e2e.keyboard import KeyboardUser
+from portal.core import clock
+from portal.core.settings import Settings
 from portal.email_families import FAMILIES
-from portal.outbox import EmailIntent, clock
+from portal.outbox import EmailIntent
 from portal.outbox.intents import add_outbox_rows
 from portal.seed import DEMO_PASSWORD
-from portal.settings import Settings
 
 ADMIN = "admin@teei.example"
 SHOTS = Path("/tmp/shots-console13")

@@ -15,8 +15,8 @@ from playwright.sync_api import expect
 from pypdf import PdfReader
 
 from portal.auth.operations import create_user
-from portal.outbox.clock import iso
-from portal.reports.periods import presets
+from portal.core.clock import iso
+from portal.core.periods import presets
 from portal.seed import DEMO_PASSWORD
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

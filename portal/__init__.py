@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from portal.settings import Settings
+from portal.core.resources import STATIC_DIR, TEMPLATES_DIR
+from portal.core.settings import Settings
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -30,11 +31,16 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     """Build the web app. Settings come from the environment unless a test passes its own."""
     from flask import Flask
 
-    from portal.context import PortalContext
-    from portal.extensions import EXTENSION_KEY
+    from portal.context import build_context
+    from portal.web.extensions import EXTENSION_KEY
 
     settings = settings or Settings.from_env()
-    app = Flask(__name__, instance_path=str(settings.instance_path))
+    app = Flask(
+        __name__,
+        instance_path=str(settings.instance_path),
+        template_folder=str(TEMPLATES_DIR),
+        static_folder=str(STATIC_DIR),
+    )
     app.config.update(
         SECRET_KEY=settings.secret_key,
         SESSION_COOKIE_HTTPONLY=True,
@@ -56,12 +62,12 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     if config:
         app.config.update(config)
     # Short Redis timeouts: an outage must not hang a web request.
-    app.extensions[EXTENSION_KEY] = PortalContext.from_settings(settings, redis_timeout=2)
+    app.extensions[EXTENSION_KEY] = build_context(settings, redis_timeout=2)
 
     _init_extensions(app)
     _register_blueprints(app)
     _mount_lean_apps(app)
-    from portal.observability.web import init_operations  # logs, request IDs, proxies, /metrics, /readyz
+    from portal.web.observability import init_operations  # logs, request IDs, proxies, /metrics, /readyz
 
     init_operations(app, settings)
     _register_error_pages(app)
@@ -74,12 +80,11 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
 
 
 def _init_extensions(app: Flask) -> None:
-    from portal.access import enforce_declared_access
     from portal.auth.queries import load_session_user
-    from portal.extensions import csrf, limiter, login_manager, portal_context
-    from portal.forms import refuse_file_uploads
-    from portal.outbox.clock import display_date, display_time
-    from portal.outbox.statuses import UNSETTLED
+    from portal.web.access import enforce_declared_access
+    from portal.web.extensions import csrf, limiter, login_manager, portal_context
+    from portal.web.filters import init_template_filters
+    from portal.web.forms import refuse_file_uploads
 
     csrf.init_app(app)
     limiter.init_app(app)
@@ -89,10 +94,7 @@ def _init_extensions(app: Flask) -> None:
     login_manager.user_loader(lambda session_id: load_session_user(portal_context().db, session_id))
     app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
-    app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED
-    # The one way pages show stored times: "3 Oct 2026" and "3 Oct 2026, 14:05 UTC".
-    app.jinja_env.filters["date_only"] = display_date
-    app.jinja_env.filters["date_time"] = display_time
+    init_template_filters(app)
 
 
 def _register_blueprints(app: Flask) -> None:
@@ -154,7 +156,7 @@ def _mount_lean_apps(app: Flask) -> None:
 
     from portal.attendance.app import MOUNT_POINT as ATTENDANCE_MOUNT_POINT
     from portal.attendance.app import create_api_app
-    from portal.extensions import EXTENSION_KEY
+    from portal.web.extensions import EXTENSION_KEY
     from portal.webhooks.app import MOUNT_POINT as RECEIPTS_MOUNT_POINT
     from portal.webhooks.app import create_webhook_app
 

@@ -8,15 +8,14 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from portal import schema
 from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
-from portal.extensions import portal_context
+from portal.core import schema
+from portal.outbox.operator import purge, relay_pass
 from portal.outbox.reads import status_counts
-from portal.outbox.relay import relay_pass
-from portal.outbox.retention import purge
 from portal.reports.cli import reports_cli
 from portal.seed import seed_demo
+from portal.web.extensions import portal_context
 
 db_cli = AppGroup("db", help="Database schema.")
 users_cli = AppGroup("users", help="Sign-in accounts.")

@@ -9,7 +9,7 @@ from portal.campaigns import emails as campaign_emails
 from portal.demo import emails as demo_emails
 from portal.invitations import emails as invitation_emails
 from portal.notices import emails as notice_emails
-from portal.outbox.families import FamilyRegistry
+from portal.outbox import FamilyRegistry
 from portal.reports import emails as report_emails
 
 FAMILIES = FamilyRegistry(

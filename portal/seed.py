@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from portal.attendance.operations import import_batch
 from portal.attendance.validation import parse_item
 from portal.auth.operations import ensure_company, insert_user
-from portal.db import Database
-from portal.text import normalise_email
+from portal.core.db import Database
+from portal.core.text import normalise_email
 
 DEMO_COMPANY = "Northwind Logistics"
 DEMO_PASSWORD = "demo-password-1"

@@ -12,14 +12,15 @@ from werkzeug.serving import make_server
 from devtools.provider_model import ProviderModel
 from portal import create_app
 from portal.auth.operations import create_user
+from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.extensions import EXTENSION_KEY
-from portal.outbox import EmailIntent, clock
+from portal.outbox import EmailIntent
 from portal.outbox.consumer import handle_message, use_context
 from portal.outbox.intents import add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope
 from portal.outbox.rate_limit import PAUSE_KEY
+from portal.web.extensions import EXTENSION_KEY
 from tests.pages import csrf_from
 
 PASSWORD = "correct-horse-battery"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from portal.access import PUBLIC
+from portal.web.access import PUBLIC
 from portal.webhooks.app import MOUNT_POINT, create_webhook_app
 
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from portal.observability.redaction import redact
+from portal.core.redaction import redact
 
 
 def test_link_tokens_and_addresses_are_masked():

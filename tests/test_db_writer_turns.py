@@ -1,4 +1,4 @@
-"""Writers to a local database file queue for their turn before SQLite's lock (portal/db.py)."""
+"""Writers to a local database file queue for their turn before SQLite's lock (portal/core/db.py)."""
 
 import subprocess
 import sys
@@ -6,14 +6,14 @@ import time
 
 import pytest
 
-from portal.db import Database, DatabaseBusyError, WriterTurns
+from portal.core.db import Database, DatabaseBusyError, WriterTurns
 
 HOLD_SECONDS = 0.4
 
 
 HOLDER = """
 import sys, time
-from portal.db import Database
+from portal.core.db import Database
 db = Database(sys.argv[1])
 if sys.argv[3] == "write":
     with db.write() as conn:

@@ -15,9 +15,9 @@ import portal
 from portal.applications import operations as application_operations
 from portal.auth.queries import load_user
 from portal.demo import operations as demo_operations
-from portal.forms import FILES_REFUSED, PortalForm
 from portal.invitations import operations as invitation_operations
 from portal.invitations import tokens
+from portal.web.forms import FILES_REFUSED, PortalForm
 
 APPLICATION = {
     "company_name": "Fjord Analytics AS",
@@ -136,4 +136,4 @@ def test_every_form_in_the_portal_is_a_portal_form():
             if issubclass(member, FlaskForm) and member.__module__ == module.__name__ and member is not PortalForm:
                 if not issubclass(member, PortalForm):
                     offenders.append(f"{module.__name__}.{name}")
-    assert offenders == [], "forms must inherit portal.forms.PortalForm"
+    assert offenders == [], "forms must inherit portal.web.forms.PortalForm"

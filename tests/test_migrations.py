@@ -1,8 +1,8 @@
 import pytest
 import sqlalchemy as sa
 
-from portal import schema
-from portal.db import Database
+from portal.core import schema
+from portal.core.db import Database
 
 
 def test_upgrade_twice_changes_nothing(tmp_path):

@@ -1,5 +1,5 @@
-"""The wheel carries what the portal needs to run (templates, static files, migrations), and not
-the development tools: built, installed outside the checkout, migrated and asked for a page."""
+"""The wheel carries what the portal needs to run (templates, static files, migrations, which stand
+at the top level of the repository), and not the development tools: built, installed outside the checkout, migrated and asked for a page."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path, redis_server):
     source = tmp_path / "source"
     source.mkdir()
     shutil.copy(ROOT / "pyproject.toml", source)
-    shutil.copytree(ROOT / "portal", source / "portal", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("portal", "templates", "static", "migrations"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     run(
         [
             sys.executable,

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from portal import create_app
-from portal.extensions import EXTENSION_KEY
+from portal.web.extensions import EXTENSION_KEY
 
 
 def _directives(policy: str) -> dict[str, list[str]]:

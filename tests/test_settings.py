@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from portal.settings import DEV_ATTENDANCE_WEBHOOK_SECRET, DEV_WEBHOOK_SECRET, ConfigError, Settings
+from portal.core.settings import DEV_ATTENDANCE_WEBHOOK_SECRET, DEV_WEBHOOK_SECRET, ConfigError, Settings
 
 
 def test_defaults_in_development(tmp_path):

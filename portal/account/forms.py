@@ -2,8 +2,8 @@ from wtforms import EmailField, PasswordField, StringField
 from wtforms.validators import DataRequired, Email, Length, Optional
 
 from portal.account.operations import NAME_MAX
-from portal.auth.operations import MIN_PASSWORD_LENGTH
-from portal.forms import PortalForm
+from portal.auth import MIN_PASSWORD_LENGTH
+from portal.web.forms import PortalForm
 
 _NEW_PASSWORD = Length(min=MIN_PASSWORD_LENGTH, max=1024, message=f"Use at least {MIN_PASSWORD_LENGTH} characters.")
 

@@ -13,11 +13,11 @@ import sqlalchemy as sa
 
 from portal.account import tokens
 from portal.account.emails import password_reset_email
-from portal.auth.operations import MIN_PASSWORD_LENGTH, AccountError, end_all_sessions, hash_password
-from portal.auth.queries import verify_password
-from portal.db import Database
-from portal.outbox import clock, write_then_publish
-from portal.text import InputError, normalise_email
+from portal.auth import MIN_PASSWORD_LENGTH, AccountError, end_all_sessions, hash_password, verify_password
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.text import InputError, normalise_email
+from portal.outbox import write_then_publish
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from portal.account import tokens
-from portal.db import Database
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database
 
 
 def reset_link_problem(db: Database, token: str) -> str | None:

@@ -7,13 +7,12 @@ clean URL, so the token does not stay in the address bar, the history or a Refer
 from flask import Blueprint, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
-from portal.access import public, roles_required
 from portal.account import operations, queries
 from portal.account.forms import AccountForm, ForgotPasswordForm, ResetPasswordForm
-from portal.auth.operations import AccountError
-from portal.auth.queries import load_user
-from portal.auth.sessions import start_session
-from portal.extensions import limiter, portal_context
+from portal.auth import AccountError, load_user
+from portal.web.access import public, roles_required
+from portal.web.extensions import limiter, portal_context
+from portal.web.sessions import start_session
 
 bp = Blueprint("account", __name__)
 

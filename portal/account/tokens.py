@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import secrets
 
-from portal.settings import Settings
+from portal.core.settings import Settings
 
 RESET_PATH = "/password/reset/"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.core.db import Database
 
 
 def company_summaries(db: Database) -> list[dict]:

@@ -1,17 +1,15 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from portal.access import roles_required
+from portal import invitations
 from portal.admin import queries
-from portal.applications.states import STATE_LABELS
-from portal.demo import queries as demo_queries
-from portal.extensions import portal_context
-from portal.invitations import operations as invitation_operations
-from portal.invitations import queries as invitation_queries
-from portal.invitations.display import invitation_view
-from portal.paging import page_number, search_text
-from portal.people import queries as people_queries
-from portal.people.forms import InviteManagerForm
+from portal.admin.forms import InviteManagerForm
+from portal.applications import STATE_LABELS
+from portal.demo import demo_request_page
+from portal.people import people_page
+from portal.web.access import roles_required
+from portal.web.extensions import portal_context
+from portal.web.paging import page_number, search_text
 
 bp = Blueprint("admin", __name__)
 
@@ -33,18 +31,16 @@ def _render_company(company_id: int, form: InviteManagerForm, status: int = 200)
     found = queries.company(db, company_id)
     if found is None:
         abort(404)
-    people = people_queries.people_page(
-        db, company_id=company_id, state="", number=page_number(request.args.get("people"))
-    )
-    invitations = invitation_queries.invitation_page(
+    people = people_page(db, company_id=company_id, state="", number=page_number(request.args.get("people")))
+    invited = invitations.invitation_page(
         db, company_id=company_id, number=page_number(request.args.get("invitations"))
     )
     return render_template(
         "admin/company.html",
         company=found,
         people=people,
-        invitations=invitations,
-        invitation_views=[invitation_view(row) for row in invitations.items],
+        invitations=invited,
+        invitation_views=[invitations.invitation_view(row) for row in invited.items],
         applications=queries.company_applications(db, found),
         state_labels=STATE_LABELS,
         form=form,
@@ -60,14 +56,14 @@ def invite_manager(company_id: int):
         abort(404)
     if form.validate_on_submit():
         try:
-            invitation_operations.invite_manager(
+            invitations.invite_manager(
                 portal_context(),
                 company_id=company_id,
                 email=form.email.data,
                 inviter_id=current_user.id,
                 inviter_name="The TEEI partnerships team",
             )
-        except invitation_operations.InvitationError as error:
+        except invitations.InvitationError as error:
             form.email.errors.append(str(error))
         else:
             flash("The manager invitation is on its way.", "success")
@@ -79,7 +75,7 @@ def invite_manager(company_id: int):
 @roles_required("admin")
 def resend_manager_invitation(company_id: int, invitation_id: int):
     try:
-        invitation_operations.resend_manager_invitation(
+        invitations.resend_manager_invitation(
             portal_context(),
             company_id=company_id,
             invitation_id=invitation_id,
@@ -87,7 +83,7 @@ def resend_manager_invitation(company_id: int, invitation_id: int):
             inviter_name="The TEEI partnerships team",
         )
         flash("The manager invitation is being sent again, with a new link.", "success")
-    except invitation_operations.InvitationError as error:
+    except invitations.InvitationError as error:
         flash(str(error), "error")
     return redirect(url_for("admin.company", company_id=company_id))
 
@@ -96,7 +92,5 @@ def resend_manager_invitation(company_id: int, invitation_id: int):
 @roles_required("admin")
 def demo_requests():
     query = search_text(request.args.get("q"))
-    page = demo_queries.demo_request_page(
-        portal_context().db, query=query, number=page_number(request.args.get("page"))
-    )
+    page = demo_request_page(portal_context().db, query=query, number=page_number(request.args.get("page")))
     return render_template("admin/demo_requests.html", page=page, query=query)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from portal.invitations.tokens import accept_url
+from portal.invitations import accept_url
 from portal.outbox import EmailIntent, Family
 
 DECISION_SUBJECTS = {

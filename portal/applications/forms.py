@@ -14,9 +14,9 @@ from wtforms.validators import (
 from wtforms.widgets import HiddenInput, TextInput
 
 from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
-from portal.forms import PortalForm
-from portal.public_forms import PublicForm, work_email_field
-from portal.text import strip
+from portal.core.text import strip
+from portal.web.forms import PortalForm
+from portal.web.public_forms import PublicForm, work_email_field
 
 _GROUPED_DIGITS = re.compile(r"^\d{1,3}([ ,]\d{3})+$")  # 1,200 or 1 200
 

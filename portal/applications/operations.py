@@ -25,10 +25,11 @@ from portal.applications.states import (
     STATE_LABELS,
     sql_list,
 )
-from portal.auth.operations import ensure_company
-from portal.invitations.operations import InvitationError, OpenedInvitation, insert_invitation
-from portal.outbox import clock, write_then_publish
-from portal.text import InputError, normalise_email, one_line, paragraphs
+from portal.auth import ensure_company
+from portal.core import clock
+from portal.core.text import InputError, normalise_email, one_line, paragraphs
+from portal.invitations import InvitationError, OpenedInvitation, insert_invitation
+from portal.outbox import write_then_publish
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ import sqlalchemy as sa
 
 from portal.applications.emails import received_key
 from portal.applications.states import DECISION_LABELS, OPEN_STATES, STATE_LABELS, STATES
-from portal.db import Database
+from portal.core.clock import display_time
+from portal.core.db import Database
 from portal.outbox import reads
-from portal.outbox.clock import display_time
-from portal.paging import PER_PAGE, Page, like_pattern, limits
+from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 
 @dataclass(frozen=True)

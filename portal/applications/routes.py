@@ -1,14 +1,14 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from portal.access import public, roles_required
 from portal.applications import operations, queries
 from portal.applications.forms import ApplicationForm, DecisionForm
 from portal.applications.states import STATE_LABELS
-from portal.db import AmbiguousCommitError, DatabaseBusyError
-from portal.extensions import portal_context
-from portal.paging import page_number, search_text
-from portal.public_forms import accept_public_form, public_form_limits
+from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.web.access import public, roles_required
+from portal.web.extensions import portal_context
+from portal.web.paging import page_number, search_text
+from portal.web.public_forms import accept_public_form, public_form_limits
 
 bp = Blueprint("applications", __name__)
 

@@ -1,2 +1,12 @@
 """Attendance from the programme platforms: the signed API, imports, and the membership history
-that decides which company a session's hours belong to."""
+that decides which company a session's hours belong to.
+
+Other areas use this one only through the names below (its face; tests/test_floors.py).
+"""
+
+from portal.attendance.memberships import account_created, end_membership
+
+__all__ = [
+    "account_created",
+    "end_membership",
+]

@@ -1,7 +1,7 @@
 """The attendance API's own small WSGI app, mounted by the factory at /api.
 
 The platforms have no session, form or browser, so the portal app's per-request machinery
-(sessions, sign-in, CSRF, rate limits) does not apply; like the receipt app in portal/webhooks.
+(sessions, sign-in, CSRF, rate limits) does not apply; the lean app of portal/web/lean_app.py, like the receipt app's.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Flask, jsonify
 
 from portal.attendance.routes import bp
-from portal.webhooks.app import create_lean_app
+from portal.web.lean_app import create_lean_app
 
 MOUNT_POINT = "/api"
 MAX_BODY_BYTES = 1024 * 1024

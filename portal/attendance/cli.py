@@ -10,7 +10,7 @@ from flask.cli import AppGroup
 
 from portal.attendance.imports import MAX_REPORTED_ERRORS, ImportRefused, apply_file, check_file
 from portal.attendance.validation import PLATFORMS
-from portal.extensions import portal_context
+from portal.web.extensions import portal_context
 
 attendance_cli = AppGroup("attendance", help="Session attendance from the programme platforms.")
 

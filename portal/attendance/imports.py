@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from portal.attendance.operations import Counts, import_batch
 from portal.attendance.validation import PLATFORMS, InvalidItem, ItemError, SessionRecord, parse_item
-from portal.db import Database
+from portal.core.db import Database
 
 BATCH_SIZE = 1000
 MAX_REPORTED_ERRORS = 50

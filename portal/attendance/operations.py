@@ -24,8 +24,8 @@ import sqlalchemy as sa
 
 from portal.attendance.memberships import company_at, end_membership, reattribute_sessions, start_membership
 from portal.attendance.validation import SessionRecord
-from portal.db import Database, json_array
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database, json_array
 
 API, IMPORT = "api", "import"
 

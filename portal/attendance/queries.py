@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.core.db import Database
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from portal.access import public
 from portal.attendance import signature
 from portal.attendance.operations import record_delivery
 from portal.attendance.validation import InvalidSessions, MalformedBody, parse_request
-from portal.extensions import portal_context
+from portal.web.access import public
+from portal.web.extensions import portal_context
 
 bp = Blueprint("attendance", __name__)
 RETRY_AFTER_SECONDS = "30"

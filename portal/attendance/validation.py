@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from portal.outbox import clock
+from portal.core import clock
 
 PLATFORMS = ("language", "mentorship")
 STATUSES = ("attended", "cancelled", "no_show")
@@ -32,7 +32,7 @@ class SessionRecord:
     platform: str
     session_id: str
     volunteer_email: str  # lower-cased
-    held_at: str  # fixed-width UTC (portal/outbox/clock.py)
+    held_at: str  # fixed-width UTC (portal/core/clock.py)
     minutes: int
     status: str
     updated_at: str  # fixed-width UTC: the platform's version of this record

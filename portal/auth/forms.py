@@ -1,7 +1,7 @@
 from wtforms import EmailField, PasswordField
 from wtforms.validators import DataRequired, Email, Length
 
-from portal.forms import PortalForm
+from portal.web.forms import PortalForm
 
 
 class LoginForm(PortalForm):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 
-from portal.attendance.memberships import account_created
-from portal.db import Database
-from portal.outbox import clock
-from portal.text import InputError, control_characters_in, normalise_email
+from portal.attendance import account_created
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.text import InputError, control_characters_in, normalise_email
 
 _hasher = PasswordHasher()
 MIN_PASSWORD_LENGTH = 10

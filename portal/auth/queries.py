@@ -7,10 +7,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from flask_login import UserMixin
 
-from portal.db import Database
-from portal.text import normalise_email
+from portal.core.db import Database
+from portal.core.text import normalise_email
 
 _hasher = PasswordHasher()
 # Verified against when the email is unknown, so both answers take the same time.
@@ -18,7 +17,15 @@ _DUMMY_HASH = _hasher.hash("no-such-user-placeholder")
 
 
 @dataclass(frozen=True)
-class User(UserMixin):
+class User:
+    """An active account, as Flask-Login's user protocol asks (is_authenticated, is_active,
+    is_anonymous, get_id) without inheriting its mixin, so other areas' Flask-free code and the
+    worker can load accounts without loading the web framework."""
+
+    is_authenticated = True
+    is_active = True  # a deactivated account is never loaded (load_user)
+    is_anonymous = False
+
     id: int
     email: str
     name: str

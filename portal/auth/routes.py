@@ -5,11 +5,11 @@ from urllib.parse import urlsplit
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user, logout_user
 
-from portal.access import public, roles_required
 from portal.auth import operations, queries, throttle
 from portal.auth.forms import LoginForm
-from portal.auth.sessions import start_session
-from portal.extensions import limiter, portal_context
+from portal.web.access import public, roles_required
+from portal.web.extensions import limiter, portal_context
+from portal.web.sessions import start_session
 
 bp = Blueprint("auth", __name__)
 

@@ -16,7 +16,7 @@ import hashlib
 
 import redis
 
-from portal.text import normalise_email
+from portal.core.text import normalise_email
 
 FREE_FAILURES = 5
 WINDOW_SECONDS = 15 * 60

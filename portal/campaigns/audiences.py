@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from portal.core.text import InputError
 from portal.outbox import reads
-from portal.text import InputError
 
 NAMED = {
     "all_managers": "All managers",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from portal.campaigns.markdown import to_html, to_text
 from portal.campaigns.tokens import unsubscribe_url
-from portal.outbox import EmailIntent, Family, clock
-from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
+from portal.core import clock
+from portal.outbox import BULK_EMAIL_QUEUE, EMAIL_QUEUE, EmailIntent, Family
 
 
 def _subject(data: dict) -> str:

@@ -3,8 +3,8 @@ from wtforms.validators import DataRequired, Length, Optional, ValidationError
 
 from portal.campaigns.markdown import MAX_BODY_BYTES
 from portal.campaigns.operations import MAX_NAME, MAX_SUBJECT
-from portal.forms import PortalForm, RequestIdField
-from portal.text import strip
+from portal.core.text import strip
+from portal.web.forms import PortalForm, RequestIdField
 
 
 class ComposeForm(PortalForm):

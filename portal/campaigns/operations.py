@@ -14,9 +14,9 @@ import sqlalchemy as sa
 
 from portal.campaigns import audiences, emails, sending
 from portal.campaigns.markdown import MAX_BODY_BYTES
-from portal.outbox import clock, reads, write_then_publish
-from portal.outbox.rows import cancel_unattempted
-from portal.text import InputError
+from portal.core import clock
+from portal.core.text import InputError
+from portal.outbox import cancel_unattempted, reads, write_then_publish
 
 MAX_NAME = 120
 MAX_SUBJECT = 200

@@ -5,12 +5,12 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 
-from portal.access import roles_required
 from portal.campaigns import operations, queries
 from portal.campaigns.forms import CancelForm, ComposeForm, SendForm, TestSendForm
-from portal.extensions import portal_context
-from portal.outbox import clock
-from portal.reports.periods import report_timezone
+from portal.core import clock
+from portal.core.periods import report_timezone
+from portal.web.access import roles_required
+from portal.web.extensions import portal_context
 
 bp = Blueprint("campaigns", __name__, url_prefix="/admin/campaigns")
 

@@ -22,8 +22,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.campaigns import audiences, emails
-from portal.outbox import clock, write_then_publish
-from portal.outbox.periodic import PeriodicTask
+from portal.core import clock
+from portal.outbox import PeriodicTask, write_then_publish
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 500

@@ -11,10 +11,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from flask import Blueprint, render_template
 
-from portal.access import public
 from portal.campaigns import operations, tokens
 from portal.campaigns.forms import ResubscribeForm
-from portal.extensions import csrf, portal_context
+from portal.web.access import public
+from portal.web.extensions import csrf, portal_context
 
 bp = Blueprint("unsubscribe", __name__, url_prefix="/unsubscribe")
 

@@ -3,10 +3,10 @@ from wtforms.fields import DateField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import AnyOf, DataRequired, Length, Optional, ValidationError
 
-from portal.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
+from portal.core.text import strip
 from portal.outbox.operator import ACTIONS, REASON_MAX, SEND_AGAIN
 from portal.outbox.statuses import ALL
-from portal.text import strip
+from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 
 ACTION_LABELS = {
     "retry": "Retry",

@@ -1,12 +1,12 @@
 """The console's writes: an operator's action on one email, or on every email a filter matches.
 
-Each is one engine call (portal/outbox/operator.py): one transaction for the state and its audit
+Each is one engine call (portal/outbox/actions.py): one transaction for the state and its audit
 events, publication after the commit.
 """
 
 from __future__ import annotations
 
-from portal.outbox import listing, operator
+from portal.outbox import operator
 from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused, ActionResult
 
 
@@ -24,17 +24,17 @@ def act_on_email(
     )
 
 
-def eligible_count(ctx, filters: listing.OutboxFilter, action: str) -> int:
+def eligible_count(ctx, filters: operator.OutboxFilter, action: str) -> int:
     """How many emails the filters match that this action may change (at most BULK_LIMIT)."""
     if action not in ELIGIBLE:
         raise ActionRefused("Choose one of the actions offered.")
-    return listing.count_matching(ctx.db, filters, ELIGIBLE[action], BULK_LIMIT)
+    return operator.count_matching(ctx.db, filters, ELIGIBLE[action], BULK_LIMIT)
 
 
 def act_on_list(
     ctx,
     *,
-    filters: listing.OutboxFilter,
+    filters: operator.OutboxFilter,
     action: str,
     reason: str,
     actor_user_id: int,
@@ -45,7 +45,7 @@ def act_on_list(
     if action not in ELIGIBLE:
         raise ActionRefused("Choose one of the actions offered.")
     with ctx.db.read() as conn:
-        ids = listing.matching_ids(conn, filters, ELIGIBLE[action], BULK_LIMIT)
+        ids = operator.matching_ids(conn, filters, ELIGIBLE[action], BULK_LIMIT)
     if len(ids) != expected_count:
         raise ListChanged(len(ids))
     return operator.apply_action(

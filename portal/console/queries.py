@@ -1,6 +1,6 @@
 """What the console shows: the grid of counts, a page of the filtered list, one email's history.
 
-Every read goes through the engine's read functions (portal/outbox/listing.py, events.py).
+Every read goes through the engine's operator face (portal/outbox/operator.py).
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from portal.outbox import clock, events, listing
+from portal.core import clock
+from portal.outbox import operator
 from portal.outbox.operator import eligible_actions, is_unknown_outcome
 from portal.outbox.statuses import ALL
 
@@ -24,16 +25,16 @@ class CountGrid:
 
 
 def count_grid(db) -> CountGrid:
-    counts = listing.family_status_counts(db)
+    counts = operator.family_status_counts(db)
     present = {status for by_status in counts.values() for status in by_status}
     return CountGrid(families=sorted(counts), statuses=[s for s in ALL if s in present], counts=counts)
 
 
 def outbox_filter(
     *, status: str = "", family: str = "", q: str = "", created_from: date | None = None, created_to: date | None = None
-) -> listing.OutboxFilter:
+) -> operator.OutboxFilter:
     """The list's filters as the engine takes them: dates are whole UTC days, `to` inclusive."""
-    return listing.OutboxFilter(
+    return operator.OutboxFilter(
         status=status if status in ALL else "",
         family=family or "",
         recipient=(q or "").strip().lower(),
@@ -46,25 +47,25 @@ def _day_start(day: date) -> str:
     return clock.iso(datetime.combine(day, time.min).replace(tzinfo=UTC))
 
 
-def outbox_page(db, filters: listing.OutboxFilter, cursor: str | None) -> listing.OutboxPage:
-    return listing.outbox_page(db, filters, cursor)
+def outbox_page(db, filters: operator.OutboxFilter, cursor: str | None) -> operator.OutboxPage:
+    return operator.outbox_page(db, filters, cursor)
 
 
 @dataclass(frozen=True)
 class EmailDetail:
     row: dict
-    timeline: list[events.TimelineEntry]
+    timeline: list[operator.TimelineEntry]
     actions: list[str]  # what the row allows now
     unknown_outcome: bool
 
 
 def email_detail(db, outbox_id: str) -> EmailDetail | None:
-    row = listing.outbox_row(db, outbox_id)
+    row = operator.outbox_row(db, outbox_id)
     if row is None:
         return None
     return EmailDetail(
         row=row,
-        timeline=events.timeline(db, row),
+        timeline=operator.timeline(db, row),
         actions=eligible_actions(row),
         unknown_outcome=is_unknown_outcome(row),
     )

@@ -3,14 +3,12 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from portal.access import roles_required
 from portal.console import operations, queries
 from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
-from portal.db import AmbiguousCommitError, DatabaseBusyError
-from portal.extensions import portal_context
-from portal.outbox.lookup import ask_provider
-from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused
-from portal.outbox.rate_limit import rate_limit_for
+from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused, ask_provider, rate_limit_for
+from portal.web.access import roles_required
+from portal.web.extensions import portal_context
 
 bp = Blueprint("console", __name__, url_prefix="/admin/outbox")
 

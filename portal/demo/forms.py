@@ -1,9 +1,9 @@
 from wtforms import StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
+from portal.core.text import strip
 from portal.demo.operations import EMAIL_MAX, MESSAGE_MAX, NAME_MAX
-from portal.public_forms import PublicForm, work_email_field
-from portal.text import strip
+from portal.web.public_forms import PublicForm, work_email_field
 
 
 class DemoRequestForm(PublicForm):

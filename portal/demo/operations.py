@@ -15,9 +15,10 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
+from portal.core import clock
+from portal.core.text import InputError, normalise_email, one_line, paragraphs
 from portal.demo.emails import demo_emails
-from portal.outbox import clock, write_then_publish
-from portal.text import InputError, normalise_email, one_line, paragraphs
+from portal.outbox import write_then_publish
 
 log = logging.getLogger(__name__)
 

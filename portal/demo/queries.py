@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox.clock import display_time
-from portal.paging import PER_PAGE, Page, like_pattern, limits
+from portal.core.clock import display_time
+from portal.core.db import Database
+from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 from flask import Blueprint, redirect, render_template, request, url_for
 
-from portal.access import public
 from portal.demo import operations
 from portal.demo.forms import DemoRequestForm
-from portal.extensions import portal_context
-from portal.public_forms import accept_public_form, public_form_limits
+from portal.web.access import public
+from portal.web.extensions import portal_context
+from portal.web.public_forms import accept_public_form, public_form_limits
 
 bp = Blueprint("demo", __name__)
 

@@ -1,1 +1,26 @@
-"""Invitations: a manager invites colleagues; an invited person accepts and gets an account."""
+"""Invitations: a manager invites colleagues; an invited person accepts and gets an account.
+
+Other areas use this one only through the names below (its face; tests/test_floors.py).
+"""
+
+from portal.invitations.display import invitation_view
+from portal.invitations.operations import (
+    InvitationError,
+    OpenedInvitation,
+    insert_invitation,
+    invite_manager,
+    resend_manager_invitation,
+)
+from portal.invitations.queries import invitation_page
+from portal.invitations.tokens import accept_url
+
+__all__ = [
+    "InvitationError",
+    "OpenedInvitation",
+    "accept_url",
+    "insert_invitation",
+    "invitation_page",
+    "invitation_view",
+    "invite_manager",
+    "resend_manager_invitation",
+]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from portal.core.clock import display_date
+from portal.core.programmes import PROGRAMMES
 from portal.invitations.queries import InvitationRow
 from portal.outbox import statuses
-from portal.outbox.clock import display_date
-from portal.programmes import PROGRAMMES
 
 NOT_SENT = "not sent"
 EMAIL_STATE_WORDS = {

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from portal.core.programmes import PROGRAMMES
 from portal.invitations.tokens import accept_url
 from portal.outbox import EmailIntent, Family
-from portal.programmes import PROGRAMMES
 
 INVITATION = Family(
     name="invitation",

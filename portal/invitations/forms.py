@@ -2,10 +2,10 @@ from wtforms import PasswordField, RadioField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
-from portal.auth.operations import MIN_PASSWORD_LENGTH
-from portal.forms import PortalForm
+from portal.auth import MIN_PASSWORD_LENGTH
+from portal.core.programmes import PROGRAMMES
 from portal.invitations.addresses import MAX_ADDRESSES, parse_addresses
-from portal.programmes import PROGRAMMES
+from portal.web.forms import PortalForm
 
 
 class InviteForm(PortalForm):

@@ -12,16 +12,17 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from portal.auth.operations import AccountError, insert_user
-from portal.db import Database, json_array
+from portal.auth import AccountError, insert_user
+from portal.core import clock
+from portal.core.db import Database, json_array
+from portal.core.programmes import PROGRAMMES
+from portal.core.settings import Settings
+from portal.core.text import InputError, normalise_email
 from portal.invitations import tokens
 from portal.invitations.addresses import MAX_ADDRESSES
 from portal.invitations.emails import invitation_email, invitation_subject, manager_invitation_email
-from portal.outbox import clock, reads, write_then_publish
+from portal.outbox import reads, write_then_publish
 from portal.outbox.statuses import SETTLED
-from portal.programmes import PROGRAMMES
-from portal.settings import Settings
-from portal.text import InputError, normalise_email
 
 INVITATION_DAYS = 14
 

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database, json_array
+from portal.core import clock
+from portal.core.db import Database, json_array
 from portal.invitations import tokens
 from portal.invitations.emails import invitation_subject
-from portal.outbox import clock, reads
-from portal.paging import PER_PAGE, Page, like_pattern, limits
+from portal.outbox import reads
+from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,15 @@
 from flask import Blueprint, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
-from portal.access import current_company_id, public, roles_required
-from portal.auth.queries import load_user
-from portal.auth.sessions import start_session
-from portal.extensions import portal_context
+from portal.auth import load_user
 from portal.invitations import operations, queries
 from portal.invitations.addresses import MAX_ADDRESSES
 from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
-from portal.paging import page_number, search_text
+from portal.web.access import current_company_id, public, roles_required
+from portal.web.extensions import portal_context
+from portal.web.paging import page_number, search_text
+from portal.web.sessions import start_session
 
 bp = Blueprint("invitations", __name__, url_prefix="/invitations")
 
@@ -95,7 +95,7 @@ def revoke(invitation_id: int):
 
 # The link's token is exchanged for session state on the first GET and the browser is sent to a
 # clean URL, so the token is not in the address bar, the history, a Referer or any later request
-# line (the first request line is redacted by portal/access_log.py).
+# line (the first request line is redacted by portal/web/access_log.py).
 _TOKEN_KEY = "invitation_token"
 
 

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 
-from portal.settings import Settings
+from portal.core.settings import Settings
 
 ACCEPT_PATH = "/invitations/accept/"
 

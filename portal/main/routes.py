@@ -1,8 +1,8 @@
 from flask import Blueprint, jsonify, redirect, url_for
 from flask_login import current_user
 
-from portal.access import public
-from portal.extensions import portal_context
+from portal.web.access import public
+from portal.web.extensions import portal_context
 
 bp = Blueprint("main", __name__)
 

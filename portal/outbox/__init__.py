@@ -1,14 +1,45 @@
 """The email engine. It never imports Flask or any area: the web app and the worker call it with
-their handles (a database, Redis, settings, the provider and the registered families).
+their handles (`PortalContext`: a database, Redis, settings, the provider and the registered families).
 
-What an area needs:
-- `Family` to declare its emails (in `<area>/emails.py`, listed in `portal/email_families.py`);
-- `EmailIntent` and `write_then_publish` to write rows and their emails in one transaction;
-- the read functions in `portal.outbox.reads` to show email state.
+Everything above the engine reaches it through its faces, named in `FACES` and nowhere else:
+- this module, for an area's emails: `Family` to declare them (in `<area>/emails.py`, listed in
+  `portal/email_families.py`), `EmailIntent` and `write_then_publish` to write rows and their
+  emails in one transaction, `PeriodicTask` for a scheduled pass;
+- `portal.outbox.reads` to show email state, and `portal.outbox.statuses` to name it;
+- `portal.outbox.operator` for the console, the suppression list, the CLI and /metrics;
+- `portal.outbox.receipts` for the provider's delivery receipts.
 """
 
-from portal.outbox.families import Family
+from portal.outbox.families import Family, FamilyRegistry
+from portal.outbox.handles import PortalContext
 from portal.outbox.intents import EmailIntent
+from portal.outbox.periodic import PeriodicTask
+from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
+from portal.outbox.rendering import Attachment
+from portal.outbox.retry import RetryPolicy
+from portal.outbox.rows import cancel_unattempted
 from portal.outbox.unit_of_work import EmailWork, write_then_publish
 
-__all__ = ["EmailIntent", "EmailWork", "Family", "write_then_publish"]
+FACES = (
+    "portal.outbox",
+    "portal.outbox.reads",
+    "portal.outbox.statuses",
+    "portal.outbox.operator",
+    "portal.outbox.receipts",
+)
+
+__all__ = [
+    "BULK_EMAIL_QUEUE",
+    "EMAIL_QUEUE",
+    "FACES",
+    "Attachment",
+    "EmailIntent",
+    "EmailWork",
+    "Family",
+    "FamilyRegistry",
+    "PeriodicTask",
+    "PortalContext",
+    "RetryPolicy",
+    "cancel_unattempted",
+    "write_then_publish",
+]

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database, Statement
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database, Statement
+from portal.core.settings import Settings
 from portal.outbox.statuses import PROCESSING, WAITING, sql_list
-from portal.settings import Settings
 
 DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
 

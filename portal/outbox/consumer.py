@@ -14,10 +14,10 @@ from datetime import timedelta
 
 from rq import get_current_job
 
-from portal.observability.log_context import envelope_context
+from portal.core.log_context import envelope_context
 from portal.outbox.delivery import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
-from portal.outbox.handles import EmailHandles
+from portal.outbox.handles import PortalContext
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
 from portal.outbox.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
 from portal.outbox.retry import family_max_attempts, family_retry_delay
@@ -29,16 +29,16 @@ from portal.outbox.rows import mark_unclaimed_row_failed, row_age_seconds, settl
 UNKNOWN_FAMILY_GRACE_SECONDS = 3600
 
 log = logging.getLogger(__name__)
-_context: EmailHandles | None = None
+_context: PortalContext | None = None
 
 
-def use_context(context: EmailHandles | None) -> None:
+def use_context(context: PortalContext | None) -> None:
     """The worker sets its context once at start; jobs read it here."""
     global _context
     _context = context
 
 
-def _current_context() -> EmailHandles:
+def _current_context() -> PortalContext:
     if _context is None:
         raise RuntimeError("the outbox worker context is not set; start workers with worker.py")
     return _context
@@ -60,7 +60,7 @@ def deliver_dead_letter(envelope) -> str:
         return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
 
 
-def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) -> str:
+def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool) -> str:
     """Returns what was decided; raising makes RQ keep the job as failed (the relay recovers the row)."""
     if not is_valid_envelope(body):
         log.warning("acknowledged an invalid envelope")
@@ -100,14 +100,14 @@ def handle_message(ctx: EmailHandles, body, *, attempt: int, dead_letter: bool) 
         return f"retry:{type(error).__name__}"
 
 
-def _maybe_newer_family(ctx: EmailHandles, outbox_id: str) -> bool:
+def _maybe_newer_family(ctx: PortalContext, outbox_id: str) -> bool:
     if not OUTBOX_ID.match(outbox_id):
         return False
     age = row_age_seconds(ctx.db, outbox_id)
     return age is not None and age < UNKNOWN_FAMILY_GRACE_SECONDS
 
 
-def schedule_retry(ctx: EmailHandles, body: dict, attempt: int, delay_seconds: float, family=None) -> None:
+def schedule_retry(ctx: PortalContext, body: dict, attempt: int, delay_seconds: float, family=None) -> None:
     """Re-deliver after the delay, or hand the message to the dead-letter queue once the family's
     attempts (or the settings', for a family without its own policy) run out."""
     if attempt >= family_max_attempts(family, ctx.settings):

@@ -13,12 +13,13 @@ import logging
 import time
 from dataclasses import dataclass
 
-from portal.outbox import clock, metrics
+from portal.core import clock
+from portal.outbox import metrics
 from portal.outbox import provider as answers
 from portal.outbox.claims import ClaimedRow
 from portal.outbox.families import Family
 from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_or_replay, payload_of, replay_frozen
-from portal.outbox.handles import EmailHandles
+from portal.outbox.handles import PortalContext
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent
@@ -42,7 +43,7 @@ class DeliveryOutcome:
     attempt: int = 0
 
 
-def deliver_outbox_row(ctx: EmailHandles, outbox_id: str, family: Family) -> DeliveryOutcome:
+def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family) -> DeliveryOutcome:
     settings, db = ctx.settings, ctx.db
     max_attempts = family_max_attempts(family, settings)
     # A first attempt is rendered before the claim, so its payload is frozen in the claim's own

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database
 from portal.outbox.statuses import (
     CANCELLED,
     DEAD_LETTER,

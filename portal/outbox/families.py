@@ -13,10 +13,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from portal.core.settings import Settings
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
 from portal.outbox.rendering import Attachment, RenderedEmail, render_bodies
 from portal.outbox.retry import RetryPolicy
-from portal.settings import Settings
 
 OUTBOX_ID = re.compile(r"^([a-z]{3})_([0-9a-f]{32})$")
 
@@ -41,7 +41,7 @@ def _no_headers(data: dict, settings: Settings) -> dict[str, str]:
 class Family:
     name: str  # the `family` column and tag
     id_prefix: str  # outbox IDs are f"{id_prefix}_{32 hex digits}"
-    template: str  # portal/templates/emails/<template>.{html,txt}
+    template: str  # templates/emails/<template>.{html,txt}
     template_version: int
     subject: Callable[[dict], str]
     reply_to: Callable[[dict, Settings], str | None] = _no_reply_to

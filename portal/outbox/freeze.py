@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 
-from portal.db import Database, Statement
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database, Statement
 from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
 from portal.outbox.rendering import Attachment, RenderedEmail
 from portal.outbox.rows import record_first_attempt

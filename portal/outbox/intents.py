@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from portal.db import json_array
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import json_array
+from portal.core.settings import Settings
 from portal.outbox.families import Family
 from portal.outbox.rendering import LAYOUT_VERSION
 from portal.outbox.rows import ALWAYS_DUE
 from portal.outbox.statuses import PENDING
-from portal.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.core.db import Database
 from portal.outbox import reads
 from portal.outbox.statuses import ALL
 

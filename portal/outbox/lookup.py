@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from redis.exceptions import RedisError
 from resend.exceptions import ResendError
 
-from portal.outbox import clock
+from portal.core import clock
 from portal.outbox.provider import clean_tag
 
 PAGE_SIZE = 100

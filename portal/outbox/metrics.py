@@ -26,7 +26,7 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from portal.outbox import clock
+from portal.core import clock
 from portal.outbox.reads import family_status_counts
 from portal.outbox.statuses import ALL, PENDING, RETRY
 

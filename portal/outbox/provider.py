@@ -19,8 +19,8 @@ import urllib3
 from resend.exceptions import ResendError
 from resend.http_client import HTTPClient
 
+from portal.core.settings import Settings
 from portal.outbox.rendering import RenderedEmail
-from portal.settings import Settings
 
 LOCAL_MODEL_API_KEY = "re_local_provider_model"
 DEFAULT_API_URL = "https://api.resend.com"

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from redis import Redis
 from rq import Queue
 
-from portal.db import Database
-from portal.observability.log_context import current_request_id
+from portal.core.db import Database
+from portal.core.log_context import current_request_id
+from portal.core.settings import Settings
 from portal.outbox.queues import EMAIL_QUEUE, build_envelope, queue_named
 from portal.outbox.rows import record_publication
 from portal.outbox.statuses import ENQUEUED, PENDING
-from portal.settings import Settings
 
 log = logging.getLogger(__name__)
 PUBLISH_TRIES = 3

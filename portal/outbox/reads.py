@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.db import Database, json_array
+from portal.core.db import Database, json_array
 from portal.outbox.statuses import UNSETTLED, sql_list
 
 _LATEST_FOR_SUBJECTS = sa.text(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from email.utils import parseaddr
 from typing import Any
 
-from portal.outbox import clock
+from portal.core import clock
 
 MAX_EVENT_TYPE_LENGTH = 100
 MAX_ID_LENGTH = 256

@@ -24,9 +24,10 @@ first; both receipts are kept, with their outcome, for a person to read.
 
 from __future__ import annotations
 
-from portal.db import Database, Statement
-from portal.outbox import clock, metrics
-from portal.outbox.receipt_events import Receipt, parse_receipt
+from portal.core import clock
+from portal.core.db import Database, Statement
+from portal.outbox import metrics
+from portal.outbox.receipt_events import MalformedReceipt, Receipt, parse_receipt
 from portal.outbox.rows import advance_on_receipt, settle_from_receipt_tag
 from portal.outbox.statuses import (
     BOUNCED,
@@ -76,6 +77,9 @@ assert {status for status in EVENT_STATUS.values() if status} == set(RECEIPT_RAN
 # ignore or another environment's mail; retention.py deletes them after RECEIPT_RETENTION_DAYS.
 # The receipt is stored already processed, the transaction's last statement; a row stored
 # unprocessed (by an older version that stored first) is completed, never one processed before.
+# The receipts face: what the webhook area uses (portal.outbox.FACES).
+__all__ = ["DUPLICATE", "OUTCOMES", "MalformedReceipt", "apply_receipt_event"]
+
 _RECORD_RECEIPT = Statement(
     """
     INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox import clock, metrics
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.settings import Settings
+from portal.outbox import metrics
 from portal.outbox.publish import PublishResult, publish_outbox_rows
 from portal.outbox.statuses import UNSETTLED, sql_list
-from portal.settings import Settings
 
 BATCH = 500
 

@@ -1,4 +1,4 @@
-"""Email bodies from portal/templates/emails/, rendered without Flask so the worker can use them.
+"""Email bodies from templates/emails/, rendered without Flask so the worker can use them.
 
 Every email shares templates/emails/_layout.html; LAYOUT_VERSION is recorded on each outbox row
 so a person can tell which layout an email was first rendered with.
@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from portal.core.resources import TEMPLATES_DIR
+
 LAYOUT_VERSION = 1
-EMAIL_TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "emails"
+EMAIL_TEMPLATES = TEMPLATES_DIR / "emails"
 
 
 @dataclass(frozen=True)

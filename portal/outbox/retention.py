@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from portal.db import Database, Statement
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database, Statement
+from portal.core.settings import Settings
 from portal.outbox.statuses import SETTLED, sql_list
-from portal.settings import Settings
 
 ERASED_RECIPIENT = ""
 ERASED_INPUT = "{}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from portal.settings import Settings
+from portal.core.settings import Settings
 
 
 def retry_delay(attempt: int, settings: Settings, retry_after: float | None = None, rng=random) -> float:

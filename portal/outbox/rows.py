@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.db import Database, Statement, json_array
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database, Statement, json_array
 from portal.outbox.statuses import (
     CANCELLED,
     DEAD_LETTER,

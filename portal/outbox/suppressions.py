@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.db import Database, Statement
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.db import Database, Statement
+from portal.core.text import normalise_email
 from portal.outbox.rows import RECEIPT_UNPROCESSED
-from portal.text import normalise_email
 
 LIST_LIMIT = 200
 SOURCE_ADMIN = "admin"

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 
 import sqlalchemy as sa
 
+from portal.core.settings import Settings
 from portal.outbox.intents import EmailIntent, add_outbox_rows
 from portal.outbox.publish import PublishResult, publish_outbox_rows
-from portal.settings import Settings
 
 
 class EmailWork:

@@ -25,10 +25,10 @@ from rq import SimpleWorker
 from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 
-from portal.observability.heartbeat import start_heartbeat
-from portal.observability.logs import configure_logging
+from portal.core.heartbeat import start_heartbeat
+from portal.core.logs import configure_logging
 from portal.outbox.consumer import use_context
-from portal.outbox.handles import EmailHandles
+from portal.outbox.handles import PortalContext
 from portal.outbox.periodic import PeriodicTask, start_periodic
 from portal.outbox.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
 from portal.outbox.rate_limit import stopping
@@ -86,7 +86,7 @@ def worker_queues(redis) -> list:
     return [email_queue(redis), dead_letter_queue(redis), queue_named(redis, BULK_EMAIL_QUEUE)]
 
 
-def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
+def run_relay_once_with_lock(ctx: PortalContext) -> bool:
     """One relay pass, unless another worker holds the lock; True if this call ran it."""
     token = uuid.uuid4().hex
     lock_seconds = max(ctx.settings.relay_interval_seconds, 30)
@@ -107,7 +107,7 @@ def run_relay_once_with_lock(ctx: EmailHandles) -> bool:
     return True
 
 
-def run_daily_purge_with_lock(ctx: EmailHandles) -> bool:
+def run_daily_purge_with_lock(ctx: PortalContext) -> bool:
     """The retention purge, at most once a day across all workers; True if this call ran it."""
     if not ctx.redis.set(PURGE_LOCK_KEY, "1", nx=True, ex=86400):
         return False
@@ -116,7 +116,7 @@ def run_daily_purge_with_lock(ctx: EmailHandles) -> bool:
     return True
 
 
-def _relay_loop(ctx: EmailHandles, stop: threading.Event) -> None:
+def _relay_loop(ctx: PortalContext, stop: threading.Event) -> None:
     while not stop.wait(ctx.settings.relay_interval_seconds):
         try:
             run_relay_once_with_lock(ctx)
@@ -125,7 +125,7 @@ def _relay_loop(ctx: EmailHandles, stop: threading.Event) -> None:
             log.warning("relay pass failed: %s", type(error).__name__)
 
 
-def _scheduler_loop(ctx: EmailHandles, stop: threading.Event) -> None:
+def _scheduler_loop(ctx: PortalContext, stop: threading.Event) -> None:
     """RQ's scheduler (it moves delayed retries onto the queue when due), in a thread of ours
     instead of RQ's own process, which dies with a chain of tracebacks when Redis restarts and is
     not started again for minutes. One line when Redis goes away, one when it is back."""
@@ -154,7 +154,7 @@ def _scheduler_loop(ctx: EmailHandles, stop: threading.Event) -> None:
         pass
 
 
-def wait_for_redis(ctx: EmailHandles, stop: threading.Event | None = None) -> bool:
+def wait_for_redis(ctx: PortalContext, stop: threading.Event | None = None) -> bool:
     """Block until Redis answers, one log line per try; False if asked to stop first."""
     tries, pause = 0, 0.5
     while True:
@@ -180,7 +180,7 @@ def wait_for_redis(ctx: EmailHandles, stop: threading.Event | None = None) -> bo
         pause = min(pause * 2, REDIS_WAIT_CAP_SECONDS)
 
 
-def run_worker(ctx: EmailHandles, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
+def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
     """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles.
 
     `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay, not in burst mode."""

@@ -1,1 +1,10 @@
-"""The people of a partner company: colleagues who left are deactivated, a second manager is invited."""
+"""The people of a partner company: colleagues who left are deactivated, a second manager is invited.
+
+Other areas use this one only through the names below (its face; tests/test_floors.py).
+"""
+
+from portal.people.queries import people_page
+
+__all__ = [
+    "people_page",
+]

@@ -1,7 +1,7 @@
 from wtforms import EmailField
 from wtforms.validators import DataRequired, Email, Length
 
-from portal.forms import PortalForm
+from portal.web.forms import PortalForm
 
 
 class InviteManagerForm(PortalForm):

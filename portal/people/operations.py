@@ -6,12 +6,12 @@ import logging
 
 import sqlalchemy as sa
 
-from portal.attendance.memberships import end_membership
-from portal.auth.operations import end_all_sessions
-from portal.db import Database
-from portal.outbox import clock, reads
-from portal.outbox.rows import cancel_unattempted
-from portal.text import InputError
+from portal.attendance import end_membership
+from portal.auth import end_all_sessions
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.text import InputError
+from portal.outbox import cancel_unattempted, reads
 
 log = logging.getLogger(__name__)
 LEFT_THE_COMPANY = "recipient_deactivated"  # the cancelled rows' reason

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox.clock import display_date
-from portal.paging import PER_PAGE, Page, like_pattern, limits
-from portal.programmes import PROGRAMMES
+from portal.core.clock import display_date
+from portal.core.db import Database
+from portal.core.programmes import PROGRAMMES
+from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 PERSON_STATES = ("active", "deactivated")
 ROLE_WORDS = {"manager": "Manager", "employee": "Volunteer"}

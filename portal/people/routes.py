@@ -1,12 +1,12 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from portal.access import current_company_id, roles_required
-from portal.extensions import portal_context
-from portal.invitations.operations import InvitationError, invite_manager
-from portal.paging import page_number, search_text
+from portal.invitations import InvitationError, invite_manager
 from portal.people import operations, queries
 from portal.people.forms import ConfirmForm, InviteManagerForm
+from portal.web.access import current_company_id, roles_required
+from portal.web.extensions import portal_context
+from portal.web.paging import page_number, search_text
 
 bp = Blueprint("people", __name__, url_prefix="/people")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from portal.programmes import PROGRAMMES
+from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import Figures
 
 WIDTH = 340  # viewBox units: about 1:1 on a phone, at most 420 px wide on a wide screen

@@ -7,8 +7,8 @@ import getpass
 import click
 from flask.cli import AppGroup
 
-from portal.extensions import portal_context
 from portal.reports.runs import RunError, backfill, run_due
+from portal.web.extensions import portal_context
 
 reports_cli = AppGroup("reports", help="Report emails: the schedule and backfills.")
 

@@ -14,11 +14,11 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox.clock import now_iso
-from portal.programmes import PROGRAMMES
+from portal.core.clock import now_iso
+from portal.core.db import Database
+from portal.core.periods import Period
+from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import Cell, Figures, read_figures
-from portal.reports.periods import Period
 from portal.reports.queries import (
     Closure,
     ReportSettings,

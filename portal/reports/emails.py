@@ -11,9 +11,7 @@ from __future__ import annotations
 import base64
 from urllib.parse import urlencode
 
-from portal.outbox import EmailIntent, Family, statuses
-from portal.outbox.rendering import Attachment
-from portal.outbox.retry import RetryPolicy
+from portal.outbox import Attachment, EmailIntent, Family, RetryPolicy, statuses
 from portal.reports.email_content import headline, report_from_input
 
 # 5 min, 10, 20 … capped at 4 h: the nine waits add up to about 17 hours (< 24 h), then the dead-letter queue.

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 
-from portal.outbox.clock import parse
-from portal.programmes import PROGRAMMES
+from portal.core.clock import parse
+from portal.core.programmes import PROGRAMMES
 from portal.reports.queries import SessionLine
 from portal.reports.report import Report
 

@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.db import Database, json_array
-from portal.programmes import PROGRAMMES
+from portal.core.db import Database, json_array
+from portal.core.programmes import PROGRAMMES
 from portal.reports.query import ReportQuery
 
 DENOMINATOR = "employees"

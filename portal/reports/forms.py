@@ -15,10 +15,10 @@ from wtforms import RadioField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired
 
-from portal.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, RequestIdField, day_out_of_range
-from portal.reports.periods import Period, add_months, presets
+from portal.core.periods import Period, add_months, presets
 from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 from portal.reports.schedule import FREQUENCIES
+from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, RequestIdField, day_out_of_range
 
 MAX_YEARS = 5
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

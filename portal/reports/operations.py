@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox.clock import now_iso
+from portal.core.clock import now_iso
+from portal.core.db import Database
+from portal.core.periods import Period
 from portal.reports.figures import read_figures
 from portal.reports.forms import SettingsInput
-from portal.reports.periods import Period
 from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
 
 

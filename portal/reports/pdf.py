@@ -10,11 +10,11 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
-from portal.programmes import PROGRAMMES
+from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import METHOD, SDGS, crosswalk
+from portal.reports.masking import suppress_list, suppress_table
 from portal.reports.report import Report
-from portal.reports.suppression import suppress_list, suppress_table
 
 FONT_DIR = Path("/usr/share/fonts/truetype/liberation")  # Debian's fonts-liberation, which `make test` installs
 INK, MUTED, BRAND, BRAND_ALT, LINE = (29, 36, 51), (91, 100, 117), (11, 92, 173), (120, 170, 220), (217, 222, 232)

@@ -11,10 +11,10 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.db import Database, json_array
-from portal.programmes import PROGRAMMES
+from portal.core.db import Database, json_array
+from portal.core.periods import Period
+from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import COUNTED_SCOPE, Figures
-from portal.reports.periods import Period
 from portal.reports.query import ReportQuery
 
 
@@ -225,6 +225,6 @@ def volunteer_sessions(db: Database, *, company_id: int, user_id: int) -> tuple[
 
 
 def local_date(held_at: str, tz: ZoneInfo) -> str:
-    from portal.outbox.clock import parse
+    from portal.core.clock import parse
 
     return parse(held_at).astimezone(tz).date().isoformat()

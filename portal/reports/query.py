@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from portal.programmes import PROGRAMMES
-from portal.reports.periods import Period
+from portal.core.periods import Period
+from portal.core.programmes import PROGRAMMES
 
 PROGRAMME_CHOICES = ("all", *PROGRAMMES)
 

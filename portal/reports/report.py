@@ -12,9 +12,9 @@ from datetime import date
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from portal.db import Database
-from portal.outbox.clock import now_iso, parse
-from portal.programmes import PROGRAMMES
+from portal.core.clock import now_iso, parse
+from portal.core.db import Database
+from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, report_figures
 from portal.reports.queries import Closure, ReportSettings, closure_for, corrections_since, report_settings
 from portal.reports.query import ReportQuery

@@ -11,11 +11,10 @@ from datetime import UTC, date, datetime
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
 from flask_login import current_user
 
-from portal.access import current_company_id, roles_required
-from portal.extensions import portal_context
+from portal.core.clock import now_iso, parse
+from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone
+from portal.core.programmes import PROGRAMMES
 from portal.outbox import reads
-from portal.outbox.clock import now_iso, parse
-from portal.programmes import PROGRAMMES
 from portal.reports import charts, exports, operations, pdf, queries, runs, subscriptions
 from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.emails import DELIVERY_WORDS
@@ -26,9 +25,10 @@ from portal.reports.forms import (
     parse_report_query,
     parse_settings_form,
 )
-from portal.reports.periods import MONTH_NAMES, closable_years, presets, report_timezone
 from portal.reports.report import build_report, today_in
 from portal.reports.schedule import FREQUENCIES, MONTHLY, OFF, closes_at, last_closed, period_for
+from portal.web.access import current_company_id, roles_required
+from portal.web.extensions import portal_context
 
 bp = Blueprint("reports", __name__)
 

@@ -16,12 +16,13 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from portal.db import json_array
-from portal.outbox import clock, write_then_publish
-from portal.outbox.periodic import PeriodicTask
+from portal.core import clock
+from portal.core.db import json_array
+from portal.core.periods import Period, report_timezone
+from portal.core.text import InputError
+from portal.outbox import PeriodicTask, write_then_publish
 from portal.reports.email_content import email_input
 from portal.reports.emails import run_email, test_email
-from portal.reports.periods import Period, report_timezone
 from portal.reports.schedule import (
     MONTHLY,
     OFF,
@@ -34,7 +35,6 @@ from portal.reports.schedule import (
     period_key,
 )
 from portal.reports.subscriptions import frequency_of_user, save_subscription, subscribed_companies, subscribers
-from portal.text import InputError
 
 log = logging.getLogger(__name__)
 SCHEDULE, BACKFILL = "schedule", "backfill"

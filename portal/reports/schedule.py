@@ -11,7 +11,7 @@ import re
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from portal.reports.periods import MONTH_NAMES, Period, add_months
+from portal.core.periods import MONTH_NAMES, Period, add_months
 
 MONTHLY, QUARTERLY, OFF = "monthly", "quarterly", "off"
 FREQUENCIES = {MONTHLY: "Every month", QUARTERLY: "Every quarter", OFF: "Off"}

@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from portal.db import Database
-from portal.outbox.clock import now_iso
+from portal.core.clock import now_iso
+from portal.core.db import Database
 from portal.reports.schedule import FREQUENCIES, OFF
 
 

@@ -1,8 +1,8 @@
 from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Email, Length
 
-from portal.forms import PortalForm
-from portal.text import strip
+from portal.core.text import strip
+from portal.web.forms import PortalForm
 
 REASON_MAX = 200
 

@@ -1,12 +1,12 @@
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from portal.access import roles_required
-from portal.extensions import portal_context
-from portal.outbox import suppressions
-from portal.paging import Page, limits, page_number
+from portal.core.text import normalise_email
+from portal.outbox import operator
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
-from portal.text import normalise_email
+from portal.web.access import roles_required
+from portal.web.extensions import portal_context
+from portal.web.paging import Page, limits, page_number
 
 bp = Blueprint("suppressions", __name__, url_prefix="/admin/suppressions")
 
@@ -15,7 +15,7 @@ def _render_index(add_form: AddSuppressionForm, status: int = 200):
     search = SearchForm(request.args)
     query = search.q.data if search.validate() else ""
     number = page_number(request.args.get("page"))
-    rows, total = suppressions.list_suppressions(portal_context().db, query, **limits(number))
+    rows, total = operator.list_suppressions(portal_context().db, query, **limits(number))
     return render_template(
         "suppressions/index.html",
         search=search,
@@ -23,7 +23,7 @@ def _render_index(add_form: AddSuppressionForm, status: int = 200):
         rows=rows,
         page=Page(items=rows, total=total, number=number),
         add_form=add_form,
-        recent=suppressions.history(portal_context().db),
+        recent=operator.suppression_history(portal_context().db),
     ), status
 
 
@@ -39,10 +39,10 @@ def add():
     form = AddSuppressionForm()
     if form.validate_on_submit():
         try:
-            suppressions.add_suppression(
+            operator.add_suppression(
                 portal_context().db, email=form.email.data, reason=form.reason.data, actor_user_id=current_user.id
             )
-        except suppressions.SuppressionError as error:
+        except operator.SuppressionError as error:
             form.email.errors.append(str(error))
         else:
             flash(f"{normalise_email(form.email.data)} will not be emailed.", "success")
@@ -56,7 +56,7 @@ def add():
 @roles_required("admin")
 def confirm_remove():
     email = normalise_email(request.form.get("email", ""))
-    if not suppressions.is_suppressed(portal_context().db, email):
+    if not operator.is_suppressed(portal_context().db, email):
         flash("That address is not on the suppression list.", "warning")
         return redirect(url_for("suppressions.index"))
     return _render_remove(RemoveSuppressionForm(formdata=None, data={"email": email}), email, status=200)
@@ -68,10 +68,10 @@ def remove():
     form = RemoveSuppressionForm()
     if form.validate_on_submit():
         try:
-            suppressions.remove_suppression(
+            operator.remove_suppression(
                 portal_context().db, email=form.email.data, reason=form.reason.data, actor_user_id=current_user.id
             )
-        except suppressions.SuppressionError as error:
+        except operator.SuppressionError as error:
             form.form_errors.append(str(error))
         else:
             flash(f"{normalise_email(form.email.data)} may be emailed again.", "success")
@@ -84,5 +84,5 @@ def _render_remove(form: RemoveSuppressionForm, email: str, *, status: int):
         "suppressions/remove.html",
         form=form,
         email=email,
-        events=suppressions.history(portal_context().db, email) if email else [],
+        events=operator.suppression_history(portal_context().db, email) if email else [],
     ), status

@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 from http import HTTPStatus
 
-from flask import Blueprint, Flask
+from flask import Flask
 
-from portal.access import PUBLIC, enforce_declared_access
-from portal.extensions import EXTENSION_KEY
+from portal.web.access import PUBLIC
+from portal.web.lean_app import create_lean_app
 from portal.webhooks.routes import ANSWER_BODIES, answer_receipt, bp, extra_headers
 
 MOUNT_POINT = "/webhooks"
@@ -31,17 +31,6 @@ _SIGNATURE_ENVIRON = {
     "svix-signature": "HTTP_SVIX_SIGNATURE",
 }
 _STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
-
-
-def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_bytes: int, testing: bool) -> Flask:
-    """An app for senders that are servers, not browsers (no sessions, CSRF or layout), sharing the
-    portal's PortalContext; every view still declares who may call it."""
-    app = Flask(import_name)
-    app.config.update(TESTING=testing, MAX_CONTENT_LENGTH=max_bytes)
-    app.extensions[EXTENSION_KEY] = context
-    app.before_request(enforce_declared_access)
-    app.register_blueprint(blueprint)
-    return app
 
 
 def create_webhook_app(context, *, testing: bool = False) -> Flask:

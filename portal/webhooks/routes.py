@@ -18,10 +18,9 @@ from collections.abc import Mapping
 
 from flask import Blueprint, Response, current_app, request
 
-from portal.access import public
-from portal.extensions import portal_context
-from portal.outbox.receipt_events import MalformedReceipt
-from portal.outbox.receipts import DUPLICATE, OUTCOMES, apply_receipt_event
+from portal.outbox.receipts import DUPLICATE, OUTCOMES, MalformedReceipt, apply_receipt_event
+from portal.web.access import public
+from portal.web.extensions import portal_context
 from portal.webhooks.signature import SignatureError, verify_signature
 
 bp = Blueprint("webhooks", __name__)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from portal.db import Database
+from portal.core.db import Database
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from portal.applications import operations
-from portal.db import AmbiguousCommitError, Database, DatabaseBusyError
+from portal.core.db import AmbiguousCommitError, Database, DatabaseBusyError
 from portal.email_families import FAMILIES
 from portal.invitations import tokens
 

@@ -145,8 +145,8 @@ def test_logs_name_no_address_and_no_secret(post_attendance, settings, caplog, a
 
 
 def test_the_mounted_api_app_declares_access_and_answers_only_its_route(app, client):
-    from portal.access import PUBLIC
     from portal.attendance.app import create_api_app
+    from portal.web.access import PUBLIC
 
     api = create_api_app(app.extensions["portal"])
     rules = {

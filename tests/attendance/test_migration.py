@@ -4,9 +4,9 @@ import shutil
 
 import sqlalchemy as sa
 
-from portal import schema
 from portal.attendance.queries import company_attendance
-from portal.db import Database
+from portal.core import schema
+from portal.core.db import Database
 
 
 def test_old_attendance_and_users_carry_over(tmp_path):

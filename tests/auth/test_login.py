@@ -3,7 +3,7 @@ import re
 from devtools.processes import free_port
 from portal import create_app
 from portal.auth import throttle
-from portal.extensions import EXTENSION_KEY
+from portal.web.extensions import EXTENSION_KEY
 from tests.conftest import PASSWORD, AuthActions
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from portal.campaigns import operations
 from portal.campaigns.sending import campaign_pass
-from portal.outbox import clock
+from portal.core import clock
 
 
 def compose(client, form_token, **fields):

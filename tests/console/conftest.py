@@ -17,7 +17,7 @@ def unknown_outcome(ctx, make_outbox_row, provider_model, deliver, make_due):
     500), and by the retry the provider's idempotency window had passed. Returns the row's ID."""
     import sqlalchemy as sa
 
-    from portal.outbox import clock
+    from portal.core import clock
 
     def make(recipient="ada@example.org", lost_after_accept=True):
         outbox_id = make_outbox_row(recipient=recipient, publish=True)

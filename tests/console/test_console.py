@@ -7,7 +7,7 @@ import re
 
 import sqlalchemy as sa
 
-from portal.outbox import clock
+from portal.core import clock
 from portal.outbox.queues import email_queue
 from tests.pages import csrf_from
 

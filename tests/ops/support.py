@@ -14,7 +14,7 @@ import requests
 
 from devtools.processes import free_port, stop_process, wait_for_port
 from devtools.provider_model import ProviderModel
-from portal.settings import DEV_WEBHOOK_SECRET
+from portal.core.settings import DEV_WEBHOOK_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from devtools.processes import stop_process
 from devtools.testing import process_env, wait_until
 from portal import create_app
-from portal.extensions import EXTENSION_KEY
-from portal.observability.heartbeat import HEARTBEATS_KEY, STALE_AFTER_SECONDS, beat
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.heartbeat import HEARTBEATS_KEY, STALE_AFTER_SECONDS, beat
+from portal.web.extensions import EXTENSION_KEY
 from tests.ops.support import ROOT
 from tests.ops.test_metrics import parse, value
 

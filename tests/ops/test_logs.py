@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import logging
 
-from portal.observability.log_context import ContextFilter, envelope_context, log_context
-from portal.observability.logs import configure_logging
+from portal.core.log_context import ContextFilter, envelope_context, log_context
+from portal.core.logs import configure_logging
 from portal.outbox.queues import build_envelope, email_queue
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from portal import create_app
-from portal.extensions import EXTENSION_KEY
+from portal.web.extensions import EXTENSION_KEY
 
 PROXY = "10.0.0.7"  # what the portal sees as the peer when a proxy is in front
 

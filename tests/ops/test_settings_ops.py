@@ -2,7 +2,7 @@
 
 import pytest
 
-from portal.settings import ConfigError, Settings
+from portal.core.settings import ConfigError, Settings
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from devtools.processes import free_port, stop_process, wait_for_port
-from portal.db import Database
+from portal.core.db import Database
 
 RECORDER = """
 import json, sys
@@ -51,7 +51,7 @@ def test_the_auth_token_goes_in_the_bearer_header_not_the_url(recorder):
 def test_an_embedded_replica_keeps_its_file_name_and_takes_its_options():
     from sqlalchemy.engine import make_url
 
-    from portal.db import turso_connect_args
+    from portal.core.db import turso_connect_args
 
     url, args = turso_connect_args(
         make_url(

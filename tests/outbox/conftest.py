@@ -10,7 +10,7 @@ import pytest
 
 from devtools.processes import stop_process
 from devtools.testing import process_env
-from portal.context import PortalContext
+from portal.context import build_context
 from portal.outbox.consumer import use_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def settings(settings, provider_model):
 def ctx(settings):
     """The engine's PortalContext as worker.py builds it (no Flask app), on the outbox settings;
     it replaces the top-level `ctx`, so `db`, `count` and the row fixtures read through it."""
-    context = PortalContext.from_settings(settings)
+    context = build_context(settings)
     use_context(context)
     yield context
     use_context(None)

@@ -2,8 +2,8 @@
 
 import sqlalchemy as sa
 
-from portal import schema
-from portal.db import Database
+from portal.core import schema
+from portal.core.db import Database
 from portal.outbox.rows import cancel_unattempted
 
 

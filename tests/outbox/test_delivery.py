@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 
 from portal.outbox import rendering
+from portal.outbox.actions import eligible_actions
 from portal.outbox.consumer import handle_message
-from portal.outbox.operator import eligible_actions
 from portal.outbox.queues import build_envelope
 from portal.outbox.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME
 
@@ -130,7 +130,7 @@ def test_validation_rejection_is_final_failure(ctx, make_outbox_row, outbox_row,
 
 
 def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, outbox_row, provider_model, make_due):
-    from portal.outbox import clock
+    from portal.core import clock
 
     outbox_id = make_outbox_row()
     faults = ["http_500", "http_429", "http_500", "http_500"]

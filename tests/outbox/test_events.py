@@ -8,10 +8,11 @@ import itertools
 import pytest
 import sqlalchemy as sa
 
-from portal.outbox import clock, listing
+from portal.core import clock
+from portal.outbox import listing
+from portal.outbox.actions import ELIGIBLE, eligible_actions
 from portal.outbox.consumer import handle_message
 from portal.outbox.events import raw_events, timeline
-from portal.outbox.operator import ELIGIBLE, eligible_actions
 from portal.outbox.queues import build_envelope
 from portal.outbox.retention import purge
 from portal.outbox.statuses import ALL

@@ -12,7 +12,7 @@ import pytest
 
 from devtools.processes import free_port, stop_process
 from devtools.testing import PrivateRedis, wait_until
-from portal.context import PortalContext
+from portal.context import build_context
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.statuses import SENT
 from tests.outbox.conftest import ROOT
@@ -41,7 +41,7 @@ def own_redis():
 
 @pytest.fixture
 def own_ctx(settings, own_redis):
-    context = PortalContext.from_settings(settings.with_overrides(redis_url=own_redis.url))
+    context = build_context(settings.with_overrides(redis_url=own_redis.url))
     yield context
     context.db.dispose()
 

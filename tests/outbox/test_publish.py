@@ -6,7 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import free_port
-from portal.db import AmbiguousCommitError
+from portal.core.db import AmbiguousCommitError
 from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
 from portal.outbox.intents import add_outbox_rows

@@ -7,7 +7,7 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from devtools.testing import wait_until
-from portal.outbox import clock
+from portal.core import clock
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope, dead_letter_queue
 from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for, stopping

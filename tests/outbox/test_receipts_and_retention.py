@@ -9,11 +9,11 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from portal.outbox import clock
+from portal.core import clock
+from portal.core.settings import ConfigError, Settings
 from portal.outbox.receipts import apply_receipt_event
 from portal.outbox.retention import purge
 from portal.outbox.statuses import DELIVERED, ENQUEUED, FAILED, SENT, SUPPRESSED
-from portal.settings import ConfigError, Settings
 from tests.builders import event
 
 

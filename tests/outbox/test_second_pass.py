@@ -7,10 +7,10 @@ import time
 
 import sqlalchemy as sa
 
-from portal.outbox import clock
+from portal.core import clock
+from portal.outbox.actions import eligible_actions
 from portal.outbox.claims import claim_outbox_row
 from portal.outbox.consumer import handle_message
-from portal.outbox.operator import eligible_actions
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope
 from portal.outbox.relay import RELAY_QUERY, relay_pass
@@ -226,9 +226,9 @@ def test_a_row_from_before_keys_by_row_keeps_the_key_it_may_have_been_sent_under
 def test_a_reset_database_never_meets_the_keys_of_the_old_one(
     ctx, settings, make_outbox_row, provider_model, migrated_template, tmp_path
 ):
-    from portal import schema
-    from portal.context import PortalContext
-    from portal.db import Database
+    from portal.context import build_context
+    from portal.core import schema
+    from portal.core.db import Database
 
     first = make_outbox_row(key="invitation:1:send:1")
     assert deliver(ctx, first) == "ack:sent"
@@ -237,7 +237,7 @@ def test_a_reset_database_never_meets_the_keys_of_the_old_one(
     reset = Database(f"sqlite+libsql:///{other_path}")
     schema.upgrade(reset)
     reset.dispose()
-    other = PortalContext.from_settings(settings.with_overrides(database_url=f"sqlite+libsql:///{other_path}"))
+    other = build_context(settings.with_overrides(database_url=f"sqlite+libsql:///{other_path}"))
     try:
         from portal.email_families import FAMILIES
         from portal.outbox import EmailIntent
@@ -267,7 +267,7 @@ def test_an_unknown_but_well_formed_family_prefix_is_retried_for_a_grace_period(
 
 
 def test_migration_0019_marks_the_unknown_outcomes_settled_before_the_flag_was_set(ctx, make_outbox_row, outbox_row):
-    from portal.schema import MIGRATIONS_DIR
+    from portal.core.schema import MIGRATIONS_DIR
 
     unmarked = make_outbox_row(
         status=DEAD_LETTER, last_error=UNKNOWN_OUTCOME, outcome_unknown=0, provider_message_id=None

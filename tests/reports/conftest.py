@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import sqlalchemy as sa
 
-from portal.outbox.clock import iso
+from portal.core.clock import iso
 
 OSLO = ZoneInfo("Europe/Oslo")
 

@@ -7,8 +7,8 @@ from datetime import date
 
 import sqlalchemy as sa
 
+from portal.core.periods import Period
 from portal.reports.operations import CloseError, close_year
-from portal.reports.periods import Period
 from portal.reports.query import ReportQuery
 from tests.pages import csrf_from
 

@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
+from portal.core.periods import Period
 from portal.reports.figures import report_figures
-from portal.reports.periods import Period
 from portal.reports.query import ReportQuery
 
 from .conftest import OSLO, Row, oslo, utc

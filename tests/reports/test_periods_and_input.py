@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
+from portal.core.periods import Period, closable_years, fiscal_year_containing, presets
 from portal.reports.forms import QueryErrors, parse_report_query
-from portal.reports.periods import Period, closable_years, fiscal_year_containing, presets
 from portal.reports.query import ReportQuery
 
 from .conftest import OSLO

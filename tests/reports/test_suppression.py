@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from portal.reports.suppression import suppress_list, suppress_table
+from portal.reports.masking import suppress_list, suppress_table
 
 
 def lines_of(cells, rows_hidden, cols_hidden, grand_hidden, hidden):

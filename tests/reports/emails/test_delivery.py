@@ -3,8 +3,8 @@ that replays byte-identical after a template change."""
 
 import base64
 
+from portal.core.clock import parse, utcnow
 from portal.outbox import rendering
-from portal.outbox.clock import parse, utcnow
 from portal.outbox.statuses import RETRY, SENT
 from portal.reports.runs import run_due
 from tests.reports.conftest import utc

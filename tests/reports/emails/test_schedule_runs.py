@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 from pypdf import PdfReader
 
-from portal.outbox.clock import now_iso
+from portal.core.clock import now_iso
 from portal.reports import runs
 from portal.reports.runs import run_due
 from portal.reports.subscriptions import save_subscription

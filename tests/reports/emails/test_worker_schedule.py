@@ -9,10 +9,10 @@ import pytest
 
 from devtools.processes import stop_process
 from devtools.testing import process_env
+from portal.core.settings import ConfigError, Settings
 from portal.outbox.periodic import run_once_with_lock
 from portal.outbox.statuses import SENT
 from portal.reports.runs import schedule_task
-from portal.settings import ConfigError, Settings
 from tests.reports.emails.conftest import ROOT
 
 

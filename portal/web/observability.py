@@ -2,7 +2,7 @@
 
 `init_operations(app, settings)` is called once by the app factory. /healthz (portal/main) stays
 the shallow liveness check; /readyz says whether this instance can do its work: the database and
-Redis answer, and some email worker has beaten recently (portal/observability/heartbeat.py).
+Redis answer, and some email worker has beaten recently (portal/core/heartbeat.py).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.wsgi import ClosingIterator
 
-from portal.access import public
-from portal.extensions import portal_context
-from portal.observability.heartbeat import STALE_AFTER_SECONDS, newest_heartbeat
-from portal.observability.log_context import new_request_id, outbox_id_var, request_id_var, safe_id
-from portal.observability.logs import configure_logging
-from portal.outbox.metrics import OutboxCollector
-from portal.settings import Settings
+from portal.core.heartbeat import STALE_AFTER_SECONDS, newest_heartbeat
+from portal.core.log_context import new_request_id, outbox_id_var, request_id_var, safe_id
+from portal.core.logs import configure_logging
+from portal.core.settings import Settings
+from portal.outbox.operator import OutboxCollector
+from portal.web.access import public
+from portal.web.extensions import portal_context
 
 bp = Blueprint("operations", __name__)
 REQUEST_ID_HEADER = "X-Request-ID"

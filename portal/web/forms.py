@@ -21,7 +21,7 @@ from werkzeug.exceptions import BadRequest
 from wtforms import HiddenField, PasswordField, TextAreaField
 from wtforms.validators import Regexp
 
-from portal.text import control_characters_in
+from portal.core.text import control_characters_in
 
 FILES_REFUSED = "This form takes text only, not files. Go back and type your answers into the form."
 CONTROL_CHARACTERS = "Remove the invisible control characters from this answer; they cannot be stored."

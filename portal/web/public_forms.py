@@ -9,10 +9,10 @@ from collections.abc import Callable
 from wtforms import EmailField, StringField
 from wtforms.validators import DataRequired, Email, Length
 
-from portal.db import AmbiguousCommitError, DatabaseBusyError
-from portal.extensions import limiter
-from portal.forms import PortalForm
-from portal.text import InputError, strip
+from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.core.text import InputError, strip
+from portal.web.extensions import limiter
+from portal.web.forms import PortalForm
 
 log = logging.getLogger(__name__)
 

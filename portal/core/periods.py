@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from portal.outbox.clock import iso
+from portal.core.clock import iso
 
 DEFAULT_TIMEZONE = "Europe/Oslo"
 MONTH_NAMES = (

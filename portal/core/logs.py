@@ -1,8 +1,8 @@
 """The portal's log lines: text by default, or one JSON object a line (LOG_FORMAT=json).
 
 The same setup for the web app (portal/__init__.py), gunicorn's own error log
-(portal/observability/gunicorn_logging.py) and the worker (portal/outbox/worker.py). Every record
-carries `request_id` and `outbox_id` where known (portal/observability/log_context.py).
+(portal/web/gunicorn_logging.py) and the worker (portal/outbox/worker.py). Every record
+carries `request_id` and `outbox_id` where known (portal/core/log_context.py).
 
 What never goes into a log line is the callers' duty (only error class names, never messages of
 database or HTTP errors, which can carry addresses); e2e/test_no_secrets_in_logs.py searches every
@@ -16,8 +16,8 @@ import sys
 
 from pythonjsonlogger.json import JsonFormatter
 
-from portal.observability.log_context import ContextFilter
-from portal.observability.redaction import RedactingFilter
+from portal.core.log_context import ContextFilter
+from portal.core.redaction import RedactingFilter
 
 TEXT_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 _MARK = "_portal_handler"

@@ -1,7 +1,7 @@
 """Masking the secrets a URL can carry, and any email address, wherever a line is logged.
 
 Links in emails carry bearer tokens in their path (an invitation, an unsubscribe, a password
-reset): whoever holds the URL holds the link. The access log writes every path (portal.access_log),
+reset): whoever holds the URL holds the link. The access log writes every path (portal.web.access_log),
 and Flask logs an unhandled error as "Exception on <path>", so both mask them here.
 """
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from flask import session
-from flask_login import login_user
-
-from portal.auth.queries import User
+from flask_login import UserMixin, login_user
 
 
-def start_session(user: User) -> None:
+def start_session(user: UserMixin) -> None:
     """Sign `user` in for this browser, for at most SESSION_LIFETIME idle (see create_app).
 
     The session stores the account's session generation, so end_all_sessions ends it.

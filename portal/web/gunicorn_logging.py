@@ -1,8 +1,8 @@
-"""Gunicorn's logger for the portal: the access log without secrets (portal.access_log), and with
+"""Gunicorn's logger for the portal: the access log without secrets (portal.web.access_log), and with
 LOG_FORMAT=json both of gunicorn's logs as one JSON object a line, like the app's and the worker's.
 
 Selected by gunicorn.conf.py (`logger_class`). The access line carries the request's ID from the
-X-Request-ID response header (portal/observability/web.py), so it joins the app's lines for the
+X-Request-ID response header (portal/web/observability.py), so it joins the app's lines for the
 same request.
 """
 
@@ -13,9 +13,9 @@ import os
 import time
 import traceback
 
-from portal.access_log import RedactingLogger
-from portal.observability.logs import json_formatter
-from portal.observability.redaction import RedactingFilter, redact
+from portal.core.logs import json_formatter
+from portal.core.redaction import RedactingFilter, redact
+from portal.web.access_log import RedactingLogger
 
 
 class PortalLogger(RedactingLogger):

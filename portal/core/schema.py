@@ -1,4 +1,4 @@
-"""Applies the numbered SQL files in portal/migrations/, the one source of the schema.
+"""Applies the numbered SQL files in migrations/, the one source of the schema.
 
 Each applied file is recorded in `schema_migrations` with a SHA-256 of its content. Applying twice
 changes nothing; a recorded file whose content changed since is refused, because the database
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from portal.db import Database
+from portal.core.db import Database
+from portal.core.resources import MIGRATIONS_DIR
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 FILENAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 LEDGER_DDL = """

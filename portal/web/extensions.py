@@ -12,7 +12,7 @@ from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_wtf import CSRFProtect
 
-from portal.context import PortalContext
+from portal.outbox import PortalContext
 
 csrf = CSRFProtect()
 login_manager = LoginManager()
