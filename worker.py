@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     from portal.context import build_context
     from portal.core.settings import Settings
     from portal.outbox.worker import run_worker
-    from portal.reports.runs import schedule_task
+    from portal.report_emails.operations import schedule_task
 
     settings = Settings.from_env()
     # The areas' periodic passes; the engine runs them under a lock and never imports an area.

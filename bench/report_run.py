@@ -33,8 +33,8 @@ from portal.core import schema  # noqa: E402
 from portal.core.clock import iso  # noqa: E402
 from portal.core.settings import Settings  # noqa: E402
 from portal.outbox import EmailIntent, write_then_publish  # noqa: E402
-from portal.reports.emails import REPORT  # noqa: E402
-from portal.reports.runs import run_due  # noqa: E402
+from portal.report_emails.emails import REPORT  # noqa: E402
+from portal.report_emails.operations import run_due  # noqa: E402
 
 # Each round's pass runs the morning after a month closed in Oslo: October, November, December.
 ROUNDS = (

@@ -110,6 +110,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.invitations.routes import bp as invitations
     from portal.main.routes import bp as main
     from portal.people.routes import bp as people
+    from portal.report_emails.routes import bp as report_emails
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
 
@@ -118,6 +119,7 @@ def _register_blueprints(app: Flask) -> None:
         account,
         main,
         reports,
+        report_emails,
         applications,
         demo,
         invitations,
@@ -140,7 +142,7 @@ def _register_blueprints(app: Flask) -> None:
         ],
         "manager": [
             ("reports.index", "Report"),
-            ("reports.subscription", "Report emails"),
+            ("report_emails.subscription", "Report emails"),
             ("invitations.index", "Invitations"),
             ("people.index", "People"),
         ],

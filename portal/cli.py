@@ -13,7 +13,7 @@ from portal.auth.operations import AccountError, create_user
 from portal.core import schema
 from portal.outbox.operator import purge, relay_pass
 from portal.outbox.reads import status_counts
-from portal.reports.cli import reports_cli
+from portal.report_emails.cli import reports_cli
 from portal.seed import seed_demo
 from portal.web.extensions import portal_context
 

@@ -10,7 +10,7 @@ from portal.demo import emails as demo_emails
 from portal.invitations import emails as invitation_emails
 from portal.notices import emails as notice_emails
 from portal.outbox import FamilyRegistry
-from portal.reports import emails as report_emails
+from portal.report_emails import emails as report_emails
 
 FAMILIES = FamilyRegistry(
     (

@@ -22,7 +22,7 @@ from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
 from portal.invitations.operations import invite_colleagues, invite_manager
 from portal.notices.operations import send_notice
-from portal.reports.runs import test_send as send_test_report
+from portal.report_emails.operations import test_send as send_test_report
 
 VAGUE_LINK_TEXT = {"click here", "here", "link", "this link", "more", "read more", "open"}
 # Lines of the shared layout that only the HTML carries: the brand and the footer.

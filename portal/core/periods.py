@@ -1,19 +1,28 @@
-"""Report periods: local calendar dates in the portal's time zone, turned into UTC bounds.
+"""Periods: local calendar dates in the portal's time zone (PORTAL_TIMEZONE), turned into UTC bounds.
+
+The one module for every period the portal names: the report's presets and closable years, the
+report emails' months and quarters with the moment each closes, and the keys (2026-11, 2026-Q3)
+that name them on the command line and in the outbox.
 
 A period is a run of whole local days, `start` to `end` inclusive. Its UTC bounds are the instant
 local midnight begins `start` and the instant local midnight ends `end`, so a session at 23:30 on
-the last evening of a month belongs to that month wherever UTC puts it.
+the last evening of a month belongs to that month wherever UTC puts it. A month or quarter closes
+at local midnight after its last day, so the October report is due from 00:00 on 1 November in
+Oslo, whatever the UTC offset is on either side of a daylight-saving change.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from portal.core.clock import iso
 
 DEFAULT_TIMEZONE = "Europe/Oslo"
+MONTHLY, QUARTERLY = "monthly", "quarterly"
+_KEY = re.compile(r"^(\d{4})-(?:(0[1-9]|1[0-2])|Q([1-4]))$")
 MONTH_NAMES = (
     "January",
     "February",
@@ -123,3 +132,75 @@ def closable_years(today: date, fiscal_start_month: int, back: int = 3) -> list[
             current = fiscal_year_containing(current.start - timedelta(days=1), start_month)
             years.append(current)
     return sorted(years, key=lambda p: p.start, reverse=True)
+
+
+def describe(start: date, end: date) -> str:
+    return f"{start:%-d %b %Y} – {end:%-d %b %Y}"
+
+
+class PeriodKeyError(ValueError):
+    """A period written wrongly; the message is safe to show."""
+
+
+def month_period(first: date) -> Period:
+    first = first.replace(day=1)
+    return Period(
+        first, add_months(first, 1) - timedelta(days=1), f"{MONTH_NAMES[first.month - 1]} {first.year}", "month"
+    )
+
+
+def quarter_period(first: date) -> Period:
+    first = first.replace(month=(first.month - 1) // 3 * 3 + 1, day=1)
+    quarter = (first.month - 1) // 3 + 1
+    return Period(first, add_months(first, 3) - timedelta(days=1), f"Q{quarter} {first.year}", "quarter")
+
+
+def period_for(day: date, frequency: str) -> Period:
+    """The month or quarter containing a local date."""
+    if frequency == MONTHLY:
+        return month_period(day)
+    if frequency == QUARTERLY:
+        return quarter_period(day)
+    raise ValueError(f"no periods for frequency {frequency!r}")
+
+
+def period_key(period: Period) -> str:
+    if period.kind == "quarter":
+        return f"{period.start.year}-Q{(period.start.month - 1) // 3 + 1}"
+    return f"{period.start:%Y-%m}"
+
+
+def frequency_of(period: Period) -> str:
+    return QUARTERLY if period.kind == "quarter" else MONTHLY
+
+
+def parse_period_key(raw: str) -> Period:
+    """2026-11 (a month) or 2026-Q3 (a quarter)."""
+    match = _KEY.match((raw or "").strip().upper())
+    if not match:
+        raise PeriodKeyError(f"a period is written 2026-11 (a month) or 2026-Q3 (a quarter), not {raw[:20]!r}")
+    year, month, quarter = int(match.group(1)), match.group(2), match.group(3)
+    if month:
+        return month_period(date(year, int(month), 1))
+    return quarter_period(date(year, (int(quarter) - 1) * 3 + 1, 1))
+
+
+def closes_at(period: Period, tz: ZoneInfo) -> datetime:
+    """The instant (UTC) the period closes: local midnight after its last day."""
+    return datetime.combine(period.end + timedelta(days=1), time(0), tzinfo=tz).astimezone(UTC)
+
+
+def last_closed(frequency: str, now: datetime, tz: ZoneInfo) -> Period:
+    """The newest period of this frequency that has closed at `now`."""
+    today = now.astimezone(tz).date()
+    return period_for(period_for(today, frequency).start - timedelta(days=1), frequency)
+
+
+def closed_between(frequency: str, since: datetime, now: datetime, tz: ZoneInfo) -> list[Period]:
+    """Periods that closed after `since` and by `now`, oldest first: every one a pass has to send."""
+    periods = []
+    period = last_closed(frequency, now, tz)
+    while closes_at(period, tz) > since:
+        periods.append(period)
+        period = period_for(period.start - timedelta(days=1), frequency)
+    return periods[::-1]

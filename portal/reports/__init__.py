@@ -1,4 +1,35 @@
 """Reports: a company's verified volunteering hours as a page, exports, a filing PDF and closed years.
 
-The blueprint lives in routes.py (`portal.reports.routes.bp`); nothing is imported here.
+Other areas use this one only through the names below (its face; tests/test_floors.py): the report
+emails build a report from its figures and attach its filing PDF.
 """
+
+from portal.reports.figures import Cell, Figures, read_figures
+from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
+from portal.reports.report import Changes, Report, live_report_id
+from portal.reports.selection import ReportQuery
+
+
+def filing_pdf(report: Report) -> bytes:
+    """The filing PDF of a report. Its library loads at the first PDF, not with this face: every
+    worker imports the face at start, and the PDF library is a third of that start."""
+    from portal.reports.pdf import filing_pdf as render
+
+    return render(report)
+
+
+__all__ = [
+    "Cell",
+    "Changes",
+    "Closure",
+    "Figures",
+    "Report",
+    "ReportQuery",
+    "ReportSettings",
+    "filing_pdf",
+    "live_report_id",
+    "read_closures",
+    "read_corrections_since",
+    "read_figures",
+    "read_report_settings",
+]

@@ -6,7 +6,7 @@ changes (ESRS is being simplified) is one edit here.
 
 from __future__ import annotations
 
-from portal.reports.forms import describe
+from portal.core.periods import describe
 
 SDGS = {
     "language": "SDG 4 (quality education); SDG 10 (reduced inequalities, targets 10.2 and 10.7)",

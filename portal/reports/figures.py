@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from portal.core.db import Database, json_array
 from portal.core.programmes import PROGRAMMES
-from portal.reports.query import ReportQuery
+from portal.reports.selection import ReportQuery
 
 DENOMINATOR = "employees"
 DENOMINATOR_TEXT = (

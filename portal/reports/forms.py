@@ -11,14 +11,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
-from wtforms import RadioField
-from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired
-
-from portal.core.periods import Period, add_months, presets
-from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
-from portal.reports.schedule import FREQUENCIES
-from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, RequestIdField, day_out_of_range
+from portal.core.periods import Period, add_months, describe, presets
+from portal.reports.queries import ReportSettings
+from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
+from portal.web.forms import EARLIEST_DAY, LATEST_DAY, day_out_of_range
 
 MAX_YEARS = 5
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -79,19 +75,7 @@ def label_for(start: date, end: date, today: date, fiscal_start_month: int) -> s
     return describe(start, end)
 
 
-def describe(start: date, end: date) -> str:
-    return f"{start:%-d %b %Y} – {end:%-d %b %Y}"
-
-
-@dataclass(frozen=True)
-class SettingsInput:
-    fiscal_year_start_month: int
-    hourly_cost: Decimal | None
-    currency: str
-    company_time_percent: int
-
-
-def parse_settings_form(form) -> SettingsInput | list[str]:
+def parse_settings_form(form) -> ReportSettings | list[str]:
     errors = []
     try:
         month = int(form.get("fiscal_year_start_month", "1"))
@@ -122,16 +106,4 @@ def parse_settings_form(form) -> SettingsInput | list[str]:
         share = 100
     if errors:
         return errors
-    return SettingsInput(month, cost, currency, share)
-
-
-class SubscriptionForm(PortalForm):
-    frequency = RadioField(
-        "Report emails",
-        choices=[SelectChoice(value, label) for value, label in FREQUENCIES.items()],
-        validators=[DataRequired(message="Choose monthly, quarterly or off.")],
-    )
-
-
-class TestSendForm(PortalForm):
-    request_id = RequestIdField()  # posting the same page twice (a double click) is one email
+    return ReportSettings(month, None if cost is None else str(cost), currency, share)

@@ -13,15 +13,15 @@ from portal.core.clock import now_iso
 from portal.core.db import Database
 from portal.core.periods import Period
 from portal.reports.figures import read_figures
-from portal.reports.forms import SettingsInput
-from portal.reports.query import PROGRAMME_CHOICES, ReportQuery
+from portal.reports.queries import ReportSettings
+from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 
 
 class CloseError(ValueError):
     """The year cannot be closed; the message is safe to show."""
 
 
-def save_settings(db: Database, *, company_id: int, actor_id: int, values: SettingsInput) -> None:
+def save_settings(db: Database, *, company_id: int, actor_id: int, values: ReportSettings) -> None:
     with db.write() as conn:
         conn.execute(
             sa.text("""
@@ -36,7 +36,7 @@ def save_settings(db: Database, *, company_id: int, actor_id: int, values: Setti
             {
                 "c": company_id,
                 "month": values.fiscal_year_start_month,
-                "cost": None if values.hourly_cost is None else str(values.hourly_cost),
+                "cost": values.hourly_cost,
                 "currency": values.currency,
                 "share": values.company_time_percent,
                 "actor": actor_id,

@@ -15,7 +15,7 @@ from portal.core.db import Database, json_array
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import COUNTED_SCOPE, Figures
-from portal.reports.query import ReportQuery
+from portal.reports.selection import ReportQuery
 
 
 @dataclass(frozen=True)

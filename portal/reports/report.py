@@ -17,7 +17,7 @@ from portal.core.db import Database
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, report_figures
 from portal.reports.queries import Closure, ReportSettings, closure_for, corrections_since, report_settings
-from portal.reports.query import ReportQuery
+from portal.reports.selection import ReportQuery
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
 """The report pages: thin views over forms.py (input), report.py/queries.py (reads) and operations.py (writes).
+The report emails page is the report_emails area's.
 
 Company scope comes only from `current_company_id()`; no query parameter names a company.
 """
@@ -6,7 +7,7 @@ Company scope comes only from `current_company_id()`; no query parameter names a
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import UTC, date, datetime
+from datetime import date
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
 from flask_login import current_user
@@ -14,19 +15,10 @@ from flask_login import current_user
 from portal.core.clock import now_iso, parse
 from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone
 from portal.core.programmes import PROGRAMMES
-from portal.outbox import reads
-from portal.reports import charts, exports, operations, pdf, queries, runs, subscriptions
+from portal.reports import charts, exports, operations, pdf, queries
 from portal.reports.crosswalk import METHOD, crosswalk
-from portal.reports.emails import DELIVERY_WORDS
-from portal.reports.forms import (
-    QueryErrors,
-    SubscriptionForm,
-    TestSendForm,
-    parse_report_query,
-    parse_settings_form,
-)
+from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
 from portal.reports.report import build_report, today_in
-from portal.reports.schedule import FREQUENCIES, MONTHLY, OFF, closes_at, last_closed, period_for
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
 
@@ -238,54 +230,3 @@ def certificate():
             "Cache-Control": "private, no-store",
         },
     )
-
-
-@bp.route("/reports/subscription", methods=["GET", "POST"])
-@roles_required("manager")
-def subscription():
-    ctx, company_id = portal_context(), current_company_id()
-    form = SubscriptionForm()
-    if form.validate_on_submit():
-        runs.change_subscription(ctx, user_id=current_user.id, company_id=company_id, frequency=form.frequency.data)
-        chosen = form.frequency.data
-        flash("Report emails are off." if chosen == OFF else f"Saved: {FREQUENCIES[chosen].lower()}.", "success")
-        return redirect(url_for("reports.subscription"))
-    frequency = subscriptions.frequency_of_user(ctx.db, user_id=current_user.id, company_id=company_id)
-    if request.method == "GET":
-        form.frequency.data = frequency
-    tz = report_timezone(ctx.settings)
-    now = datetime.now(UTC)
-    upcoming = None
-    if frequency != OFF:
-        current = period_for(now.astimezone(tz).date(), frequency)
-        upcoming = (current, closes_at(current, tz).astimezone(tz))
-    with ctx.db.read() as conn:
-        last_test = reads.latest_status(conn, f"report-test:{current_user.id}")
-    return render_template(
-        "reports/subscription.html",
-        form=form,
-        test_form=TestSendForm(),
-        frequency=frequency,
-        frequencies=FREQUENCIES,
-        upcoming=upcoming,
-        test_period=last_closed(MONTHLY if frequency == OFF else frequency, now, tz),
-        last_test=DELIVERY_WORDS.get(last_test) if last_test else None,
-        tz=tz,
-    ), (400 if form.errors else 200)
-
-
-@bp.post("/reports/test-send")
-@roles_required("manager")
-def test_send():
-    form = TestSendForm()
-    if not form.validate_on_submit():
-        flash("The form was out of date. Reload the page and try again.", "error")
-        return redirect(url_for("reports.subscription"))
-    result = runs.test_send(portal_context(), manager=current_user, request_id=form.request_id.data)
-    if not result.new:
-        flash("That test was already sent (the button was pressed twice); one email is on its way.", "success")
-    elif result.queued:
-        flash(f"A test email for {result.period_label} is on its way to {current_user.email}.", "success")
-    else:
-        flash(f"Your test email for {result.period_label} is saved and will go out shortly.", "success")
-    return redirect(url_for("reports.subscription"))

@@ -96,7 +96,7 @@ import sys
 from portal.campaigns.sending import campaign_task
 from portal.context import build_context
 from portal.outbox.worker import run_worker
-from portal.reports.runs import schedule_task
+from portal.report_emails.operations import schedule_task
 import portal.email_families
 print("\\n".join(sorted(sys.modules)))
 """

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from portal.core.periods import Period
 from portal.reports.operations import CloseError, close_year
-from portal.reports.query import ReportQuery
+from portal.reports.selection import ReportQuery
 from tests.pages import csrf_from
 
 from .conftest import OSLO, Row, oslo

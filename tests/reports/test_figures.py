@@ -11,7 +11,7 @@ import pytest
 
 from portal.core.periods import Period
 from portal.reports.figures import report_figures
-from portal.reports.query import ReportQuery
+from portal.reports.selection import ReportQuery
 
 from .conftest import OSLO, Row, oslo, utc
 

@@ -8,7 +8,7 @@ import pytest
 
 from portal.core.periods import Period, closable_years, fiscal_year_containing, presets
 from portal.reports.forms import QueryErrors, parse_report_query
-from portal.reports.query import ReportQuery
+from portal.reports.selection import ReportQuery
 
 from .conftest import OSLO
 

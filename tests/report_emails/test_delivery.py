@@ -6,7 +6,7 @@ import base64
 from portal.core.clock import parse, utcnow
 from portal.outbox import rendering
 from portal.outbox.statuses import RETRY, SENT
-from portal.reports.runs import run_due
+from portal.report_emails.operations import run_due
 from tests.reports.conftest import utc
 
 

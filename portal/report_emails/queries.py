@@ -1,4 +1,4 @@
-"""Report email subscriptions: a manager's choice, and who is subscribed now.
+"""Reading report email subscriptions: a manager's choice, and who is subscribed now.
 
 Only a manager who is still in the company receives its report: a subscription whose owner left
 (another company on the account, or no open membership in this one) or is no longer a manager is
@@ -11,9 +11,11 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from portal.core.clock import now_iso
 from portal.core.db import Database
-from portal.reports.schedule import FREQUENCIES, OFF
+from portal.core.periods import MONTHLY, QUARTERLY
+
+OFF = "off"
+FREQUENCIES = {MONTHLY: "Every month", QUARTERLY: "Every quarter", OFF: "Off"}
 
 
 class SubscriptionError(ValueError):
@@ -49,16 +51,6 @@ _SUBSCRIBED_COMPANIES = sa.text(f"""
     ORDER BY s.company_id, s.frequency
 """)
 
-_UPSERT = sa.text("""
-    INSERT INTO report_subscriptions (user_id, company_id, frequency, since, updated_at)
-    VALUES (:user_id, :company_id, :frequency, :now, :now)
-    ON CONFLICT (user_id) DO UPDATE SET
-        since = CASE WHEN report_subscriptions.frequency = excluded.frequency
-                      AND report_subscriptions.company_id = excluded.company_id
-                     THEN report_subscriptions.since ELSE excluded.since END,
-        company_id = excluded.company_id, frequency = excluded.frequency, updated_at = excluded.updated_at
-""")
-
 
 def subscribers(conn: sa.Connection, *, company_id: int, frequency: str) -> list[Subscriber]:
     """The company's managers subscribed at this frequency now, on the caller's transaction."""
@@ -78,11 +70,3 @@ def frequency_of_user(db: Database, *, user_id: int, company_id: int) -> str:
             {"u": user_id, "c": company_id},
         ).scalar()
     return found or OFF
-
-
-def save_subscription(db: Database, *, user_id: int, company_id: int, frequency: str) -> None:
-    """Subscribe (monthly, quarterly) or stop (off). Choosing the same frequency again keeps its start."""
-    if frequency not in FREQUENCIES:
-        raise SubscriptionError("Choose monthly, quarterly or off.")
-    with db.write() as conn:
-        conn.execute(_UPSERT, {"user_id": user_id, "company_id": company_id, "frequency": frequency, "now": now_iso()})

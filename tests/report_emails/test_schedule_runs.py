@@ -9,9 +9,8 @@ import sqlalchemy as sa
 from pypdf import PdfReader
 
 from portal.core.clock import now_iso
-from portal.reports import runs
-from portal.reports.runs import run_due
-from portal.reports.subscriptions import save_subscription
+from portal.report_emails import operations
+from portal.report_emails.operations import run_due, save_subscription
 from tests.reports.conftest import Row, oslo, utc
 
 
@@ -97,7 +96,7 @@ def test_a_run_row_never_exists_without_its_emails(ctx, db, company, subscribe, 
     def broken(*args, **kwargs):
         raise RuntimeError("the intent could not be built")
 
-    monkeypatch.setattr(runs, "run_email", broken)
+    monkeypatch.setattr(operations, "run_email", broken)
     with pytest.raises(RuntimeError):
         run_due(ctx, now=utc("2026-10-02T08:00:00"))
     assert count("report_runs") == 0, "the run row rolled back with its intents"
@@ -158,7 +157,7 @@ def test_a_period_closed_before_a_change_of_frequency_is_still_sent(ctx, db, com
     minutes after midnight, or the worker was down), go out before the choice becomes quarterly."""
     company_id, manager, _ = company("Acme Ltd", employees=1)
     manager_id = subscribe(manager, "monthly", since="2026-09-10T08:00:00.000000Z")
-    runs.change_subscription(
+    operations.change_subscription(
         ctx,
         user_id=manager_id,
         company_id=company_id,
@@ -177,7 +176,7 @@ def test_a_period_closed_before_a_change_of_frequency_is_still_sent(ctx, db, com
 def test_choosing_the_same_frequency_again_writes_nothing_early(ctx, db, company, subscribe):
     company_id, manager, _ = company("Acme Ltd", employees=1)
     manager_id = subscribe(manager, "monthly", since="2026-09-10T08:00:00.000000Z")
-    runs.change_subscription(
+    operations.change_subscription(
         ctx, user_id=manager_id, company_id=company_id, frequency="monthly", now=utc("2026-11-01T00:02:00")
     )
     assert runs_table(db) == [], "the schedule's pass sends those"

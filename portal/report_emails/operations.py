@@ -17,15 +17,10 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import json_array
-from portal.core.periods import Period, report_timezone
-from portal.core.text import InputError
-from portal.outbox import PeriodicTask, write_then_publish
-from portal.reports.email_content import email_input
-from portal.reports.emails import run_email, test_email
-from portal.reports.schedule import (
+from portal.core.db import Database, json_array
+from portal.core.periods import (
     MONTHLY,
-    OFF,
+    Period,
     PeriodKeyError,
     closed_between,
     closes_at,
@@ -33,8 +28,20 @@ from portal.reports.schedule import (
     last_closed,
     parse_period_key,
     period_key,
+    report_timezone,
 )
-from portal.reports.subscriptions import frequency_of_user, save_subscription, subscribed_companies, subscribers
+from portal.core.text import InputError
+from portal.outbox import PeriodicTask, write_then_publish
+from portal.report_emails.content import email_input
+from portal.report_emails.emails import run_email, test_email
+from portal.report_emails.queries import (
+    FREQUENCIES,
+    OFF,
+    SubscriptionError,
+    frequency_of_user,
+    subscribed_companies,
+    subscribers,
+)
 
 log = logging.getLogger(__name__)
 SCHEDULE, BACKFILL = "schedule", "backfill"
@@ -235,3 +242,24 @@ def change_subscription(ctx, *, user_id: int, company_id: int, frequency: str, n
     if frequency != frequency_of_user(ctx.db, user_id=user_id, company_id=company_id):
         run_due(ctx, now=now, company_id=company_id)
     save_subscription(ctx.db, user_id=user_id, company_id=company_id, frequency=frequency)
+
+
+_UPSERT = sa.text("""
+    INSERT INTO report_subscriptions (user_id, company_id, frequency, since, updated_at)
+    VALUES (:user_id, :company_id, :frequency, :now, :now)
+    ON CONFLICT (user_id) DO UPDATE SET
+        since = CASE WHEN report_subscriptions.frequency = excluded.frequency
+                      AND report_subscriptions.company_id = excluded.company_id
+                     THEN report_subscriptions.since ELSE excluded.since END,
+        company_id = excluded.company_id, frequency = excluded.frequency, updated_at = excluded.updated_at
+""")
+
+
+def save_subscription(db: Database, *, user_id: int, company_id: int, frequency: str) -> None:
+    """Subscribe (monthly, quarterly) or stop (off). Choosing the same frequency again keeps its start."""
+    if frequency not in FREQUENCIES:
+        raise SubscriptionError("Choose monthly, quarterly or off.")
+    with db.write() as conn:
+        conn.execute(
+            _UPSERT, {"user_id": user_id, "company_id": company_id, "frequency": frequency, "now": clock.now_iso()}
+        )

@@ -12,8 +12,8 @@ from devtools.testing import process_env
 from portal.core.settings import ConfigError, Settings
 from portal.outbox.periodic import run_once_with_lock
 from portal.outbox.statuses import SENT
-from portal.reports.runs import schedule_task
-from tests.reports.emails.conftest import ROOT
+from portal.report_emails.operations import schedule_task
+from tests.report_emails.conftest import ROOT
 
 
 def test_a_running_worker_sends_the_missed_months_on_its_own(settings, tmp_path, company, subscribe, report_rows):

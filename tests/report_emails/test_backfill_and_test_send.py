@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from portal.core.periods import Period
+from portal.report_emails.operations import backfill
 from portal.reports.operations import close_year
-from portal.reports.runs import backfill
 from tests.reports.conftest import Row, oslo
 
 

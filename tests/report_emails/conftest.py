@@ -12,9 +12,10 @@ import sqlalchemy as sa
 
 from devtools.processes import stop_process
 from devtools.testing import process_env
-from portal.reports.subscriptions import save_subscription
+from portal.report_emails.operations import save_subscription
+from tests.reports.conftest import company, insert_sessions, manager_client  # noqa: F401  (the report's own fixtures)
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

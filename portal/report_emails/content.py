@@ -16,19 +16,22 @@ import sqlalchemy as sa
 
 from portal.core.clock import now_iso
 from portal.core.db import Database
-from portal.core.periods import Period
+from portal.core.periods import Period, period_key
 from portal.core.programmes import PROGRAMMES
-from portal.reports.figures import Cell, Figures, read_figures
-from portal.reports.queries import (
+from portal.reports import (
+    Cell,
+    Changes,
     Closure,
+    Figures,
+    Report,
+    ReportQuery,
     ReportSettings,
+    live_report_id,
     read_closures,
     read_corrections_since,
+    read_figures,
     read_report_settings,
 )
-from portal.reports.query import ReportQuery
-from portal.reports.report import Changes, Report, live_report_id
-from portal.reports.schedule import period_key
 
 LIVE, SNAPSHOT = "live", "snapshot"
 

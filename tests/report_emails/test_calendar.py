@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from portal.reports.schedule import (
+from portal.core.periods import (
     PeriodKeyError,
     closed_between,
     closes_at,

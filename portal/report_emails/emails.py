@@ -12,7 +12,8 @@ import base64
 from urllib.parse import urlencode
 
 from portal.outbox import Attachment, EmailIntent, Family, RetryPolicy, statuses
-from portal.reports.email_content import headline, report_from_input
+from portal.report_emails.content import headline, report_from_input
+from portal.reports import filing_pdf
 
 # 5 min, 10, 20 … capped at 4 h: the nine waits add up to about 17 hours (< 24 h), then the dead-letter queue.
 REPORT_RETRY = RetryPolicy(base_seconds=300, cap_seconds=4 * 3600, max_attempts=10)
@@ -33,11 +34,7 @@ def _prepare(data: dict, settings) -> dict:
 
 
 def report_pdf(data: dict, settings) -> Attachment:
-    # Imported when a report email is built: every worker imports this module at start, and the
-    # PDF library (with the report form it reads programmes from) is a third of that start.
-    from portal.reports import pdf
-
-    body = pdf.filing_pdf(report_from_input(data))
+    body = filing_pdf(report_from_input(data))
     name = f"teei-report-{data['period']['key']}.pdf"
     return Attachment(name, base64.b64encode(body).decode("ascii"), "application/pdf")
 

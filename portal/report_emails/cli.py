@@ -7,7 +7,7 @@ import getpass
 import click
 from flask.cli import AppGroup
 
-from portal.reports.runs import RunError, backfill, run_due
+from portal.report_emails.operations import RunError, backfill, run_due
 from portal.web.extensions import portal_context
 
 reports_cli = AppGroup("reports", help="Report emails: the schedule and backfills.")
