@@ -31,17 +31,17 @@ def parse(value: str) -> datetime:
 
 def display_time(value: str) -> str:
     """A stored UTC timestamp as people read it: 3 Oct 2026, 14:05 UTC."""
-    try:
-        moment = parse(value)
-    except ValueError:
-        return value
-    return f"{moment.day} {moment:%b %Y, %H:%M} UTC"
+    return _display(value, "{day} {moment:%b %Y, %H:%M} UTC")
 
 
 def display_date(value: str) -> str:
     """A stored UTC timestamp as a date people read, the one date format of every page: 3 Oct 2026."""
+    return _display(value, "{day} {moment:%b %Y}")
+
+
+def _display(value: str, pattern: str) -> str:
     try:
         moment = parse(value)
     except ValueError:
-        return value
-    return f"{moment.day} {moment:%b %Y}"
+        return value  # not one of our timestamps: shown as stored rather than failing the page
+    return pattern.format(day=moment.day, moment=moment)

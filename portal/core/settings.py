@@ -96,64 +96,14 @@ class Settings:
                 if not env.get(name):
                     raise ConfigError(name, "is required when PORTAL_ENV=production")
 
-        database_url = env.get("DATABASE_URL") or f"sqlite+libsql:///{instance / 'portal.db'}"
-        if not database_url.startswith("sqlite+libsql://"):
-            raise ConfigError("DATABASE_URL", "must start with sqlite+libsql://")
-
-        redis_url = env.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-        if urlparse(redis_url).scheme not in ("redis", "rediss", "unix"):
-            raise ConfigError("REDIS_URL", "must be a redis:// or rediss:// URL")
-
-        secret_key = env.get("SECRET_KEY")
-        if not secret_key:
-            if production:
-                raise ConfigError("SECRET_KEY", "is required when PORTAL_ENV=production")
-            secret_key = _dev_secret_key(instance)
-
-        webhook_secret = env.get("RESEND_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET)
-        _check_webhook_secret("RESEND_WEBHOOK_SECRET", webhook_secret)
-        if production and webhook_secret == DEV_WEBHOOK_SECRET:
-            raise ConfigError("RESEND_WEBHOOK_SECRET", "must not be the development secret in production")
-
-        base_url = env.get("PUBLIC_BASE_URL", "http://127.0.0.1:5000").rstrip("/")
-        if not _is_absolute_http(base_url):
-            raise ConfigError("PUBLIC_BASE_URL", "must be an absolute http(s) URL")
-
-        api_url = env.get("RESEND_API_URL") or None
-        if api_url and not _is_absolute_http(api_url):
-            raise ConfigError("RESEND_API_URL", "must be an absolute http(s) URL")
-        email_from = env.get("EMAIL_FROM", "Partner Portal <portal@localhost>")
-        if "@" not in parseaddr(email_from)[1]:
-            raise ConfigError("EMAIL_FROM", "must be an address, such as Partner Portal <portal@example.org>")
-
-        api_key = env.get("RESEND_API_KEY") or None
-        if production and not api_key:
-            raise ConfigError("RESEND_API_KEY", "is required when PORTAL_ENV=production")
-
-        attendance_secret = env.get("ATTENDANCE_WEBHOOK_SECRET") or DEV_ATTENDANCE_WEBHOOK_SECRET
-        _check_webhook_secret("ATTENDANCE_WEBHOOK_SECRET", attendance_secret)
-        if production and attendance_secret == DEV_ATTENDANCE_WEBHOOK_SECRET:
-            raise ConfigError("ATTENDANCE_WEBHOOK_SECRET", "must not be the development secret in production")
-
+        database_url, redis_url, secret_key = _stores(env, instance, production)
+        base_url, email_from, api_key, api_url, webhook_secret, attendance_secret = _email_and_webhooks(env, production)
         timezone_name = env.get("PORTAL_TIMEZONE") or "Europe/Oslo"
         try:
             ZoneInfo(timezone_name)
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError("PORTAL_TIMEZONE", "must be a time zone name such as Europe/Oslo") from None
-
-        claim_seconds = _positive_int(env, "OUTBOX_CLAIM_SECONDS", 300)
-        provider_timeout = _positive_float(env, "PROVIDER_TIMEOUT_SECONDS", 15.0)
-        # A claim must outlive everything one delivery may take, or a second delivery could start
-        # while the first is still sending. RQ's time limit for the job is the claim itself
-        # (outbox_job_timeout_seconds) and a rate-limit wait ends before it, so the provider timeout
-        # is the one figure to check.
-        if claim_seconds <= provider_timeout:
-            raise ConfigError("OUTBOX_CLAIM_SECONDS", f"must exceed PROVIDER_TIMEOUT_SECONDS ({provider_timeout:g} s)")
-        window = _positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400)
-        window_margin = _positive_int(env, "PROVIDER_WINDOW_MARGIN_SECONDS", 600)
-        if window_margin >= window:
-            raise ConfigError("PROVIDER_WINDOW_MARGIN_SECONDS", "must be shorter than the provider's window")
-
+        claim_seconds, provider_timeout, window, window_margin = _delivery_timing(env)
         log_format, metrics_token, proxy_count, metrics_dir = _operations(env)
 
         return cls(
@@ -198,6 +148,73 @@ class Settings:
 
 LOG_FORMATS = ("text", "json")
 MAX_TRUSTED_PROXIES = 5
+
+
+def _stores(env: dict, instance: Path, production: bool) -> tuple[str, str, str]:
+    """DATABASE_URL, REDIS_URL and SECRET_KEY."""
+    database_url = env.get("DATABASE_URL") or f"sqlite+libsql:///{instance / 'portal.db'}"
+    if not database_url.startswith("sqlite+libsql://"):
+        raise ConfigError("DATABASE_URL", "must start with sqlite+libsql://")
+
+    redis_url = env.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    if urlparse(redis_url).scheme not in ("redis", "rediss", "unix"):
+        raise ConfigError("REDIS_URL", "must be a redis:// or rediss:// URL")
+
+    secret_key = env.get("SECRET_KEY")
+    if not secret_key:
+        if production:
+            raise ConfigError("SECRET_KEY", "is required when PORTAL_ENV=production")
+        secret_key = _dev_secret_key(instance)
+
+    return database_url, redis_url, secret_key
+
+
+def _email_and_webhooks(env: dict, production: bool) -> tuple[str, str, str | None, str | None, str, str]:
+    """PUBLIC_BASE_URL, EMAIL_FROM, RESEND_API_KEY, RESEND_API_URL and the two webhook secrets."""
+    webhook_secret = env.get("RESEND_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET)
+    _check_webhook_secret("RESEND_WEBHOOK_SECRET", webhook_secret)
+    if production and webhook_secret == DEV_WEBHOOK_SECRET:
+        raise ConfigError("RESEND_WEBHOOK_SECRET", "must not be the development secret in production")
+
+    base_url = env.get("PUBLIC_BASE_URL", "http://127.0.0.1:5000").rstrip("/")
+    if not _is_absolute_http(base_url):
+        raise ConfigError("PUBLIC_BASE_URL", "must be an absolute http(s) URL")
+
+    api_url = env.get("RESEND_API_URL") or None
+    if api_url and not _is_absolute_http(api_url):
+        raise ConfigError("RESEND_API_URL", "must be an absolute http(s) URL")
+    email_from = env.get("EMAIL_FROM", "Partner Portal <portal@localhost>")
+    if "@" not in parseaddr(email_from)[1]:
+        raise ConfigError("EMAIL_FROM", "must be an address, such as Partner Portal <portal@example.org>")
+
+    api_key = env.get("RESEND_API_KEY") or None
+    if production and not api_key:
+        raise ConfigError("RESEND_API_KEY", "is required when PORTAL_ENV=production")
+
+    attendance_secret = env.get("ATTENDANCE_WEBHOOK_SECRET") or DEV_ATTENDANCE_WEBHOOK_SECRET
+    _check_webhook_secret("ATTENDANCE_WEBHOOK_SECRET", attendance_secret)
+    if production and attendance_secret == DEV_ATTENDANCE_WEBHOOK_SECRET:
+        raise ConfigError("ATTENDANCE_WEBHOOK_SECRET", "must not be the development secret in production")
+
+    return base_url, email_from, api_key, api_url, webhook_secret, attendance_secret
+
+
+def _delivery_timing(env: dict) -> tuple[int, float, int, int]:
+    """OUTBOX_CLAIM_SECONDS, PROVIDER_TIMEOUT_SECONDS and the provider's idempotency window with its margin."""
+    claim_seconds = _positive_int(env, "OUTBOX_CLAIM_SECONDS", 300)
+    provider_timeout = _positive_float(env, "PROVIDER_TIMEOUT_SECONDS", 15.0)
+    # A claim must outlive everything one delivery may take, or a second delivery could start
+    # while the first is still sending. RQ's time limit for the job is the claim itself
+    # (outbox_job_timeout_seconds) and a rate-limit wait ends before it, so the provider timeout
+    # is the one figure to check.
+    if claim_seconds <= provider_timeout:
+        raise ConfigError("OUTBOX_CLAIM_SECONDS", f"must exceed PROVIDER_TIMEOUT_SECONDS ({provider_timeout:g} s)")
+    window = _positive_int(env, "PROVIDER_IDEMPOTENCY_WINDOW_SECONDS", 86400)
+    window_margin = _positive_int(env, "PROVIDER_WINDOW_MARGIN_SECONDS", 600)
+    if window_margin >= window:
+        raise ConfigError("PROVIDER_WINDOW_MARGIN_SECONDS", "must be shorter than the provider's window")
+
+    return claim_seconds, provider_timeout, window, window_margin
 
 
 def _operations(env: dict) -> tuple[str, str | None, int, str | None]:

@@ -172,18 +172,7 @@ def read_figures(
         "programmes": json_array(query.programmes),
         **{f"b{i}": bounds[i][0] for i in range(1, len(months))},
     }
-    rows = [
-        MonthRow(m.label, m.start.isoformat(), m.end.isoformat(), Cell(), {p: Cell() for p in query.programmes})
-        for m in months
-    ]
-    for row, (month_start, month_end) in zip(rows, bounds, strict=True):
-        sums = conn.execute(MONTH_SUMS, {"company_id": company_id, "start": month_start, "end": month_end}).one()
-        for p in query.programmes:
-            cell = row.programmes[p]
-            cell.minutes, cell.sessions = getattr(sums, f"{p}_minutes"), getattr(sums, f"{p}_sessions")
-            row.total.minutes += cell.minutes
-            row.total.sessions += cell.sessions
-
+    rows = _month_rows(conn, company_id, months, bounds, query.programmes)
     per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=True), params).all()
     if sum(r.sessions for r in per_volunteer) != sum(m.total.sessions for m in rows):
         per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=False), params).all()
@@ -218,22 +207,39 @@ def read_figures(
         found.sessions += row.sessions
         found.programmes.append(row.platform)
 
-    # Volunteers a month from the bitmasks; many volunteers share a pattern, so count patterns once.
     # A volunteer in both programmes counts once in the month's total.
-    def count_active(found, cell_of) -> None:
-        for mask, count in Counter(found).items():
-            for index, month in enumerate(rows):
-                if mask >> index & 1:
-                    cell_of(month).volunteers += count
-
-    count_active(active_months.values(), lambda month: month.total)
+    _count_active(rows, active_months.values(), lambda month: month.total)
     for p, found in masks.items():
-        count_active(found, lambda month, p=p: month.programmes[p])
+        _count_active(rows, found, lambda month, p=p: month.programmes[p])
     total = Cell(
         sum(c.minutes for c in programmes.values()), sum(c.sessions for c in programmes.values()), len(volunteers)
     )
-
     listed = sorted(volunteers.values(), key=lambda v: (-v.minutes, v.name.lower()))
     for person in listed:
         person.programmes.sort()
     return Figures(total, employees, programmes, rows, listed)
+
+
+def _month_rows(conn: sa.Connection, company_id: int, months, bounds, programmes) -> list[MonthRow]:
+    """Each month's minutes and sessions by programme (volunteers are counted after, from the bitmasks)."""
+    rows = [
+        MonthRow(m.label, m.start.isoformat(), m.end.isoformat(), Cell(), {p: Cell() for p in programmes})
+        for m in months
+    ]
+    for row, (month_start, month_end) in zip(rows, bounds, strict=True):
+        sums = conn.execute(MONTH_SUMS, {"company_id": company_id, "start": month_start, "end": month_end}).one()
+        for p in programmes:
+            cell = row.programmes[p]
+            cell.minutes, cell.sessions = getattr(sums, f"{p}_minutes"), getattr(sums, f"{p}_sessions")
+            row.total.minutes += cell.minutes
+            row.total.sessions += cell.sessions
+    return rows
+
+
+def _count_active(rows: list[MonthRow], month_masks, cell_of) -> None:
+    """Volunteers a month from each volunteer's bitmask of active months; many volunteers share a
+    pattern, so each pattern is counted once."""
+    for mask, count in Counter(month_masks).items():
+        for index, month in enumerate(rows):
+            if mask >> index & 1:
+                cell_of(month).volunteers += count

@@ -75,15 +75,21 @@ def label_for(start: date, end: date, today: date, fiscal_start_month: int) -> s
     return describe(start, end)
 
 
+def _whole_number(form, name: str, low: int, high: int, default: int, message: str, errors: list[str]) -> int:
+    """The field as a whole number from low to high; otherwise the message joins errors and the default stands in."""
+    try:
+        value = int(form.get(name, str(default)))
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        errors.append(message)
+        return default
+    return value
+
+
 def parse_settings_form(form) -> ReportSettings | list[str]:
     errors = []
-    try:
-        month = int(form.get("fiscal_year_start_month", "1"))
-        if not 1 <= month <= 12:
-            raise ValueError
-    except ValueError:
-        errors.append("Fiscal year start: choose a month.")
-        month = 1
+    month = _whole_number(form, "fiscal_year_start_month", 1, 12, 1, "Fiscal year start: choose a month.", errors)
     raw_cost = (form.get("hourly_cost") or "").strip().replace(" ", "").replace(",", ".")
     cost = None
     if raw_cost:
@@ -97,13 +103,15 @@ def parse_settings_form(form) -> ReportSettings | list[str]:
     currency = (form.get("currency") or "NOK").strip().upper()
     if not re.fullmatch(r"[A-Z]{3}", currency):
         errors.append("Currency: a three-letter code, like NOK or EUR.")
-    try:
-        share = int(form.get("company_time_percent", "100"))
-        if not 0 <= share <= 100:
-            raise ValueError
-    except ValueError:
-        errors.append("Share of hours in company time: a whole number from 0 to 100.")
-        share = 100
+    share = _whole_number(
+        form,
+        "company_time_percent",
+        0,
+        100,
+        100,
+        "Share of hours in company time: a whole number from 0 to 100.",
+        errors,
+    )
     if errors:
         return errors
     return ReportSettings(month, None if cost is None else str(cost), currency, share)

@@ -6,6 +6,7 @@ The filing PDF carries no names, and hides every group of fewer than 5 volunteer
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
@@ -128,17 +129,38 @@ def fmt_hours(value: float) -> str:
 def filing_pdf(report: Report) -> bytes:
     f = report.figures
     programmes = list(f.programmes)
-    cells = [[m.programmes[p].volunteers for p in programmes] for m in f.months]
-    hide_cells, hide_months, hide_programmes, hide_total = suppress_table(
-        cells,
-        [m.total.volunteers for m in f.months],
-        [f.programmes[p].volunteers for p in programmes],
-        f.total.volunteers,
+    masks = Masks(
+        *suppress_table(
+            [[m.programmes[p].volunteers for p in programmes] for m in f.months],
+            [m.total.volunteers for m in f.months],
+            [f.programmes[p].volunteers for p in programmes],
+            f.total.volunteers,
+        )
     )
-
     pdf = ReportPDF(f"{report.company_name} · report {report.report_id} · as of {report.as_of_local}")
     pdf.alias_nb_pages()
     pdf.add_page()
+    _title(pdf, report)
+    _headline(pdf, report, masks.total)
+    _charts(pdf, report, masks)
+    _month_table(pdf, report, masks)
+    _programme_table(pdf, report, masks)
+    if report.closure:
+        _changes_since_close(pdf, report)
+    _methodology(pdf, report, masks.total)
+    return bytes(pdf.output())
+
+
+class Masks(NamedTuple):
+    """Which groups the filing hides (fewer than 5 volunteers, or a total that would reveal one)."""
+
+    cells: list[list[bool]]
+    months: list[bool]
+    programmes: list[bool]
+    total: bool
+
+
+def _title(pdf: ReportPDF, report: Report) -> None:
     pdf.font(9, bold=True, colour=BRAND)
     pdf.cell(0, 5, pdf.t("TEEI PARTNER PORTAL · VOLUNTEERING REPORT"), **NEXT)
     pdf.font(19, bold=True)
@@ -166,6 +188,9 @@ def filing_pdf(report: Report) -> bytes:
         )
     pdf.ln(3)
 
+
+def _headline(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
+    f = report.figures
     rate = "–" if f.participation is None else f"{f.participation:.1f}%"
     hidden = "hidden (<5)"
     stats = [
@@ -193,13 +218,18 @@ def filing_pdf(report: Report) -> bytes:
         colour=MUTED,
     )
 
+
+def _charts(pdf: ReportPDF, report: Report, masks: Masks) -> None:
     pdf.heading("Hours by month")
-    pdf.bars(month_chart(f), hide_months)
-    if len(programmes) > 1:
-        shares = programme_chart(f)
-        pdf.bars(shares, hide_programmes)
+    pdf.bars(month_chart(report.figures), masks.months)
+    if len(report.figures.programmes) > 1:
+        pdf.bars(programme_chart(report.figures), masks.programmes)
         pdf.para("Mentorship bars are hatched; every bar is labelled with its value.", size=8, colour=MUTED)
 
+
+def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
+    f = report.figures
+    programmes = list(f.programmes)
     pdf.heading("Figures by month and programme")
     header = (
         ["Month"]
@@ -209,19 +239,19 @@ def filing_pdf(report: Report) -> bytes:
     rows = []
     for r, m in enumerate(f.months):
         row = [m.label] + [
-            HIDDEN if hide_cells[r][c] else fmt_hours(m.programmes[p].hours) for c, p in enumerate(programmes)
+            HIDDEN if masks.cells[r][c] else fmt_hours(m.programmes[p].hours) for c, p in enumerate(programmes)
         ]
         row += (
             [HIDDEN] * 3
-            if hide_months[r]
+            if masks.months[r]
             else [fmt_hours(m.total.hours), f"{m.total.sessions:,}", f"{m.total.volunteers:,}"]
         )
         rows.append(row)
     total_row = ["Total"] + [
-        HIDDEN if hide_programmes[c] else fmt_hours(f.programmes[p].hours) for c, p in enumerate(programmes)
+        HIDDEN if masks.programmes[c] else fmt_hours(f.programmes[p].hours) for c, p in enumerate(programmes)
     ]
     total_row += (
-        [HIDDEN] * 3 if hide_total else [fmt_hours(f.total.hours), f"{f.total.sessions:,}", f"{f.total.volunteers:,}"]
+        [HIDDEN] * 3 if masks.total else [fmt_hours(f.total.hours), f"{f.total.sessions:,}", f"{f.total.volunteers:,}"]
     )
     rows.append(total_row)
     width = pdf.w - pdf.l_margin - pdf.r_margin
@@ -233,6 +263,10 @@ def filing_pdf(report: Report) -> bytes:
         colour=MUTED,
     )
 
+
+def _programme_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
+    f = report.figures
+    programmes = list(f.programmes)
     pdf.heading("By programme")
     hide_p, _ = suppress_list([f.programmes[p].volunteers for p in programmes], f.total.volunteers)
     prow = []
@@ -242,7 +276,7 @@ def filing_pdf(report: Report) -> bytes:
             [PROGRAMMES[p]]
             + (
                 [HIDDEN] * 4
-                if hide_p[c] or hide_programmes[c]
+                if hide_p[c] or masks.programmes[c]
                 else [
                     fmt_hours(cell.hours),
                     f"{cell.sessions:,}",
@@ -251,21 +285,25 @@ def filing_pdf(report: Report) -> bytes:
                 ]
             )
         )
+    width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.grid(["Programme", "Hours", "Sessions", "Volunteers", "Participation"], prow, [width - 4 * 28] + [28] * 4)
 
-    if report.closure:
-        pdf.heading("Changes since close")
-        c = report.changes
-        if c.any:
-            pdf.para(
-                f"{c.records} session records for this year arrived after the close on "
-                f"{report.as_of_local}. Live figures now differ from the filed ones by {c.hours:+.1f} hours, "
-                f"{c.sessions:+d} sessions and {c.volunteers:+d} volunteers. The filed figures above stay as "
-                "filed; report the difference as a correction in your next filing."
-            )
-        else:
-            pdf.para("No corrections have arrived since the year was closed.")
 
+def _changes_since_close(pdf: ReportPDF, report: Report) -> None:
+    pdf.heading("Changes since close")
+    c = report.changes
+    if c.any:
+        pdf.para(
+            f"{c.records} session records for this year arrived after the close on "
+            f"{report.as_of_local}. Live figures now differ from the filed ones by {c.hours:+.1f} hours, "
+            f"{c.sessions:+d} sessions and {c.volunteers:+d} volunteers. The filed figures above stay as "
+            "filed; report the difference as a correction in your next filing."
+        )
+    else:
+        pdf.para("No corrections have arrived since the year was closed.")
+
+
+def _methodology(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
     pdf.heading("Methodology")
     for text in METHOD:
         pdf.para(text)
@@ -275,7 +313,6 @@ def filing_pdf(report: Report) -> bytes:
         "TEEI Language and TEEI Mentorship. "
         + ("" if report.closure else "This report is not closed: later corrections can still change it.")
     )
-
     pdf.heading("Framework crosswalk")
     for framework, asks, gives in crosswalk(report, hide_total=hide_total):
         if pdf.get_y() > pdf.h - 40:
@@ -284,7 +321,6 @@ def filing_pdf(report: Report) -> bytes:
         pdf.cell(0, 6, pdf.t(framework), **NEXT)
         pdf.para(asks, size=8.5, colour=MUTED)
         pdf.para(gives)
-    return bytes(pdf.output())
 
 
 def certificate_pdf(

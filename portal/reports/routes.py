@@ -51,6 +51,10 @@ def _parse(today: date, settings):
     return parse_report_query(request.args, today, settings.fiscal_year_start_month)
 
 
+def _build(db, company_id: int, query, tz):
+    return build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
+
+
 def _error_page(errors: QueryErrors, today: date, settings):
     return render_template(
         "reports/index.html",
@@ -71,7 +75,7 @@ def index():
     if isinstance(query, QueryErrors):
         return _error_page(query, today, settings)
     db = portal_context().db
-    report = build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
+    report = _build(db, company_id, query, tz)
     closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
     listed = report.figures.volunteers
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
@@ -101,7 +105,7 @@ def export(fmt: str):
     if isinstance(query, QueryErrors):
         return _error_page(query, today, settings)
     db = portal_context().db
-    report = build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
+    report = _build(db, company_id, query, tz)
     name = f"teei-report-{query.period.start}-{query.period.end}-{query.programme}.{fmt}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
     if fmt == "pdf":
