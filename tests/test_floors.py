@@ -23,6 +23,14 @@ import portal.outbox
 
 PORTAL = Path(portal.outbox.__file__).resolve().parent.parent
 GROUND, ENGINE, WEB, TOP = "core", "outbox", "web", "top"
+TOP_MODULES = {"portal", "portal.cli", "portal.context", "portal.email_families", "portal.seed"}
+# Third-party libraries a floor must not load: the ground is nothing web and nothing email, and the
+# engine runs in a worker that loads no web framework.
+WEB_LIBRARIES = {"flask", "flask_login", "flask_wtf", "flask_limiter", "wtforms", "werkzeug"}
+FORBIDDEN_LIBRARIES = {
+    GROUND: WEB_LIBRARIES | {"jinja2", "rq", "resend", "redis", "svix", "standardwebhooks"},
+    ENGINE: WEB_LIBRARIES,
+}
 
 
 def module_name(path: Path) -> str:
@@ -31,6 +39,7 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(path): path for path in sorted(PORTAL.rglob("*.py"))}
+PACKAGES = {module for module, path in MODULES.items() if path.name == "__init__.py"}
 AREAS = sorted(
     path.name for path in PORTAL.iterdir() if (path / "__init__.py").exists() and path.name not in (GROUND, ENGINE, WEB)
 )
@@ -38,36 +47,81 @@ AREAS = sorted(
 
 def floor_of(module: str) -> str:
     """`core`, `outbox`, `web`, `top`, or the area's name."""
-    parts = module.split(".")
-    if len(parts) == 1 or parts[1] not in (GROUND, ENGINE, WEB, *AREAS):
-        return TOP
-    return parts[1]
+    return TOP if module in TOP_MODULES else module.split(".")[1]
 
 
-def imported_modules(module: str) -> set[str]:
-    """Every portal module `module` imports, at any depth of its code (TYPE_CHECKING and function
-    bodies too): `from portal.x import y` is portal.x.y where y is a module, else portal.x."""
-    found = set()
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    """The module an `from ... import` names, relative imports resolved against `module`'s package."""
+    if node.level == 0:
+        return node.module or ""
+    package = module if module in PACKAGES else module.rpartition(".")[0]
+    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+    return f"{base}.{node.module}" if node.module else base
+
+
+def imports_of(module: str) -> tuple[set[tuple[str, str | None]], set[str]]:
+    """What `module` imports, at any depth of its code (TYPE_CHECKING and function bodies too):
+    (portal module, name taken from it or None for the module itself), and third-party top-level names.
+    `from portal.x import y` is the module portal.x.y where y is a module, else the name y of portal.x."""
+    portal_imports, libraries = set(), set()
     for node in ast.walk(ast.parse(MODULES[module].read_text())):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.split(".")[0] == "portal"}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "portal":
             for alias in node.names:
-                submodule = f"{node.module}.{alias.name}"
-                found.add(submodule if submodule in MODULES else node.module)
-    return found - {module}
+                if alias.name.split(".")[0] == "portal":
+                    portal_imports.add((alias.name, None))
+                else:
+                    libraries.add(alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(module, node)
+            if source.split(".")[0] != "portal":
+                libraries.add(source.split(".")[0])
+                continue
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                portal_imports.add((submodule, None) if submodule in MODULES else (source, alias.name))
+    return {(target, name) for target, name in portal_imports if target != module}, libraries
 
 
-IMPORTS = {module: imported_modules(module) for module in MODULES}
+IMPORTS = {module: imports_of(module) for module in MODULES}
+
+
+def face_names(module: str) -> set[str]:
+    """The names a face offers: its `__all__`, read from the source."""
+    for node in ast.parse(MODULES[module].read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+FACES = {*portal.outbox.FACES, *(f"portal.{area}" for area in AREAS)}
 
 
 def test_every_import_names_a_module_of_the_tree():
-    unknown = {(module, target) for module, targets in IMPORTS.items() for target in targets if target not in MODULES}
+    unknown = {
+        (module, target) for module, (found, _) in IMPORTS.items() for target, _ in found if target not in MODULES
+    }
     assert unknown == set()
 
 
-def refusal(module: str, target: str) -> str | None:
-    """Why `module` may not import `target`, or None."""
+def test_every_package_is_a_floor_an_area_or_the_top():
+    """A folder under portal/ without __init__.py would be no area, and the rules would not see it."""
+    folders = {path.parent for path in PORTAL.rglob("*.py") if "__pycache__" not in path.parts}
+    assert {folder for folder in folders if not (folder / "__init__.py").exists()} == set()
+    assert {module for module in MODULES if "." not in module.removeprefix("portal.")} - {
+        *TOP_MODULES,
+        *(f"portal.{name}" for name in (GROUND, ENGINE, WEB, *AREAS)),
+    } == set()
+
+
+def test_every_face_names_what_it_offers():
+    """An engine face, and an area's __init__.py that imports anything, list what they offer in __all__."""
+    offering = {face for face in FACES if face in portal.outbox.FACES or IMPORTS[face][0]}
+    assert set(portal.outbox.FACES) <= MODULES.keys()
+    assert {face for face in offering if not face_names(face)} == set()
+
+
+def refusal(module: str, target: str, name: str | None = None) -> str | None:
+    """Why `module` may not import `target` (or the name `name` from it), or None."""
     here, there = floor_of(module), floor_of(target)
     if here == TOP:
         return None
@@ -77,23 +131,33 @@ def refusal(module: str, target: str) -> str | None:
         return None if there == GROUND else "the ground imports nothing above it"
     if here == ENGINE:
         return None if there in (GROUND, ENGINE) else "the engine stands on the ground only"
-    if there == ENGINE and target not in portal.outbox.FACES:
-        return "above the engine, only its faces (portal.outbox.FACES)"
-    if here == WEB:
-        return None if there in (GROUND, ENGINE, WEB) else "the web floor imports no area"
-    if there in AREAS and there != here and target != f"portal.{there}":
-        return "another area only through its face, portal/<area>/__init__.py"
+    crossing = (there == ENGINE) or (there in AREAS and there != here)
+    if crossing and target not in FACES:
+        return "the engine and other areas only through their faces (portal.outbox.FACES, portal/<area>/__init__.py)"
+    if crossing and name is not None and name not in face_names(target):
+        return f"{name} is not in {target}'s __all__"
+    if here == WEB and there in AREAS:
+        return "the web floor imports no area"
     return None
 
 
 def test_every_import_points_down_a_floor_or_stays_inside_one_area():
     refused = sorted(
-        f"{module} -> {target}: {why}"
-        for module, targets in IMPORTS.items()
-        for target in targets
-        if (why := refusal(module, target))
+        f"{module} -> {target}{'.' + name if name else ''}: {why}"
+        for module, (found, _) in IMPORTS.items()
+        for target, name in found
+        if (why := refusal(module, target, name))
     )
     assert refused == []
+
+
+def test_the_ground_and_the_engine_load_no_web_framework():
+    loaded = {
+        f"{module} imports {library}"
+        for module, (_, libraries) in IMPORTS.items()
+        for library in libraries & FORBIDDEN_LIBRARIES.get(floor_of(module), set())
+    }
+    assert loaded == set()
 
 
 def test_no_import_circles_between_files():
@@ -104,7 +168,7 @@ def test_no_import_circles_between_files():
         index[module] = low[module] = len(index)
         stack.append(module)
         on_stack.add(module)
-        for target in IMPORTS[module] & MODULES.keys():
+        for target in {target for target, _ in IMPORTS[module][0]} & MODULES.keys():
             if target not in index:
                 visit(target)
                 low[module] = min(low[module], low[target])
@@ -126,7 +190,7 @@ def test_no_import_circles_between_files():
 
 def test_the_rules_refuse_what_they_promise_to():
     """The floors test's own rules, held against imports it must refuse (so it cannot pass by reading nothing)."""
-    an_area, other_area = AREAS[0], AREAS[1]
+    an_area, other_area = "invitations", "auth"
     assert refusal("portal.core.db", "portal.outbox.rows")
     assert refusal("portal.core.clock", "portal.web.forms")
     assert refusal("portal.outbox.rows", "portal.web.extensions")
@@ -134,10 +198,21 @@ def test_the_rules_refuse_what_they_promise_to():
     assert refusal("portal.web.extensions", "portal.context")
     assert refusal("portal.web.forms", f"portal.{an_area}")
     assert refusal(f"portal.{an_area}.routes", "portal.outbox.rows")
+    assert refusal(f"portal.{an_area}.routes", "portal.outbox.reads", "no_such_name")
     assert refusal(f"portal.{an_area}.routes", f"portal.{other_area}.queries")
+    assert refusal(f"portal.{an_area}.routes", f"portal.{other_area}", "no_such_name")
     assert refusal(f"portal.{an_area}.routes", "portal.cli")
-    assert refusal(f"portal.{an_area}.routes", f"portal.{other_area}") is None
+    assert (
+        refusal(f"portal.{an_area}.routes", f"portal.{other_area}", sorted(face_names(f"portal.{other_area}"))[0])
+        is None
+    )
     assert refusal(f"portal.{an_area}.routes", "portal.outbox.reads") is None
+    assert refusal(f"portal.{an_area}.routes", f"portal.{an_area}.queries") is None
     assert refusal("portal", f"portal.{an_area}.routes") is None
-    assert {"invitations", "reports", "campaigns"} <= set(AREAS), "areas are read from the package tree"
+    relative = ast.parse("from ..outbox import rows\nfrom . import queries").body
+    assert _absolute("portal.invitations.routes", relative[0]) == "portal.outbox"
+    assert _absolute("portal.invitations.routes", relative[1]) == "portal.invitations"
+    assert {"invitations", "reports", "report_emails", "campaigns"} <= set(AREAS), (
+        "areas are read from the package tree"
+    )
     assert len(IMPORTS) == len(MODULES) > 100

@@ -10,6 +10,22 @@ import sqlalchemy as sa
 from portal.core.db import Database, json_array
 from portal.outbox.statuses import UNSETTLED, sql_list
 
+# The reads face: how areas show email state (portal.outbox.FACES).
+__all__ = [
+    "family_status_counts",
+    "id_by_key",
+    "ids_for_subject",
+    "latest_status",
+    "latest_statuses",
+    "receipt_counts",
+    "status_by_key",
+    "status_counts",
+    "status_counts_for_subject",
+    "statuses_by_id",
+    "suppressed_among",
+    "unsettled_ids_for_recipient",
+]
+
 _LATEST_FOR_SUBJECTS = sa.text(
     """
     SELECT subject_ref, status FROM (

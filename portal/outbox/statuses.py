@@ -1,5 +1,27 @@
 """The one place that knows the outbox statuses, which may change into which, and the reasons."""
 
+# The statuses face: what pages and the console name (portal.outbox.FACES).
+__all__ = [
+    "ALL",
+    "BOUNCED",
+    "CANCELLED",
+    "COMPLAINED",
+    "DEAD_LETTER",
+    "DELIVERED",
+    "DELIVERY_EXHAUSTED",
+    "ENQUEUED",
+    "FAILED",
+    "PENDING",
+    "PROCESSING",
+    "RETRY",
+    "SENT",
+    "SETTLED",
+    "SUPPRESSED",
+    "UNKNOWN_OUTCOME",
+    "UNSETTLED",
+    "WAITING",
+]
+
 PENDING = "pending"  # committed; publication not recorded
 ENQUEUED = "enqueued"  # a queue message was published
 PROCESSING = "processing"  # claimed by one delivery until claim_expires_at
