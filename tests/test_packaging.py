@@ -1,5 +1,6 @@
-"""The wheel carries what the portal needs to run (templates, static files, migrations, which stand
-at the top level of the repository), and not the development tools: built, installed outside the checkout, migrated and asked for a page."""
+"""`pip install .` into a fresh virtual environment outside the checkout carries what the portal
+needs to run (templates, static files, migrations, which stand at the top level of the
+repository), and not the development tools: installed, migrated and asked for a page."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
+import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,47 +29,43 @@ def run(args, **kwargs):
     return result.stdout
 
 
-def test_the_wheel_runs_outside_the_checkout(tmp_path, redis_server):
+def fresh_venv(path: Path) -> Path:
+    """A new virtual environment whose only extra is a path to this one's installed packages, so
+    the portal's dependencies (and the build backend) need no download."""
+    run([sys.executable, "-m", "venv", path])
+    python = path / "bin" / "python"
+    site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
+    (site / "dependencies-from-the-test-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def test_pip_install_into_a_fresh_venv_runs_outside_the_checkout(tmp_path, redis_server):
     source = tmp_path / "source"
     source.mkdir()
     shutil.copy(ROOT / "pyproject.toml", source)
     for folder in ("portal", "templates", "static", "migrations"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            tmp_path / "dist",
-            source,
-        ]
-    )
-    (wheel,) = (tmp_path / "dist").glob("*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "portal/templates/base.html" in names and "portal/static/portal.css" in names
-    assert any(name.startswith("portal/migrations/") and name.endswith(".sql") for name in names)
-    assert not any(name.startswith("devtools/") for name in names)
+    python = fresh_venv(tmp_path / "venv")
+    run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", source])
 
-    site = tmp_path / "site"
-    run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", site, wheel])
+    installed = Path(run([python, "-c", "import portal; print(portal.__file__)"], cwd=tmp_path).strip()).parent
+    assert installed.is_relative_to(tmp_path / "venv"), "the installed copy, not the checkout, is what Python finds"
+    assert (installed / "templates" / "base.html").is_file()
+    assert (installed / "templates" / "report_emails" / "subscription.html").is_file()
+    assert (installed / "static" / "portal.css").is_file()
+    assert sorted(p.name for p in (installed / "migrations").glob("*.sql")) == sorted(
+        p.name for p in (ROOT / "migrations").glob("*.sql")
+    )
+    assert not (installed.parent / "devtools").exists()
+
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": str(site),
         "SECRET_KEY": "wheel-test",
         "REDIS_URL": redis_server.url,
     }
-    # The installed copy, not the checkout, is what Python finds.
-    assert run([sys.executable, "-c", "import portal; print(portal.__file__)"], env=env, cwd=workdir).startswith(
-        str(site)
-    )
-    upgraded = run([sys.executable, "-m", "flask", "--app", "portal", "db", "upgrade"], env=env, cwd=workdir)
+    upgraded = run([python, "-m", "flask", "--app", "portal", "db", "upgrade"], env=env, cwd=workdir)
     assert "applied 0001_" in upgraded
     assert (workdir / "instance" / "portal.db").exists()
-    assert run([sys.executable, "-c", PAGE_CHECK], env=env, cwd=workdir).split() == ["200", "True", "200"]
+    assert run([python, "-c", PAGE_CHECK], env=env, cwd=workdir).split() == ["200", "True", "200"]

@@ -3,12 +3,12 @@ from flask_login import current_user
 
 from portal import invitations
 from portal.admin import queries
-from portal.admin.forms import InviteManagerForm
 from portal.applications import STATE_LABELS
 from portal.demo import demo_request_page
 from portal.people import people_page
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
+from portal.web.forms import InviteManagerForm
 from portal.web.paging import page_number, search_text
 
 bp = Blueprint("admin", __name__)

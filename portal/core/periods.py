@@ -20,7 +20,6 @@ from zoneinfo import ZoneInfo
 
 from portal.core.clock import iso
 
-DEFAULT_TIMEZONE = "Europe/Oslo"
 MONTHLY, QUARTERLY = "monthly", "quarterly"
 _KEY = re.compile(r"^(\d{4})-(?:(0[1-9]|1[0-2])|Q([1-4]))$")
 MONTH_NAMES = (
@@ -40,8 +39,13 @@ MONTH_NAMES = (
 
 
 def report_timezone(settings) -> ZoneInfo:
-    """PORTAL_TIMEZONE from the settings once they carry it; Europe/Oslo until then."""
-    return ZoneInfo(getattr(settings, "portal_timezone", None) or DEFAULT_TIMEZONE)
+    """The portal's time zone (PORTAL_TIMEZONE), where every period begins and ends."""
+    return ZoneInfo(settings.portal_timezone)
+
+
+def today_in(tz: ZoneInfo) -> date:
+    """Today's local date; read once where a request starts, and passed on from there."""
+    return datetime.now(tz).date()
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,14 @@ def presets(today: date, fiscal_start_month: int = 1) -> list[Period]:
         found.append(Period(current.start, today, f"{current.label} to date", "fiscal_year_to_date"))
         found.append(Period(previous.start, previous.end, previous.label, "last_fiscal_year"))
     return found
+
+
+def label_for(start: date, end: date, today: date, fiscal_start_month: int) -> str:
+    """A period as the report names it: a preset's name when it is one, then its dates."""
+    for preset in presets(today, fiscal_start_month):
+        if (preset.start, preset.end) == (start, end):
+            return f"{preset.label}: {describe(start, end)}"
+    return describe(start, end)
 
 
 def closable_years(today: date, fiscal_start_month: int, back: int = 3) -> list[Period]:

@@ -3,9 +3,10 @@ from flask_login import current_user
 
 from portal.invitations import InvitationError, invite_manager
 from portal.people import operations, queries
-from portal.people.forms import ConfirmForm, InviteManagerForm
+from portal.people.forms import ConfirmForm
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
+from portal.web.forms import InviteManagerForm
 from portal.web.paging import page_number, search_text
 
 bp = Blueprint("people", __name__, url_prefix="/people")

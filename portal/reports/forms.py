@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
-from portal.core.periods import Period, add_months, describe, presets
+from portal.core.periods import Period, add_months, label_for, presets
 from portal.reports.queries import ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 from portal.web.forms import EARLIEST_DAY, LATEST_DAY, day_out_of_range
@@ -66,13 +66,6 @@ def parse_report_query(args, today: date, fiscal_start_month: int = 1) -> Report
     if errors:
         return QueryErrors(errors, {"from": raw_from, "to": raw_to, "programme": programme})
     return ReportQuery(period, programme)
-
-
-def label_for(start: date, end: date, today: date, fiscal_start_month: int) -> str:
-    for preset in presets(today, fiscal_start_month):
-        if (preset.start, preset.end) == (start, end):
-            return f"{preset.label}: {describe(start, end)}"
-    return describe(start, end)
 
 
 def _whole_number(form, name: str, low: int, high: int, default: int, message: str, errors: list[str]) -> int:

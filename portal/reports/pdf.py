@@ -1,6 +1,6 @@
 """The filing-ready PDF (fpdf2, pure Python) and an employee's certificate of hours.
 
-The filing PDF carries no names, and hides every group of fewer than 5 volunteers (suppression.py).
+The filing PDF carries no names, and hides every group of fewer than 5 volunteers (masking.py).
 """
 
 from __future__ import annotations

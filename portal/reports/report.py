@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
@@ -118,9 +117,3 @@ def build_report(db: Database, *, company_id: int, company_name: str, query: Rep
         live,
         changes,
     )
-
-
-def today_in(tz: ZoneInfo) -> date:
-    from datetime import datetime
-
-    return datetime.now(tz).date()

@@ -13,12 +13,12 @@ from flask import Blueprint, Response, abort, flash, redirect, render_template, 
 from flask_login import current_user
 
 from portal.core.clock import now_iso, parse
-from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone
+from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone, today_in
 from portal.core.programmes import PROGRAMMES
 from portal.reports import charts, exports, operations, pdf, queries
 from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
-from portal.reports.report import build_report, today_in
+from portal.reports.report import build_report
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
 

@@ -4,7 +4,8 @@ Links in emails carry tokens in their path (an invitation, an unsubscribe, a pas
 the first request for such a link is written to the access log before the portal can exchange the
 token for session state. So every value the access log can show (request line, path, query,
 Referer, any header) has those tokens, and any email address, replaced. Used by `make run`, the
-browser tests and production alike: `gunicorn --logger-class portal.web.access_log.RedactingLogger`.
+browser tests and production alike, through gunicorn.conf.py's logger class
+(`portal.web.gunicorn_logging.PortalLogger`, built on this one).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from datetime import date
 from flask import request
 from flask_wtf import FlaskForm
 from werkzeug.exceptions import BadRequest
-from wtforms import HiddenField, PasswordField, TextAreaField
-from wtforms.validators import Regexp
+from wtforms import EmailField, HiddenField, PasswordField, TextAreaField
+from wtforms.validators import DataRequired, Email, Length, Regexp
 
 from portal.core.text import control_characters_in
 
@@ -82,6 +82,16 @@ def _control_character_problem(field) -> str | None:
         if found:
             return LINE_BREAKS if found <= set("\n\r\t") else CONTROL_CHARACTERS
     return None
+
+
+class InviteManagerForm(PortalForm):
+    """A company's new manager, by address: a manager adds one on the people page, an admin on the
+    company's page (the same invitation either way)."""
+
+    email = EmailField(
+        "Email address",
+        validators=[DataRequired(message="Enter the new manager's email address."), Email(), Length(max=254)],
+    )
 
 
 class FilesRefused(BadRequest):
