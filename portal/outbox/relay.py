@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -42,20 +43,29 @@ RELAY_QUERY = sa.text(
 )
 
 
-def rows_to_publish(db: Database, settings: Settings, limit: int = BATCH) -> list[str]:
-    """Rows whose message may be lost: pending, or quiet for a whole stale period (see relay_since)."""
-    stale = clock.iso_in(-settings.outbox_republish_after_seconds)
+def rows_to_publish(db: Database, settings: Settings, limit: int = BATCH, *, now: datetime) -> list[str]:
+    """Rows whose message may be lost at `now`: pending, or quiet for a whole stale period (see relay_since)."""
+    stale = clock.iso_in(-settings.outbox_republish_after_seconds, now)
     with db.read() as conn:
         return list(conn.execute(RELAY_QUERY, {"stale": stale, "limit": limit}).scalars())
 
 
-def relay_pass(db: Database, redis, settings: Settings, queue_for: Callable[[str], str] | None = None) -> RelayReport:
-    """`queue_for`: each row's queue (FamilyRegistry.queue_for), so a campaign's rows stay on the bulk queue."""
-    ids = rows_to_publish(db, settings)
+def relay_pass(
+    db: Database, redis, settings: Settings, queue_for: Callable[[str], str] | None = None, *, now: datetime
+) -> RelayReport:
+    """One pass at `now`, the pass's start. `queue_for`: each row's queue (FamilyRegistry.queue_for),
+    so a campaign's rows stay on the bulk queue."""
+    ids = rows_to_publish(db, settings, now=now)
     if not ids:
         return RelayReport(published=(), queued=True)
     result: PublishResult = publish_outbox_rows(
-        db, redis, ids, request_id="relay", job_timeout=settings.outbox_job_timeout_seconds, queue_for=queue_for
+        db,
+        redis,
+        ids,
+        request_id="relay",
+        job_timeout=settings.outbox_job_timeout_seconds,
+        queue_for=queue_for,
+        now=now,
     )
     metrics.relay_published(len(result.outbox_ids), result.queued)
     return RelayReport(published=result.outbox_ids, queued=result.queued, error=result.error)

@@ -12,6 +12,7 @@ Run by `flask outbox purge` and once a day by the worker (portal/outbox/worker.p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database, Statement
@@ -41,9 +42,10 @@ class PurgeReport:
         return f"{self.receipt_bodies_deleted} receipt bodies deleted, {self.outbox_rows_erased} outbox rows erased"
 
 
-def purge(db: Database, settings: Settings) -> PurgeReport:
-    receipts_cutoff = clock.iso_in(-settings.receipt_retention_days * 86400)
-    outbox_cutoff = clock.iso_in(-settings.outbox_retention_days * 86400)
+def purge(db: Database, settings: Settings, *, now: datetime) -> PurgeReport:
+    """Erase what the retention rules say is past keeping at `now`."""
+    receipts_cutoff = clock.iso_in(-settings.receipt_retention_days * 86400, now)
+    outbox_cutoff = clock.iso_in(-settings.outbox_retention_days * 86400, now)
     with db.write() as conn:
         receipts = _PURGE_RECEIPTS(conn, {"cutoff": receipts_cutoff}).rowcount
         erased = _ERASE_OUTBOX(conn, {"cutoff": outbox_cutoff}).rowcount

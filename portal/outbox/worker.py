@@ -25,6 +25,7 @@ from rq import SimpleWorker
 from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 
+from portal.core import clock
 from portal.core.heartbeat import start_heartbeat
 from portal.core.logs import configure_logging
 from portal.outbox.consumer import use_context
@@ -93,7 +94,7 @@ def run_relay_once_with_lock(ctx: PortalContext) -> bool:
     if not ctx.redis.set(RELAY_LOCK_KEY, token, nx=True, ex=lock_seconds):
         return False
     try:
-        report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for)
+        report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=clock.utcnow())
         if report.published:
             log.info("relay published %d outbox rows (queued=%s)", len(report.published), report.queued)
     finally:
@@ -111,7 +112,7 @@ def run_daily_purge_with_lock(ctx: PortalContext) -> bool:
     """The retention purge, at most once a day across all workers; True if this call ran it."""
     if not ctx.redis.set(PURGE_LOCK_KEY, "1", nx=True, ex=86400):
         return False
-    report = purge(ctx.db, ctx.settings)
+    report = purge(ctx.db, ctx.settings, now=clock.utcnow())
     log.info("retention purge: %s", report.summary())
     return True
 

@@ -2,6 +2,7 @@
 
 import sqlalchemy as sa
 
+from portal.core import clock
 from portal.outbox import rendering
 from portal.outbox.actions import eligible_actions
 from portal.outbox.consumer import handle_message
@@ -10,7 +11,7 @@ from portal.outbox.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED,
 
 
 def deliver(ctx, outbox_id, attempt=1):
-    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=clock.utcnow())
 
 
 def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_row, provider_model, count):
@@ -130,7 +131,6 @@ def test_validation_rejection_is_final_failure(ctx, make_outbox_row, outbox_row,
 
 
 def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, outbox_row, provider_model, make_due):
-    from portal.core import clock
 
     outbox_id = make_outbox_row()
     faults = ["http_500", "http_429", "http_500", "http_500"]
@@ -246,7 +246,7 @@ def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row
 
     two = RenderedEmail("a@b.example", "s", "<p>h</p>", "t", attachments=(Attachment("a", "QQ==", "text/plain"),) * 2)
     with pytest.raises(FreezeError):
-        freeze_or_replay(ctx.db, make_outbox_row(), two)
+        freeze_or_replay(ctx.db, make_outbox_row(), two, now=clock.utcnow())
 
 
 def test_a_row_that_may_have_gone_out_never_settles_as_unsent(
@@ -273,11 +273,17 @@ def test_a_stale_claim_holder_cannot_release_anothers_claim(ctx, make_outbox_row
     from portal.outbox.rows import mark_retry
 
     outbox_id = make_outbox_row()
-    first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     with ctx.db.write() as conn:  # the first claim expires; a second delivery claims the row
         conn.execute(sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z'"))
-    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     assert second.attempt_count == first.attempt_count + 1
-    assert mark_retry(ctx.db, outbox_id, first.attempt_count, 1, "late", outcome_unknown=False) is False
+    assert (
+        mark_retry(ctx.db, outbox_id, first.attempt_count, 1, "late", outcome_unknown=False, now=clock.utcnow())
+        is False
+    )
     assert outbox_row(outbox_id)["status"] == "processing"
-    assert mark_retry(ctx.db, outbox_id, second.attempt_count, 1, "ours", outcome_unknown=False) is True
+    assert (
+        mark_retry(ctx.db, outbox_id, second.attempt_count, 1, "ours", outcome_unknown=False, now=clock.utcnow())
+        is True
+    )

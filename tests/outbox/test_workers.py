@@ -8,6 +8,7 @@ import zlib
 import rq
 
 from devtools.testing import redis_dump, wait_until
+from portal.core import clock
 from portal.outbox.consumer import handle_message
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope, email_queue
@@ -19,9 +20,13 @@ def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_out
     make_outbox_row(publish=True)  # the publisher's queue
     exhausted = make_outbox_row()
     provider_model.fail_next("http_500")  # the consumer hands an exhausted job to the dead-letter queue
-    handle_message(ctx, build_envelope(exhausted), attempt=ctx.settings.outbox_max_attempts, dead_letter=False)
+    handle_message(
+        ctx, build_envelope(exhausted), attempt=ctx.settings.outbox_max_attempts, dead_letter=False, now=clock.utcnow()
+    )
     campaign = make_outbox_row(family="campaign", data={"campaign_id": 1, "subject": "S", "body": "B", "user_id": 1})
-    publish_outbox_rows(ctx.db, ctx.redis, [campaign], queue_for=ctx.families.queue_for)  # the bulk queue
+    publish_outbox_rows(
+        ctx.db, ctx.redis, [campaign], queue_for=ctx.families.queue_for, now=clock.utcnow()
+    )  # the bulk queue
     used = {key.decode().removeprefix("rq:queue:") for key in ctx.redis.smembers("rq:queues")}
     assert used == {"email", "email-dead-letter", "email-bulk"}
 
@@ -36,7 +41,7 @@ def test_published_envelopes_are_json_without_contact_details(
 ):
     recipients = [f"volunteer{n}@example.org" for n in range(5)]
     ids = [make_outbox_row(recipient=r) for r in recipients]
-    result = publish_outbox_rows(ctx.db, ctx.redis, ids, request_id="req-1")
+    result = publish_outbox_rows(ctx.db, ctx.redis, ids, request_id="req-1", now=clock.utcnow())
     assert result.queued
 
     (job,) = email_queue(ctx.redis).get_jobs()[:1]
@@ -70,7 +75,7 @@ def test_redis_losing_every_key_loses_no_email(ctx, make_outbox_row, outbox_rows
     ids = [make_outbox_row(publish=True) for _ in range(3)]
     ctx.redis.flushall()
     time.sleep(ctx.settings.outbox_republish_after_seconds + 0.1)
-    assert sorted(relay_pass(ctx.db, ctx.redis, ctx.settings).published) == sorted(ids)
+    assert sorted(relay_pass(ctx.db, ctx.redis, ctx.settings, now=clock.utcnow()).published) == sorted(ids)
     workers.drain()
     assert [row["status"] for row in outbox_rows()] == [SENT] * 3 and len(provider_model.sent()) == 3
 
@@ -128,7 +133,7 @@ def test_worker_killed_mid_send_the_relay_recovers_and_one_email_goes_out(
     assert wait_until(lambda: len(provider_model.sent()) == 1, timeout=10)
 
     time.sleep(ctx.settings.outbox_claim_seconds + 0.1)
-    assert outbox_id in relay_pass(ctx.db, ctx.redis, ctx.settings).published
+    assert outbox_id in relay_pass(ctx.db, ctx.redis, ctx.settings, now=clock.utcnow()).published
     workers.drain()
     row = outbox_row(outbox_id)
     assert row["status"] == SENT and row["provider_message_id"] == provider_model.sent()[0]["id"]

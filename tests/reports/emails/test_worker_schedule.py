@@ -9,6 +9,7 @@ import pytest
 
 from devtools.processes import stop_process
 from devtools.testing import process_env
+from portal.core import clock
 from portal.core.settings import ConfigError, Settings
 from portal.outbox.periodic import run_once_with_lock
 from portal.outbox.statuses import SENT
@@ -43,10 +44,10 @@ def test_a_pass_does_nothing_while_another_worker_holds_the_lock(ctx, company, s
     subscribe(manager, "monthly", since="2026-10-15T00:00:00.000000Z")
     task = schedule_task(ctx.settings)
     ctx.redis.set(task.lock_key, "another-worker", ex=60)
-    assert run_once_with_lock(ctx, task) is False
+    assert run_once_with_lock(ctx, task, now=clock.utcnow()) is False
     assert count("report_runs") == 0
     ctx.redis.delete(task.lock_key)
-    assert run_once_with_lock(ctx, task) is True
+    assert run_once_with_lock(ctx, task, now=clock.utcnow()) is True
     assert count("report_runs") >= 1
     assert ctx.redis.get(task.lock_key) is None, "the pass released its own lock"
 
