@@ -5,10 +5,13 @@ finds the rows again: `pending` (publication never recorded), `enqueued` for too
 well past its time, and `processing` whose claim expired (a worker died mid-delivery). Each
 publication restarts a row's stale period (`relay_since`), so a message the workers have not yet
 taken is republished once per period, not on every pass.
+
+The worker runs a pass every RELAY_INTERVAL_SECONDS (`relay_task`); `flask outbox relay` runs one now.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,10 +22,13 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.settings import Settings
 from portal.outbox import metrics
+from portal.outbox.periodic import PeriodicTask
 from portal.outbox.publish import PublishResult, publish_outbox_rows
 from portal.outbox.statuses import UNSETTLED, sql_list
 
+log = logging.getLogger("portal.worker")
 BATCH = 500
+RELAY_LOCK_KEY = "portal:outbox:relay-lock"
 
 
 @dataclass(frozen=True)
@@ -69,3 +75,22 @@ def relay_pass(
     )
     metrics.relay_published(len(result.outbox_ids), result.queued)
     return RelayReport(published=result.outbox_ids, queued=result.queued, error=result.error)
+
+
+def relay_task(settings: Settings) -> PeriodicTask:
+    """The relay as the worker runs it: a pass every RELAY_INTERVAL_SECONDS, the first one interval
+    after start, one worker at a time."""
+    return PeriodicTask(
+        "relay",
+        settings.relay_interval_seconds,
+        _relay_once,
+        lock_seconds=30,
+        first_pass_at_start=False,
+        lock_name=RELAY_LOCK_KEY,
+    )
+
+
+def _relay_once(ctx, now: datetime) -> None:
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=now)
+    if report.published:
+        log.info("relay published %d outbox rows (queued=%s)", len(report.published), report.queued)

@@ -4,15 +4,18 @@ import json
 import signal
 import time
 import zlib
+from datetime import timedelta
 
 import rq
 
 from devtools.testing import redis_dump, wait_until
 from portal.core import clock
 from portal.outbox.consumer import handle_message
+from portal.outbox.periodic import run_once_with_lock
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope, email_queue
-from portal.outbox.relay import relay_pass
+from portal.outbox.relay import relay_pass, relay_task
+from portal.outbox.retention import purge_task
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
 
 
@@ -149,13 +152,25 @@ def test_the_worker_runs_the_relay_on_its_schedule(ctx, make_outbox_row, workers
 
 
 def test_only_one_relay_pass_runs_at_a_time(ctx):
-    from portal.outbox.worker import RELAY_LOCK_KEY, run_relay_once_with_lock
+    relay = relay_task(ctx.settings)
+    ctx.redis.set(relay.lock_key, "another-worker", ex=30)
+    assert run_once_with_lock(ctx, relay, now=clock.utcnow()) is False
+    ctx.redis.delete(relay.lock_key)
+    assert run_once_with_lock(ctx, relay, now=clock.utcnow()) is True
+    assert ctx.redis.get(relay.lock_key) is None, "a finished pass releases its lock"
 
-    ctx.redis.set(RELAY_LOCK_KEY, "another-worker", ex=30)
-    assert run_relay_once_with_lock(ctx) is False
-    ctx.redis.delete(RELAY_LOCK_KEY)
-    assert run_relay_once_with_lock(ctx) is True
-    assert ctx.redis.get(RELAY_LOCK_KEY) is None, "a finished pass releases its lock"
+
+def test_the_retention_purge_runs_once_a_day_across_all_workers(ctx, make_outbox_row, outbox_row):
+    purge_pass = purge_task(ctx.settings)
+    first = make_outbox_row(status=SENT, recipient="first@example.org")
+    past_retention = clock.utcnow() + timedelta(days=ctx.settings.outbox_retention_days + 1)
+    assert run_once_with_lock(ctx, purge_pass, now=past_retention) is True
+    assert outbox_row(first)["recipient"] == "", "erased: settled longer ago than OUTBOX_RETENTION_DAYS"
+
+    second = make_outbox_row(status=SENT, provider_message_id="re_second", recipient="second@example.org")
+    assert run_once_with_lock(ctx, purge_pass, now=past_retention) is False, "another worker, the same day"
+    assert outbox_row(second)["recipient"] == "second@example.org"
+    assert ctx.redis.ttl(purge_pass.lock_key) > 86400 - 60, "the day's lock outlives the pass"
 
 
 def test_a_busy_worker_heartbeats_without_a_round_trip_per_email(ctx, make_outbox_row, workers, provider_model):
