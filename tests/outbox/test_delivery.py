@@ -1,7 +1,10 @@
 """One delivery at a time through the real consumer, a real libSQL file and the provider model over HTTP."""
 
+from datetime import timedelta
+
 import sqlalchemy as sa
 
+from devtools.testing import wait_until
 from portal.core import clock
 from portal.outbox import rendering
 from portal.outbox.actions import eligible_actions
@@ -10,8 +13,8 @@ from portal.outbox.queues import build_envelope
 from portal.outbox.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME
 
 
-def deliver(ctx, outbox_id, attempt=1):
-    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=clock.utcnow())
+def deliver(ctx, outbox_id, attempt=1, now=None):
+    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=now or clock.utcnow())
 
 
 def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_row, provider_model, count):
@@ -66,16 +69,16 @@ def test_acceptance_write_failure_is_reconciled_by_another_attempt(ctx, make_out
             "CREATE TRIGGER refuse_sent BEFORE UPDATE OF status ON email_outbox WHEN NEW.status = 'sent' "
             "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
         )
-    assert deliver(ctx, outbox_id).startswith("retry:")
+    start = clock.utcnow()
+    assert deliver(ctx, outbox_id, now=start).startswith("retry:")
     assert len(provider_model.sent()) == 1 and outbox_row(outbox_id)["provider_message_id"] is None
 
     with ctx.db.write() as conn:
         conn.exec_driver_sql("DROP TRIGGER refuse_sent")
     # The row is still claimed by the attempt that failed; once the claim expires another may try.
-    import time
-
-    time.sleep(ctx.settings.outbox_claim_seconds + 0.2)
-    assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
+    claim = timedelta(seconds=ctx.settings.outbox_claim_seconds)
+    assert deliver(ctx, outbox_id, attempt=2, now=start + claim - timedelta(seconds=1)) == "ack:not_claimable"
+    assert deliver(ctx, outbox_id, attempt=2, now=start + claim + timedelta(seconds=0.2)) == "ack:sent"
     row = outbox_row(outbox_id)
     assert row["status"] == SENT
     assert row["provider_message_id"] == provider_model.sent()[0]["id"]
@@ -166,11 +169,7 @@ def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row
     # The first delivery's request is still in flight at the provider when a second one arrives.
     first = threading.Thread(target=deliver, args=(ctx, outbox_id))
     first.start()
-    import time
-
-    deadline = time.monotonic() + 5
-    while not provider_model.requests() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert wait_until(provider_model.requests, timeout=5, interval=0.02)
     with ctx.db.write() as conn:  # the first claim has expired (a slow worker), so another may claim
         conn.execute(
             sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
@@ -186,21 +185,15 @@ def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row
     assert "conflict_concurrent" in outcomes
 
 
-def test_unknown_outcome_past_the_provider_window_is_never_resent(
-    ctx, make_outbox_row, outbox_row, provider_model, make_due
-):
+def test_unknown_outcome_past_the_provider_window_is_never_resent(ctx, make_outbox_row, outbox_row, provider_model):
     outbox_id = make_outbox_row()
     provider_model.fail_next("http_500")
-    assert deliver(ctx, outbox_id).startswith("retry:")
+    first_attempt = clock.utcnow()
+    assert deliver(ctx, outbox_id, now=first_attempt).startswith("retry:")
     assert outbox_row(outbox_id)["outcome_unknown"] == 1
-    with ctx.db.write() as conn:  # a day and a bit later
-        conn.execute(
-            sa.text("UPDATE email_outbox SET first_attempt_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
-            {"id": outbox_id},
-        )
-    make_due(outbox_id)
+    a_day_and_a_bit_later = first_attempt + timedelta(seconds=ctx.settings.provider_idempotency_window_seconds + 3600)
     requests_before = len(provider_model.requests())
-    assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
+    assert deliver(ctx, outbox_id, attempt=2, now=a_day_and_a_bit_later) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
     assert row["status"] == DEAD_LETTER and row["last_error"] == UNKNOWN_OUTCOME
     assert len(provider_model.requests()) == requests_before and provider_model.sent() == []
