@@ -48,6 +48,7 @@ def fresh_db(directory: Path, name: str):
 
 def send_path(db, settings, emails: int) -> float:
     """Seconds per email for the engine's own statements along one successful send."""
+    from portal.core import clock
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
     from portal.outbox.claims import claim_outbox_row
@@ -59,12 +60,12 @@ def send_path(db, settings, emails: int) -> float:
     for n in range(emails):
         intent = EmailIntent(FAMILIES["notice"], f"p{n}@example.org", f"bench:{n}", {"subject": "s", "body": "b"})
         with db.write() as conn:
-            (outbox_id,) = add_outbox_rows(conn, [intent], settings)
-        record_publication(db, [outbox_id], ENQUEUED, None)
-        claim_outbox_row(db, outbox_id, claim_seconds=300)
+            (outbox_id,) = add_outbox_rows(conn, [intent], settings, now=clock.utcnow())
+        record_publication(db, [outbox_id], ENQUEUED, None, now=clock.utcnow())
+        claim_outbox_row(db, outbox_id, claim_seconds=300, now=clock.utcnow())
         with db.write() as conn:
-            record_first_attempt(conn, outbox_id)
-        mark_sent(db, outbox_id, f"re_{n}")
+            record_first_attempt(conn, outbox_id, now=clock.utcnow())
+        mark_sent(db, outbox_id, f"re_{n}", now=clock.utcnow())
     return (time.perf_counter() - start) / emails
 
 

@@ -224,10 +224,10 @@ class Run:
                 for i in range(start, min(start + batch, n))
             ]
             with db.write() as conn:
-                ids = add_outbox_rows(conn, intents, settings)
+                ids = add_outbox_rows(conn, intents, settings, now=clock.utcnow())
             at = clock.utcnow()
             committed.update((outbox_id, at) for outbox_id in ids)
-            if not publish_outbox_rows(db, self.redis, ids).queued:
+            if not publish_outbox_rows(db, self.redis, ids, now=at).queued:
                 raise BenchError("publishing to the private Redis failed")
         published = time.time()
 

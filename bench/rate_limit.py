@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     from devtools.provider_model import ProviderModel
     from devtools.testing import PrivateRedis
     from portal.context import build_context
-    from portal.core import schema
+    from portal.core import clock, schema
     from portal.core.settings import Settings
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                 for i in range(args.emails)
             ]
             with ctx.db.write() as conn:
-                ids = add_outbox_rows(conn, intents, ctx.settings)
-            publish_outbox_rows(ctx.db, ctx.redis, ids)
+                ids = add_outbox_rows(conn, intents, ctx.settings, now=clock.utcnow())
+            publish_outbox_rows(ctx.db, ctx.redis, ids, now=clock.utcnow())
             print(f"{args.emails} emails published; {args.workers} workers, limit {args.limit}/s on both sides…")
             for _ in range(args.workers):
                 processes.append(

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from devtools.testing import PrivateRedis  # noqa: E402
 from portal.context import build_context  # noqa: E402
-from portal.core import schema  # noqa: E402
+from portal.core import clock, schema  # noqa: E402
 from portal.core.clock import iso  # noqa: E402
 from portal.core.settings import Settings  # noqa: E402
 from portal.outbox import EmailIntent, write_then_publish  # noqa: E402
@@ -99,7 +99,7 @@ def bare_intents(ctx, companies: int, template_input: dict, round_number: int) -
     """The same intents, written as plain outbox rows: one write_then_publish per company."""
     started = time.perf_counter()
     for c in range(1, companies + 1):
-        with write_then_publish(ctx) as work:
+        with write_then_publish(ctx, now=clock.utcnow()) as work:
             work.add(
                 *(
                     EmailIntent(
@@ -151,7 +151,7 @@ def main() -> int:
         pdf_times = []
         for data in inputs:
             started = time.perf_counter()
-            rendered = REPORT.render(data, settings)
+            rendered = REPORT.render(data, settings, now=clock.utcnow())
             pdf_times.append(time.perf_counter() - started)
             assert rendered.attachments and rendered.attachments[0].content_type == "application/pdf"
     finally:

@@ -103,6 +103,7 @@ def failed_email(stack, portal_env, recipient: str, key: str) -> str:
             conn,
             [EmailIntent(FAMILIES["notice"], recipient, key, {"subject": "Hi", "body": "Hello."})],
             Settings.from_env(portal_env),
+            now=clock.utcnow(),
         )
         conn.execute(
             sa.text(

@@ -10,7 +10,7 @@ from flask.cli import AppGroup
 
 from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
-from portal.core import schema
+from portal.core import clock, schema
 from portal.outbox.operator import purge, relay_pass
 from portal.outbox.reads import status_counts
 from portal.report_emails.cli import reports_cli
@@ -72,7 +72,7 @@ def demo_seed(without_attendance):
 def outbox_relay():
     """One relay pass: publish pending rows and re-publish rows whose message may be lost."""
     ctx = portal_context()
-    report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for)
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=clock.utcnow())
     if not report.published:
         click.echo("nothing to publish")
         return
@@ -104,7 +104,7 @@ def outbox_status(as_json):
 def outbox_purge():
     """Apply the retention rules now: old receipt bodies, and settled rows' recipients and input."""
     ctx = portal_context()
-    click.echo(purge(ctx.db, ctx.settings).summary())
+    click.echo(purge(ctx.db, ctx.settings, now=clock.utcnow()).summary())
 
 
 def register_commands(app: Flask) -> None:

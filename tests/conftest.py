@@ -118,7 +118,7 @@ def make_outbox_row(ctx):
             data=data or {"subject": f"Notice {n}", "body": "Hello.\n\nSecond paragraph."},
         )
         with ctx.db.write() as conn:
-            (outbox_id,) = add_outbox_rows(conn, [intent], ctx.settings)
+            (outbox_id,) = add_outbox_rows(conn, [intent], ctx.settings, now=clock.utcnow())
             if status is not None or columns:
                 state = {"status": status or "sent", "provider_message_id": "re_msg_1", **columns}
                 assignments = ", ".join(f"{column} = :{column}" for column in state)
@@ -127,7 +127,7 @@ def make_outbox_row(ctx):
                 )
                 outbox_id = state.get("id", outbox_id)
         if publish:
-            publish_outbox_rows(ctx.db, ctx.redis, [outbox_id])
+            publish_outbox_rows(ctx.db, ctx.redis, [outbox_id], now=clock.utcnow())
         return outbox_id
 
     return make
@@ -188,11 +188,14 @@ def admin(auth, make_user):
 
 @pytest.fixture
 def deliver(ctx):
-    """deliver(outbox_id, attempt=1): one delivery through the real consumer in this process (with
-    the engine's context set, as a worker sets it); returns its decision."""
+    """deliver(outbox_id, attempt=1, now=None): one delivery through the real consumer in this process
+    (with the engine's context set, as a worker sets it), at `now` (the wall clock's by default); returns
+    its decision."""
 
-    def run(outbox_id, attempt=1):
-        return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+    def run(outbox_id, attempt=1, now=None):
+        return handle_message(
+            ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=now or clock.utcnow()
+        )
 
     use_context(ctx)
     yield run

@@ -18,6 +18,7 @@ from portal.applications.operations import record_decision, submit_application
 from portal.auth.queries import load_user
 from portal.campaigns import operations as campaigns
 from portal.campaigns.sending import campaign_pass
+from portal.core import clock
 from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
 from portal.invitations.operations import invite_colleagues, invite_manager
@@ -112,7 +113,9 @@ def every_family_sent(ctx, make_user, user_id):
         rows = conn.exec_driver_sql("SELECT id, template_input FROM email_outbox").all()
     for outbox_id, template_input in rows:
         family = ctx.families.for_outbox_id(outbox_id)
-        rendered.setdefault(family.name, []).append(family.render(json.loads(template_input), ctx.settings))
+        rendered.setdefault(family.name, []).append(
+            family.render(json.loads(template_input), ctx.settings, now=clock.utcnow())
+        )
     return rendered
 
 

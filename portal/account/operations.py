@@ -51,7 +51,7 @@ def request_password_reset(ctx, *, email: str) -> None:
     """
     address = normalise_email(email)
     now = clock.utcnow()
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=now) as work:
         user = work.conn.execute(_ACTIVE_USER, {"email": address}).first()
         if user is None:
             return

@@ -86,7 +86,7 @@ def submit_application(
         raise ApplicationError("The number of employees must be a whole number of at least 1.")
     fields["company_key"] = fields["company_name"].lower()
 
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.now_iso()}).scalar()
         if application_id is None:
             # This contact already has an open application for this company: a replay.
@@ -128,7 +128,7 @@ def record_decision(
     transaction, and the decision email carries the invitation's token nonce.
     """
     note = _checked_note(decision, note)
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         application = _read_application(work.conn, application_id)
         count = application["decision_count"]
         if _repeats_latest_decision(work.conn, application, decision, note, decisions_seen):

@@ -9,9 +9,10 @@ send the bytes the provider already has under the row's idempotency key.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from portal.campaigns.markdown import to_html, to_text
 from portal.campaigns.tokens import unsubscribe_url
-from portal.core import clock
 from portal.outbox import BULK_EMAIL_QUEUE, EMAIL_QUEUE, EmailIntent, Family
 
 
@@ -28,12 +29,11 @@ def _prepare(data: dict, settings) -> dict:
         "unsubscribe_url": unsubscribe_url(
             settings.public_base_url, settings.secret_key, data["user_id"], data["campaign_id"]
         ),
-        "prepared_at": _prepared_at(),
+        "prepared_at": _prepared_at(data["rendered_at"]),
     }
 
 
-def _prepared_at() -> str:
-    moment = clock.utcnow()
+def _prepared_at(moment: datetime) -> str:
     return f"{moment.day} {moment:%b %Y, %H:%M:%S} UTC"
 
 

@@ -93,7 +93,7 @@ def send_test(ctx, *, campaign_id: int, admin, request_id: str) -> bool:
     """The campaign to the signed-in admin, now; False if this request ID was already sent (a double click)."""
     if not _REQUEST_ID.match(request_id or ""):
         raise CampaignError("The form was out of date. Reload the page and try again.")
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         campaign = _campaign(work.conn, campaign_id)
         intent = emails.test_email(emails.campaign_input(campaign._mapping), admin=admin, request_id=request_id)
         new = reads.status_by_key(work.conn, intent.idempotency_key) is None
@@ -145,13 +145,13 @@ def cancel(db, *, campaign_id: int) -> int:
                 f"This campaign was already {_done_words(campaign.status)}; there is nothing to cancel."
             )
         ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
-        cancelled = len(cancel_unattempted(conn, ids, CANCEL_REASON))
+        now = clock.utcnow()
+        cancelled = len(cancel_unattempted(conn, ids, CANCEL_REASON, now=now))
         if campaign.status == "sent" and not cancelled:
             raise CampaignError("Every email of this campaign has gone to the provider; there is nothing to cancel.")
-        now = clock.now_iso()
         conn.execute(
             sa.text("UPDATE campaigns SET status = 'cancelled', cancelled_at = :now, updated_at = :now WHERE id = :id"),
-            {"now": now, "id": campaign_id},
+            {"now": clock.iso(now), "id": campaign_id},
         )
         return cancelled
 
@@ -159,6 +159,7 @@ def cancel(db, *, campaign_id: int) -> int:
 def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
     """No more campaigns for this person (transactional email is not affected). Rows of a campaign
     already written that no attempt has reached are cancelled too. False if they had already unsubscribed."""
+    now = clock.utcnow()
     with db.write() as conn:
         if conn.execute(sa.text("SELECT 1 FROM users WHERE id = :u"), {"u": user_id}).first() is None:
             return False
@@ -167,7 +168,7 @@ def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
                 "INSERT INTO campaign_unsubscribes (user_id, campaign_id, created_at) VALUES (:u, :c, :now) "
                 "ON CONFLICT (user_id) DO NOTHING"
             ),
-            {"u": user_id, "c": campaign_id, "now": clock.now_iso()},
+            {"u": user_id, "c": campaign_id, "now": clock.iso(now)},
         ).rowcount
         waiting = conn.execute(
             sa.text(
@@ -182,7 +183,7 @@ def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
             key = emails.recipient_key(sending_id, user_id)
             outbox_id = reads.id_by_key(conn, key)
             if outbox_id:
-                cancel_unattempted(conn, [outbox_id], UNSUBSCRIBE_REASON)
+                cancel_unattempted(conn, [outbox_id], UNSUBSCRIBE_REASON, now=now)
         return bool(new)
 
 

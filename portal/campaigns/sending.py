@@ -93,7 +93,7 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
     """One batch of rows and the campaign's progress, in one transaction, published after it;
     returns how many positions of the list it covered (0 once the campaign is written out,
     cancelled or gone)."""
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         campaign = work.conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
         if campaign is None or campaign.status != "sending":
             return 0
@@ -147,8 +147,8 @@ def campaign_pass(ctx, *, now: datetime | None = None, batch_size: int = BATCH_S
 def campaign_task(settings) -> PeriodicTask:
     """The pass as the worker runs it, one worker at a time."""
 
-    def one_pass(ctx) -> None:
-        written = campaign_pass(ctx)
+    def one_pass(ctx, now: datetime) -> None:
+        written = campaign_pass(ctx, now=now)
         if written:
             log.info("campaign pass wrote %d email(s)", written)
 

@@ -6,6 +6,7 @@ events, publication after the commit.
 
 from __future__ import annotations
 
+from portal.core import clock
 from portal.outbox import operator
 from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused, ActionResult
 
@@ -21,6 +22,7 @@ def act_on_email(
         actor_user_id=actor_user_id,
         message_id=message_id,
         duplicate_confirmed=duplicate_confirmed,
+        now=clock.utcnow(),
     )
 
 
@@ -55,6 +57,7 @@ def act_on_list(
         reason=reason,
         actor_user_id=actor_user_id,
         duplicate_confirmed=duplicate_confirmed,
+        now=clock.utcnow(),
     )
 
 

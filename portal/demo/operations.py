@@ -71,7 +71,7 @@ def request_demo(ctx, *, name: str, email: str, company: str, message: str = "")
 
     now = clock.utcnow()
     fields = {"name": name, "email": email, "company": company, "now": clock.iso(now)}
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=now) as work:
         live = work.conn.execute(
             sa.text("SELECT id, created_at FROM demo_submissions WHERE replay_key = :k"), {"k": key}
         ).first()

@@ -138,7 +138,7 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
         raise InvitationError("Add at least one email address.")
     if len(addresses) > MAX_ADDRESSES:
         raise InvitationError(f"Invite at most {MAX_ADDRESSES} people at a time.")
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         emails = json_array(addresses)
         members = set(
             work.conn.execute(_COMPANY_MEMBERS, {"emails": emails, "company_id": manager.company_id}).scalars()
@@ -169,7 +169,7 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
 
 def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
     """Send an open invitation again; only once its latest email has settled. Returns queued."""
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         invitation = (
             work.conn.execute(
                 sa.text(
@@ -287,7 +287,7 @@ def invite_manager(ctx, *, company_id: int, email: str, inviter_id: int, inviter
     it has one is not the manager's to learn, and its owner learns it on the accept page.
     """
     address = normalise_email(email)
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         if work.conn.execute(
             sa.text("SELECT 1 FROM users WHERE email = :e AND company_id = :c"), {"e": address, "c": company_id}
         ).first():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 
+from portal.core import clock
 from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
 
@@ -21,6 +22,6 @@ def send_notice(ctx, *, to: str, subject: str, body: str, key: str | None = None
         idempotency_key=key or f"notice:{uuid.uuid4().hex}",
         data={"subject": subject, "body": body},
     )
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         work.add(intent)
     return work.queued

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -125,8 +126,9 @@ def apply_action(
     message_id: str | None = None,
     duplicate_confirmed: bool = False,
     request_id: str | None = None,
+    now: datetime,
 ) -> ActionResult:
-    """Apply one action to these rows (those still eligible), in one transaction; publish after.
+    """Apply one action to these rows (those still eligible) at `now`, in one transaction; publish after.
 
     Raises ActionRefused, with nothing changed, when the input is wrong or no row is eligible.
     `handles` has db, redis, settings and families (a PortalContext).
@@ -147,35 +149,35 @@ def apply_action(
     if not ids:
         raise ActionRefused("No email was chosen.")
 
-    now = clock.now_iso()
-    with write_then_publish(handles, request_id=request_id) as work:
+    at = clock.iso(now)
+    with write_then_publish(handles, now=now, request_id=request_id) as work:
         conn = work.conn
         before = {row.id: row for row in conn.execute(_STATES, {"ids": json_array(ids)})}
         related: dict[str, str] = {}
         if action == RETRY:
-            changed = list(conn.execute(_RETRY, {"ids": json_array(ids), "now": now}).scalars())
+            changed = list(conn.execute(_RETRY, {"ids": json_array(ids), "now": at}).scalars())
             work.outbox_ids.extend(changed)  # published after the commit, as new intents are
         elif action == CONFIRM_SENT:
             if message_id is not None and conn.execute(_MESSAGE_ID_TAKEN, {"message_id": message_id}).first():
                 raise ActionRefused("Another email already holds that provider message ID.")
-            params = {"ids": json_array(ids), "now": now, "message_id": message_id}
+            params = {"ids": json_array(ids), "now": at, "message_id": message_id}
             changed = list(conn.execute(_CONFIRM_SENT, params).scalars())
         elif action == SEND_AGAIN:
-            changed = list(conn.execute(_MARK_SENT_AGAIN, {"ids": json_array(ids), "now": now}).scalars())
+            changed = list(conn.execute(_MARK_SENT_AGAIN, {"ids": json_array(ids), "now": at}).scalars())
             intents = [_again(handles, before[outbox_id]) for outbox_id in changed]
             new_ids = work.add(*intents) if intents else []
             related = dict(zip(changed, new_ids, strict=True))
         else:
-            changed = cancel_unattempted(conn, ids, CANCELLED_BY_OPERATOR)
+            changed = cancel_unattempted(conn, ids, CANCELLED_BY_OPERATOR, now=now)
         if not changed:
             raise ActionRefused(RULES[action])
         for outbox_id in changed:
             _record(
-                conn, outbox_id, before[outbox_id].status, action, actor_user_id, reason, related.get(outbox_id), now
+                conn, outbox_id, before[outbox_id].status, action, actor_user_id, reason, related.get(outbox_id), at
             )
         for old_id, new_id in related.items():
             # The new row's history starts with where it came from.
-            _record(conn, new_id, None, action, actor_user_id, reason, old_id, now)
+            _record(conn, new_id, None, action, actor_user_id, reason, old_id, at)
     return ActionResult(action=action, changed=changed, new_outbox_ids=list(related.values()), queued=work.queued)
 
 

@@ -9,6 +9,7 @@ follows, and its history event (a trigger) are one statement; freeze.py stores t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -93,7 +94,12 @@ _CLAIMED = Statement(
 
 
 def claim_outbox_row(
-    db: Database, outbox_id: str, claim_seconds: int, republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER
+    db: Database,
+    outbox_id: str,
+    claim_seconds: int,
+    republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER,
+    *,
+    now: datetime,
 ) -> ClaimedRow | None:
     """Admit one delivery: the row is ours until its claim expires, or None if it is not eligible.
 
@@ -102,10 +108,11 @@ def claim_outbox_row(
 
     A row that is reclaimed after an expired claim, past its first provider request, may have been
     sent by the delivery that died: its outcome is unknown from then on. The suppression list is
-    read in the same statement, so the check costs no extra round trip.
+    read in the same statement, so the check costs no extra round trip. `now` decides whether a
+    retry time has come or an earlier claim has expired, and starts this claim.
     """
     with db.write() as conn:
-        return claim_in(conn, outbox_id, claim_seconds, republish_after_seconds)
+        return claim_in(conn, outbox_id, claim_seconds, republish_after_seconds, now=now)
 
 
 def claim_in(
@@ -114,6 +121,7 @@ def claim_in(
     claim_seconds: int,
     republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER,
     *,
+    now: datetime,
     first_attempt_at: str | None = None,
     max_attempts: int = 0,
 ) -> ClaimedRow | None:
@@ -122,7 +130,6 @@ def claim_in(
     With `first_attempt_at`, a row no attempt has reached, that is not suppressed and has
     attempts left (at most `max_attempts`), gets that first attempt time in the claim itself.
     """
-    now = clock.utcnow()
     params = {
         "id": outbox_id,
         "now": clock.iso(now),

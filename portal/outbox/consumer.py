@@ -4,16 +4,19 @@ Two questions, asked separately: is this message ours at all (a valid envelope),
 family does its ID belong to? An invalid envelope is acknowledged without touching the database.
 A valid one whose ID no family recognises fails its row *before* we acknowledge, so the row never
 looks alive after its message is gone; if that write fails, the message is retried.
+
+The job reads the clock once, when it starts; every decision of the delivery is made at that moment.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from rq import get_current_job
 
+from portal.core import clock
 from portal.core.log_context import envelope_context
 from portal.outbox.delivery import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
@@ -49,7 +52,7 @@ def deliver_outbox_message(envelope) -> str:
     job = get_current_job()
     attempt = int(job.meta.get("attempt", 1)) if job else 1
     with envelope_context(envelope):  # log lines carry the request's ID and the row's
-        decision = handle_message(_current_context(), envelope, attempt=attempt, dead_letter=False)
+        decision = handle_message(_current_context(), envelope, attempt=attempt, dead_letter=False, now=clock.utcnow())
         log.info("delivery %s (attempt %d)", decision, attempt)  # one line per message: what was decided
         return decision
 
@@ -57,11 +60,11 @@ def deliver_outbox_message(envelope) -> str:
 def deliver_dead_letter(envelope) -> str:
     """RQ job on the dead-letter queue: the family's exhausted-delivery handling, then acknowledge."""
     with envelope_context(envelope):
-        return handle_message(_current_context(), envelope, attempt=0, dead_letter=True)
+        return handle_message(_current_context(), envelope, attempt=0, dead_letter=True, now=clock.utcnow())
 
 
-def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool) -> str:
-    """Returns what was decided; raising makes RQ keep the job as failed (the relay recovers the row)."""
+def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool, now: datetime) -> str:
+    """Returns what was decided at `now`; raising makes RQ keep the job as failed (the relay recovers the row)."""
     if not is_valid_envelope(body):
         log.warning("acknowledged an invalid envelope")
         return "ack:invalid_envelope"
@@ -69,16 +72,16 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool)
     family = ctx.families.for_outbox_id(outbox_id)
     try:
         if family is None:
-            if not dead_letter and _maybe_newer_family(ctx, outbox_id):
+            if not dead_letter and _maybe_newer_family(ctx, outbox_id, now):
                 schedule_retry(ctx, body, attempt, family_retry_delay(None, attempt, ctx.settings))
                 return "retry:unknown_family"
-            mark_unclaimed_row_failed(ctx.db, outbox_id)
+            mark_unclaimed_row_failed(ctx.db, outbox_id, now=now)
             return "ack:outbox_id_unclaimed"
         if dead_letter:
             # Never over a live claim: the holder settles its own attempt.
-            settled = settle_exhausted(ctx.db, outbox_id)
+            settled = settle_exhausted(ctx.db, outbox_id, now=now)
             return "ack:dead_letter" if settled else "ack:dead_letter_not_settled"
-        outcome = deliver_outbox_row(ctx, outbox_id, family)
+        outcome = deliver_outbox_row(ctx, outbox_id, family, now=now)
         if outcome.kind == NOT_YET_DUE:
             # Not an attempt: the same message, again at the row's retry time.
             schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
@@ -100,10 +103,10 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool)
         return f"retry:{type(error).__name__}"
 
 
-def _maybe_newer_family(ctx: PortalContext, outbox_id: str) -> bool:
+def _maybe_newer_family(ctx: PortalContext, outbox_id: str, now: datetime) -> bool:
     if not OUTBOX_ID.match(outbox_id):
         return False
-    age = row_age_seconds(ctx.db, outbox_id)
+    age = row_age_seconds(ctx.db, outbox_id, now=now)
     return age is not None and age < UNKNOWN_FAMILY_GRACE_SECONDS
 
 

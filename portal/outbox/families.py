@@ -12,6 +12,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from portal.core.settings import Settings
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
@@ -45,7 +46,9 @@ class Family:
     template_version: int
     subject: Callable[[dict], str]
     reply_to: Callable[[dict, Settings], str | None] = _no_reply_to
-    # Values computed at render time from stored input (e.g. a link that needs SECRET_KEY).
+    # Values computed at render time from stored input (e.g. a link that needs SECRET_KEY). The
+    # input it gets also holds `rendered_at`, the render's moment (a UTC datetime), so a value
+    # that states when the email was prepared comes from the caller's clock, not the wall's.
     prepare: Callable[[dict, Settings], dict] = _as_stored
     # The one attachment the frozen payload holds (e.g. a report's PDF), built from the stored input.
     attachment: Callable[[dict, Settings], Attachment | None] = _no_attachment
@@ -66,8 +69,8 @@ class Family:
     def new_outbox_id(self) -> str:
         return f"{self.id_prefix}_{uuid.uuid4().hex}"
 
-    def render(self, data: dict, settings: Settings) -> RenderedEmail:
-        data = self.prepare(data, settings)
+    def render(self, data: dict, settings: Settings, *, now: datetime) -> RenderedEmail:
+        data = self.prepare({**data, "rendered_at": now}, settings)
         html, text = render_bodies(self.template, {**data, "base_url": settings.public_base_url})
         attachment = self.attachment(data, settings)
         return RenderedEmail(

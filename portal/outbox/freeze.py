@@ -12,6 +12,7 @@ The provider's idempotency key only protects a retry that carries the same conte
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database, Statement
@@ -88,11 +89,12 @@ def replay_frozen(db: Database, outbox_id: str) -> RenderedEmail | None:
     return None if stored is None else _validated(stored)
 
 
-def first_attempt_input(db: Database, outbox_id: str) -> str | None:
-    """The stored template input of a claimable row no attempt has reached, or None (a retry of
-    a frozen row, a row settled or claimed elsewhere, not due, or missing: nothing to render)."""
+def first_attempt_input(db: Database, outbox_id: str, *, now: datetime) -> str | None:
+    """The stored template input of a row a claim would take at `now` and no attempt has reached,
+    or None (a retry of a frozen row, a row settled or claimed elsewhere, not due, or missing:
+    nothing to render)."""
     with db.read() as conn:
-        return _FIRST_ATTEMPT_INPUT(conn, {"id": outbox_id, "now": clock.now_iso()}).scalar()
+        return _FIRST_ATTEMPT_INPUT(conn, {"id": outbox_id, "now": clock.iso(now)}).scalar()
 
 
 def claim_and_freeze(
@@ -103,6 +105,7 @@ def claim_and_freeze(
     claim_seconds: int,
     republish_after_seconds: int,
     max_attempts: int,
+    now: datetime,
 ) -> tuple[ClaimedRow | None, RenderedEmail | None]:
     """Claim the row and, for a first attempt that may be sent (not suppressed, attempts left),
     store `payload` (from `payload_of`) as its frozen payload in the same transaction.
@@ -120,6 +123,7 @@ def claim_and_freeze(
             outbox_id,
             claim_seconds,
             republish_after_seconds,
+            now=now,
             first_attempt_at=frozen_at,
             max_attempts=max_attempts,
         )
@@ -133,9 +137,9 @@ def claim_and_freeze(
         return row, _validated(_READ_FROZEN(conn, {"id": outbox_id}).mappings().first())
 
 
-def payload_of(outbox_id: str, rendered: RenderedEmail) -> dict:
-    """The payload's columns (with the row's ID and the time) as the freezing statements bind
-    them; FreezeError if it could not be stored or sent whole."""
+def payload_of(outbox_id: str, rendered: RenderedEmail, *, now: datetime) -> dict:
+    """The payload's columns (with the row's ID and `now`, the first attempt's time) as the
+    freezing statements bind them; FreezeError if it could not be stored or sent whole."""
     if len(rendered.attachments) > 1:
         raise FreezeError("the frozen payload store holds one attachment; this email has more")
     attachment = rendered.attachments[0] if rendered.attachments else None
@@ -150,7 +154,7 @@ def payload_of(outbox_id: str, rendered: RenderedEmail) -> dict:
         "attachment_filename": attachment.filename if attachment else None,
         "attachment_content": attachment.content_b64 if attachment else None,
         "attachment_content_type": attachment.content_type if attachment else None,
-        "now": clock.now_iso(),
+        "now": clock.iso(now),
         # NULL: no extra headers (every family but campaigns).
         "headers": json.dumps([list(header) for header in rendered.headers]) if rendered.headers else None,
     }
@@ -158,19 +162,19 @@ def payload_of(outbox_id: str, rendered: RenderedEmail) -> dict:
     return payload
 
 
-def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail) -> RenderedEmail | None:
-    """The message to send: the first stored payload, or ours once stored.
+def freeze_or_replay(db: Database, outbox_id: str, rendered: RenderedEmail, *, now: datetime) -> RenderedEmail | None:
+    """The message to send: the first stored payload, or ours once stored (first attempted at `now`).
 
     None when the row is no longer ours to send (it settled while we rendered).
     """
-    payload = payload_of(outbox_id, rendered)
+    payload = payload_of(outbox_id, rendered, now=now)
     ensure_store_available(db)
     with db.write() as conn:
         _FREEZE(conn, payload)
         stored = _READ_FROZEN(conn, {"id": outbox_id}).mappings().first()
         if stored is None:
             return None
-        record_first_attempt(conn, outbox_id, payload["now"])
+        record_first_attempt(conn, outbox_id, now=now)
     return _validated(stored)
 
 

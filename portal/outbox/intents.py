@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -47,11 +48,11 @@ _IDS_BY_KEY = sa.text(
 )
 
 
-def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: Settings) -> list[str]:
-    """Insert one row per intent (ON CONFLICT DO NOTHING); return the row IDs, existing or new, in order."""
+def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: Settings, *, now: datetime) -> list[str]:
+    """Insert one row per intent (ON CONFLICT DO NOTHING), created at `now`; return the row IDs,
+    existing or new, in order."""
     if not intents:
         return []
-    now = clock.now_iso()
     rows = []
     for intent in intents:
         family = intent.family
@@ -69,7 +70,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
                 "environment": settings.portal_env,
                 "subject_ref": intent.subject_ref,
                 "relay_since": ALWAYS_DUE,
-                "now": now,
+                "now": clock.iso(now),
             }
         )
     conn.execute(_INSERT_ROW, rows)

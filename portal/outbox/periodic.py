@@ -1,9 +1,15 @@
-"""Passes an area asks the worker to run on an interval, one worker at a time (e.g. the report schedule).
+"""Passes the worker runs on an interval, one worker at a time: the engine's relay and retention purge
+(relay.py, retention.py) and the areas' passes (e.g. the report schedule).
 
-The engine knows no area: worker.py hands `run_worker` the tasks. Each pass runs under a Redis lock
-with an expiry, so only one worker's pass runs at a time across all workers, and a worker that dies
-mid-pass frees the lock when it expires. The lock only saves duplicated work: a pass must be safe to
-run twice (the report schedule's run rows are unique per company and period).
+The engine knows no area: worker.py hands `run_worker` the areas' tasks. Each pass runs under a Redis
+lock with an expiry (locks.py), so only one worker's pass runs at a time across all workers, and a
+worker that dies mid-pass frees the lock when it expires. The lock only saves duplicated work: a pass
+must be safe to run twice (the report schedule's run rows are unique per company and period). A task
+whose lock outlives its pass (`release_after_pass=False`) runs at most once per lock period across
+all workers, however often its interval comes round: that is how the purge runs once a day.
+
+Each pass reads the clock once, when it starts, and hands that moment to the task: every decision
+of the pass (what is due, what is stale, what is past keeping) is made at it.
 
 Why not RQ's cron scheduler: it is another process (`rq cron`) that enqueues a job per tick, with
 no lock between two schedulers, and it needs rq >= 2.5 and croniter. The catch-up lives in the pass
@@ -15,43 +21,54 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+
+from portal.core import clock
+from portal.outbox.locks import try_lock
 
 log = logging.getLogger("portal.worker")
-_RELEASE_OWN_LOCK = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
 
 @dataclass(frozen=True)
 class PeriodicTask:
-    name: str  # also the lock's name: portal:periodic:<name>
+    name: str  # also the lock's name, portal:periodic:<name>, unless `lock_name` names another
     interval_seconds: float
-    run: Callable[[object], object]  # called with the worker's handles
+    run: Callable[[object, datetime], object]  # called with the worker's handles and the pass's moment
     lock_seconds: float = 600  # longer than a pass can take; a dead worker's lock ends with it
+    # False: the lock is left to expire, so the pass runs at most once per lock_seconds.
+    release_after_pass: bool = True
+    # False: the first pass comes one interval after the worker starts.
+    first_pass_at_start: bool = True
+    # A key older workers already use for this pass, so old and new workers share one lock in a deploy.
+    lock_name: str | None = None
 
     @property
     def lock_key(self) -> str:
-        return f"portal:periodic:{self.name}"
+        return self.lock_name or f"portal:periodic:{self.name}"
 
 
-def run_once_with_lock(ctx, task: PeriodicTask) -> bool:
-    """One pass of the task, unless another worker holds its lock; True if this call ran it."""
-    token = uuid.uuid4().hex
-    if not ctx.redis.set(task.lock_key, token, nx=True, ex=int(max(task.lock_seconds, task.interval_seconds))):
+def run_once_with_lock(ctx, task: PeriodicTask, *, now: datetime) -> bool:
+    """One pass of the task at `now`, unless another worker holds its lock; True if this call ran it."""
+    lock = try_lock(ctx.redis, task.lock_key, max(task.lock_seconds, task.interval_seconds))
+    if lock is None:
         return False
     try:
-        task.run(ctx)
+        task.run(ctx, now)
     finally:
-        ctx.redis.eval(_RELEASE_OWN_LOCK, 1, task.lock_key, token)
+        if task.release_after_pass:
+            lock.release()
     return True
 
 
 def _loop(ctx, task: PeriodicTask, stop: threading.Event) -> None:
-    # The first pass runs at start: a worker back from downtime catches up at once.
+    # A first pass at start lets a worker back from downtime catch up at once.
+    if not task.first_pass_at_start and stop.wait(task.interval_seconds):
+        return
     while not stop.is_set():
         try:
-            run_once_with_lock(ctx, task)
+            run_once_with_lock(ctx, task, now=clock.utcnow())
         except Exception as error:  # Redis or the database is down: try again next interval
             log.warning("%s pass failed: %s", task.name, type(error).__name__)
         stop.wait(task.interval_seconds)

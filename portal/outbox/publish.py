@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from redis import Redis
 from rq import Queue
@@ -69,8 +70,12 @@ def publish_outbox_rows(
     request_id: str | None = None,
     job_timeout: int = JOB_TIMEOUT_SECONDS,
     queue_for: Callable[[str], str] | None = None,
+    *,
+    now: datetime,
 ) -> PublishResult:
-    """`queue_for` names each row's queue (FamilyRegistry.queue_for); without it, the email queue."""
+    """`queue_for` names each row's queue (FamilyRegistry.queue_for); without it, the email queue.
+
+    `now` is the caller's moment: a row published at it is not republished for a stale period."""
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
     request_id = request_id or current_request_id()  # the web request's, carried to the worker's logs
@@ -90,9 +95,9 @@ def publish_outbox_rows(
                 time.sleep(pause)
                 pause *= 2
     if error is None:
-        record_publication(db, outbox_ids, ENQUEUED, None)
+        record_publication(db, outbox_ids, ENQUEUED, None, now=now)
         return PublishResult(queued=True, outbox_ids=tuple(outbox_ids))
     log.warning("outbox rows remain pending after %d publish tries (%s): %s", PUBLISH_TRIES, error, outbox_ids)
     # Only a failure to record this state reaches the caller.
-    record_publication(db, outbox_ids, PENDING, error)
+    record_publication(db, outbox_ids, PENDING, error, now=now)
     return PublishResult(queued=False, outbox_ids=tuple(outbox_ids), error=error)

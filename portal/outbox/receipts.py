@@ -24,6 +24,8 @@ first; both receipts are kept, with their outcome, for a person to read.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from portal.core import clock
 from portal.core.db import Database, Statement
 from portal.outbox import metrics
@@ -94,16 +96,16 @@ _FIND_BY_MESSAGE_ID = Statement("SELECT id, status FROM email_outbox WHERE provi
 _FIND_BY_ID = Statement("SELECT id FROM email_outbox WHERE id = :outbox_id")
 
 
-def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str) -> str:
-    """A verified receipt as the webhook received it; raises MalformedReceipt (400); returns the outcome."""
-    return apply_receipt(db, parse_receipt(event_id, body), environment=environment)
+def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str, now: datetime) -> str:
+    """A verified receipt as the webhook received it at `now`; raises MalformedReceipt (400); returns the outcome."""
+    return apply_receipt(db, parse_receipt(event_id, body), environment=environment, now=now)
 
 
-def apply_receipt(db: Database, receipt: Receipt, *, environment: str) -> str:
+def apply_receipt(db: Database, receipt: Receipt, *, environment: str, now: datetime) -> str:
     ours = receipt.environment == environment
     params = {
         "event_id": receipt.event_id,
-        "now": clock.now_iso(),
+        "now": clock.iso(now),
         "email_id": receipt.email_id,
         "event_at": receipt.event_at,
     }

@@ -5,12 +5,16 @@ finds the rows again: `pending` (publication never recorded), `enqueued` for too
 well past its time, and `processing` whose claim expired (a worker died mid-delivery). Each
 publication restarts a row's stale period (`relay_since`), so a message the workers have not yet
 taken is republished once per period, not on every pass.
+
+The worker runs a pass every RELAY_INTERVAL_SECONDS (`relay_task`); `flask outbox relay` runs one now.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -18,10 +22,13 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.settings import Settings
 from portal.outbox import metrics
+from portal.outbox.periodic import PeriodicTask
 from portal.outbox.publish import PublishResult, publish_outbox_rows
 from portal.outbox.statuses import UNSETTLED, sql_list
 
+log = logging.getLogger("portal.worker")
 BATCH = 500
+RELAY_LOCK_KEY = "portal:outbox:relay-lock"
 
 
 @dataclass(frozen=True)
@@ -42,20 +49,48 @@ RELAY_QUERY = sa.text(
 )
 
 
-def rows_to_publish(db: Database, settings: Settings, limit: int = BATCH) -> list[str]:
-    """Rows whose message may be lost: pending, or quiet for a whole stale period (see relay_since)."""
-    stale = clock.iso_in(-settings.outbox_republish_after_seconds)
+def rows_to_publish(db: Database, settings: Settings, limit: int = BATCH, *, now: datetime) -> list[str]:
+    """Rows whose message may be lost at `now`: pending, or quiet for a whole stale period (see relay_since)."""
+    stale = clock.iso_in(-settings.outbox_republish_after_seconds, now)
     with db.read() as conn:
         return list(conn.execute(RELAY_QUERY, {"stale": stale, "limit": limit}).scalars())
 
 
-def relay_pass(db: Database, redis, settings: Settings, queue_for: Callable[[str], str] | None = None) -> RelayReport:
-    """`queue_for`: each row's queue (FamilyRegistry.queue_for), so a campaign's rows stay on the bulk queue."""
-    ids = rows_to_publish(db, settings)
+def relay_pass(
+    db: Database, redis, settings: Settings, queue_for: Callable[[str], str] | None = None, *, now: datetime
+) -> RelayReport:
+    """One pass at `now`, the pass's start. `queue_for`: each row's queue (FamilyRegistry.queue_for),
+    so a campaign's rows stay on the bulk queue."""
+    ids = rows_to_publish(db, settings, now=now)
     if not ids:
         return RelayReport(published=(), queued=True)
     result: PublishResult = publish_outbox_rows(
-        db, redis, ids, request_id="relay", job_timeout=settings.outbox_job_timeout_seconds, queue_for=queue_for
+        db,
+        redis,
+        ids,
+        request_id="relay",
+        job_timeout=settings.outbox_job_timeout_seconds,
+        queue_for=queue_for,
+        now=now,
     )
     metrics.relay_published(len(result.outbox_ids), result.queued)
     return RelayReport(published=result.outbox_ids, queued=result.queued, error=result.error)
+
+
+def relay_task(settings: Settings) -> PeriodicTask:
+    """The relay as the worker runs it: a pass every RELAY_INTERVAL_SECONDS, the first one interval
+    after start, one worker at a time."""
+    return PeriodicTask(
+        "relay",
+        settings.relay_interval_seconds,
+        _relay_once,
+        lock_seconds=30,
+        first_pass_at_start=False,
+        lock_name=RELAY_LOCK_KEY,
+    )
+
+
+def _relay_once(ctx, now: datetime) -> None:
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=now)
+    if report.published:
+        log.info("relay published %d outbox rows (queued=%s)", len(report.published), report.queued)

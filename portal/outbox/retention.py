@@ -6,17 +6,23 @@
   family, status, key and times stay for the record. Rows still waiting or in flight are never
   touched: they still have an email to send.
 
-Run by `flask outbox purge` and once a day by the worker (portal/outbox/worker.py).
+Run by `flask outbox purge` and once a day by the worker (`purge_task`).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database, Statement
 from portal.core.settings import Settings
+from portal.outbox.periodic import PeriodicTask
 from portal.outbox.statuses import SETTLED, sql_list
+
+log = logging.getLogger("portal.worker")
+PURGE_LOCK_KEY = "portal:outbox:purge-daily"
 
 ERASED_RECIPIENT = ""
 ERASED_INPUT = "{}"
@@ -41,10 +47,30 @@ class PurgeReport:
         return f"{self.receipt_bodies_deleted} receipt bodies deleted, {self.outbox_rows_erased} outbox rows erased"
 
 
-def purge(db: Database, settings: Settings) -> PurgeReport:
-    receipts_cutoff = clock.iso_in(-settings.receipt_retention_days * 86400)
-    outbox_cutoff = clock.iso_in(-settings.outbox_retention_days * 86400)
+def purge(db: Database, settings: Settings, *, now: datetime) -> PurgeReport:
+    """Erase what the retention rules say is past keeping at `now`."""
+    receipts_cutoff = clock.iso_in(-settings.receipt_retention_days * 86400, now)
+    outbox_cutoff = clock.iso_in(-settings.outbox_retention_days * 86400, now)
     with db.write() as conn:
         receipts = _PURGE_RECEIPTS(conn, {"cutoff": receipts_cutoff}).rowcount
         erased = _ERASE_OUTBOX(conn, {"cutoff": outbox_cutoff}).rowcount
     return PurgeReport(receipt_bodies_deleted=receipts, outbox_rows_erased=erased)
+
+
+def purge_task(settings: Settings) -> PeriodicTask:
+    """The purge as the worker runs it: at most once a day across all workers. Every relay interval
+    a worker asks for the day's lock; it is held for the day and never released, so only the first
+    to ask each day purges (and a pass that failed waits for the next day, as a finished one does)."""
+    return PeriodicTask(
+        "retention-purge",
+        settings.relay_interval_seconds,
+        _purge_once,
+        lock_seconds=86400,
+        release_after_pass=False,
+        first_pass_at_start=False,
+        lock_name=PURGE_LOCK_KEY,
+    )
+
+
+def _purge_once(ctx, now: datetime) -> None:
+    log.info("retention purge: %s", purge(ctx.db, ctx.settings, now=now).summary())

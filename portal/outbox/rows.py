@@ -3,10 +3,13 @@
 Eligibility and change are always tested in the same statement: a SELECT first could show two
 deliveries the same waiting row and reserve it for neither. Rows are inserted by intents.py and
 claimed by claims.py; from then on, publication, each settle and each receipt change them here
-and nowhere else.
+and nowhere else. Each takes `now` from its caller (the job, pass or request it belongs to), so
+the comparisons with the row's times are the caller's moment, not the wall clock's.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -41,8 +44,8 @@ _RECORD_FIRST_ATTEMPT = Statement(
 )
 
 
-def record_first_attempt(conn: sa.Connection, outbox_id: str, at: str | None = None) -> None:
-    _RECORD_FIRST_ATTEMPT(conn, {"id": outbox_id, "now": at or clock.now_iso()})
+def record_first_attempt(conn: sa.Connection, outbox_id: str, *, now: datetime) -> None:
+    _RECORD_FIRST_ATTEMPT(conn, {"id": outbox_id, "now": clock.iso(now)})
 
 
 _MARK_SENT = Statement(
@@ -57,11 +60,11 @@ _MARK_SENT = Statement(
 _DELETE_FROZEN = Statement("DELETE FROM email_frozen_payloads WHERE outbox_id = :id")
 
 
-def mark_sent(db: Database, outbox_id: str, provider_message_id: str) -> bool:
+def mark_sent(db: Database, outbox_id: str, provider_message_id: str, *, now: datetime) -> bool:
     """Record acceptance, only while no message ID is recorded; the frozen payload goes with it."""
-    now = clock.now_iso()
+    params = {"id": outbox_id, "message_id": provider_message_id, "now": clock.iso(now)}
     with db.write() as conn:
-        changed = _MARK_SENT(conn, {"id": outbox_id, "message_id": provider_message_id, "now": now}).rowcount
+        changed = _MARK_SENT(conn, params).rowcount
         delete_frozen_payload(conn, outbox_id)
     return changed == 1
 
@@ -85,6 +88,7 @@ def mark_retry(
     reason: str,
     outcome_unknown: bool,
     *,
+    now: datetime,
     counts_as_attempt: bool = True,
 ) -> bool:
     """Our claim ends; the row waits for its next attempt.
@@ -92,9 +96,8 @@ def mark_retry(
     Only the claim holder's state moves: if our claim expired and another delivery claimed the row
     (a higher attempt_count), this changes nothing. A release in which nothing was sent and nothing
     went wrong (a wait for a rate slot) gives the claim's attempt back: it never counts against the
-    family's attempts.
+    family's attempts. The next attempt is due `delay_seconds` after `now`.
     """
-    now = clock.utcnow()
     params = {"id": outbox_id, "attempt": attempt, "reason": reason, "unknown": int(outcome_unknown)}
     params.update(next_at=clock.iso_in(delay_seconds, now), given_back=int(not counts_as_attempt), now=clock.iso(now))
     with db.write() as conn:
@@ -132,31 +135,35 @@ _SETTLE_UNCLAIMED = Statement(
 )
 
 
-def settle_unsent(db: Database, outbox_id: str, attempt: int, status: str, reason: str | None) -> bool:
+def settle_unsent(
+    db: Database, outbox_id: str, attempt: int, status: str, reason: str | None, *, now: datetime
+) -> bool:
     """The claim holder's final state in which we hold no message ID (failed, suppressed, dead letter)."""
-    return _settle(db, _SETTLE_CLAIMED, outbox_id, status, reason, attempt=attempt)
+    return _settle(db, _SETTLE_CLAIMED, outbox_id, status, reason, now, attempt=attempt)
 
 
-def settle_unclaimed(db: Database, outbox_id: str, status: str, reason: str | None) -> bool:
-    """A final state for a row nobody holds a live claim on; False (nothing changed) otherwise."""
-    return _settle(db, _SETTLE_UNCLAIMED, outbox_id, status, reason)
+def settle_unclaimed(db: Database, outbox_id: str, status: str, reason: str | None, *, now: datetime) -> bool:
+    """A final state for a row nobody holds a live claim on at `now`; False (nothing changed) otherwise."""
+    return _settle(db, _SETTLE_UNCLAIMED, outbox_id, status, reason, now)
 
 
-def settle_exhausted(db: Database, outbox_id: str) -> bool:
+def settle_exhausted(db: Database, outbox_id: str, *, now: datetime) -> bool:
     """The dead-letter queue's decision: out of attempts; unknown_outcome if one may have gone out."""
-    return settle_unclaimed(db, outbox_id, DEAD_LETTER, DELIVERY_EXHAUSTED)
+    return settle_unclaimed(db, outbox_id, DEAD_LETTER, DELIVERY_EXHAUSTED, now=now)
 
 
-def mark_unclaimed_row_failed(db: Database, outbox_id: str) -> bool:
+def mark_unclaimed_row_failed(db: Database, outbox_id: str, *, now: datetime) -> bool:
     """An envelope whose ID no family recognises: fail an eligible row so it does not look alive."""
-    return settle_unclaimed(db, outbox_id, FAILED, OUTBOX_ID_UNCLAIMED)
+    return settle_unclaimed(db, outbox_id, FAILED, OUTBOX_ID_UNCLAIMED, now=now)
 
 
-def _settle(db: Database, statement: Statement, outbox_id: str, status: str, reason: str | None, **extra) -> bool:
+def _settle(
+    db: Database, statement: Statement, outbox_id: str, status: str, reason: str | None, now: datetime, **extra
+) -> bool:
     assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
     with db.write() as conn:
         changed = statement(
-            conn, {"id": outbox_id, "status": status, "reason": reason, "now": clock.now_iso(), **extra}
+            conn, {"id": outbox_id, "status": status, "reason": reason, "now": clock.iso(now), **extra}
         ).rowcount
         if changed:
             # Only the settling holder's: another delivery's payload is never pulled from under it.
@@ -177,13 +184,13 @@ _CANCEL_UNATTEMPTED = sa.text(
 )
 
 
-def cancel_unattempted(conn: sa.Connection, outbox_ids: list[str], reason: str) -> list[str]:
+def cancel_unattempted(conn: sa.Connection, outbox_ids: list[str], reason: str, *, now: datetime) -> list[str]:
     """Cancel, inside the caller's transaction, those of these rows no attempt has reached yet;
     returns the IDs cancelled. A row claimed right now, or attempted before, is left as it is:
     its outcome is the delivery's to settle."""
     if not outbox_ids:
         return []
-    params = {"ids": json_array(outbox_ids), "reason": reason, "now": clock.now_iso()}
+    params = {"ids": json_array(outbox_ids), "reason": reason, "now": clock.iso(now)}
     return list(conn.execute(_CANCEL_UNATTEMPTED, params).scalars())
 
 
@@ -195,10 +202,9 @@ _NOT_YET_DUE = Statement(
 )
 
 
-def seconds_until_due(db: Database, outbox_id: str) -> float | None:
-    """For a row that could not be claimed: how long until its retry time, or None if it is not
-    waiting for one (settled, claimed, missing)."""
-    now = clock.utcnow()
+def seconds_until_due(db: Database, outbox_id: str, *, now: datetime) -> float | None:
+    """For a row that could not be claimed at `now`: how long until its retry time, or None if it
+    is not waiting for one (settled, claimed, missing)."""
     with db.read() as conn:
         due = _NOT_YET_DUE(conn, {"id": outbox_id, "now": clock.iso(now)}).scalar()
     return None if due is None else (clock.parse(due) - now).total_seconds()
@@ -207,11 +213,11 @@ def seconds_until_due(db: Database, outbox_id: str) -> float | None:
 _CREATED_AT = Statement("SELECT created_at FROM email_outbox WHERE id = :id")
 
 
-def row_age_seconds(db: Database, outbox_id: str) -> float | None:
-    """How long ago the row was committed; None if there is no such row."""
+def row_age_seconds(db: Database, outbox_id: str, *, now: datetime) -> float | None:
+    """How long before `now` the row was committed; None if there is no such row."""
     with db.read() as conn:
         created_at = _CREATED_AT(conn, {"id": outbox_id}).scalar()
-    return None if created_at is None else (clock.utcnow() - clock.parse(created_at)).total_seconds()
+    return None if created_at is None else (now - clock.parse(created_at)).total_seconds()
 
 
 def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
@@ -239,13 +245,13 @@ _RECORD_PUBLICATION = sa.text(
 )
 
 
-def record_publication(db: Database, outbox_ids: list[str], status: str, error: str | None) -> None:
+def record_publication(db: Database, outbox_ids: list[str], status: str, error: str | None, *, now: datetime) -> None:
     """After a publish: `enqueued`, or `pending` with the reason. Only rows still waiting (or
     under an expired claim) change, so a late write never overwrites a claim or a settled row."""
     with db.write() as conn:
         conn.execute(
             _RECORD_PUBLICATION,
-            {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.now_iso()},
+            {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.iso(now)},
         )
 
 

@@ -8,6 +8,8 @@ a reason that is kept; a bounce or complaint receipt adds to it in the receipt's
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import sqlalchemy as sa
 
 from portal.core import clock
@@ -81,10 +83,10 @@ def history(db: Database, email: str | None = None, limit: int = 20) -> list[dic
     return [dict(row) for row in rows]
 
 
-def add_suppression(db: Database, *, email: str, reason: str, actor_user_id: int) -> None:
+def add_suppression(db: Database, *, email: str, reason: str, actor_user_id: int, now: datetime) -> None:
     email, reason = normalise_email(email), reason.strip()
     _check(email, reason)
-    now = clock.now_iso()
+    at = clock.iso(now)
     with db.write() as conn:
         added = conn.execute(
             sa.text(
@@ -93,24 +95,24 @@ def add_suppression(db: Database, *, email: str, reason: str, actor_user_id: int
                 VALUES (:email, :reason, :source, :now) ON CONFLICT (email) DO NOTHING
                 """
             ),
-            {"email": email, "reason": reason, "source": SOURCE_ADMIN, "now": now},
+            {"email": email, "reason": reason, "source": SOURCE_ADMIN, "now": at},
         ).rowcount
         if not added:
             raise SuppressionError("That address is already on the suppression list.")
-        _audit(conn, email, ADD, reason, actor_user_id, now)
+        _audit(conn, email, ADD, reason, actor_user_id, at)
 
 
-def remove_suppression(db: Database, *, email: str, reason: str, actor_user_id: int) -> None:
+def remove_suppression(db: Database, *, email: str, reason: str, actor_user_id: int, now: datetime) -> None:
     email, reason = normalise_email(email), reason.strip()
     _check(email, reason)
-    now = clock.now_iso()
+    at = clock.iso(now)
     with db.write() as conn:
         removed = conn.execute(
             sa.text("DELETE FROM email_suppressions WHERE email = :email"), {"email": email}
         ).rowcount
         if not removed:
             raise SuppressionError("That address is not on the suppression list.")
-        _audit(conn, email, REMOVE, reason, actor_user_id, now)
+        _audit(conn, email, REMOVE, reason, actor_user_id, at)
 
 
 def _check(email: str, reason: str) -> None:

@@ -3,9 +3,9 @@ email waits for transactional email), RQ's scheduler for delayed retries, and th
 
 We use RQ's SimpleWorker (no fork per job): the job reuses the process's database engine and HTTP
 connection pool, which is most of the work saved, and the claim plus idempotency key already make a
-duplicate delivery harmless. The relay runs in a thread on a fixed interval; a Redis lock with an
-expiry lets only one worker's pass run at a time across all workers. The same thread runs the
-retention purge once a day (another lock, held for the day).
+duplicate delivery harmless. The relay, the retention purge (once a day) and the areas' passes are
+periodic tasks (periodic.py), each in a thread of its own, each under a Redis lock so only one
+worker's pass runs at a time across all workers.
 
 Lifecycle: a worker started before Redis answers waits, with one log line per try; if Redis goes
 away while it works (a restart), it waits the same way and carries on with a fresh RQ worker,
@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 
 import redis
 from rq import SimpleWorker
@@ -32,12 +31,10 @@ from portal.outbox.handles import PortalContext
 from portal.outbox.periodic import PeriodicTask, start_periodic
 from portal.outbox.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
 from portal.outbox.rate_limit import stopping
-from portal.outbox.relay import relay_pass
-from portal.outbox.retention import purge
+from portal.outbox.relay import relay_task
+from portal.outbox.retention import purge_task
 
 log = logging.getLogger("portal.worker")
-RELAY_LOCK_KEY = "portal:outbox:relay-lock"
-PURGE_LOCK_KEY = "portal:outbox:purge-daily"
 REDIS_WAIT_CAP_SECONDS = 10
 REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
@@ -84,45 +81,6 @@ def worker_queues(redis) -> list:
     """Every queue the portal publishes to has this worker as its consumer. In this order: RQ
     takes the next job from the first non-empty queue, so bulk email waits for transactional email."""
     return [email_queue(redis), dead_letter_queue(redis), queue_named(redis, BULK_EMAIL_QUEUE)]
-
-
-def run_relay_once_with_lock(ctx: PortalContext) -> bool:
-    """One relay pass, unless another worker holds the lock; True if this call ran it."""
-    token = uuid.uuid4().hex
-    lock_seconds = max(ctx.settings.relay_interval_seconds, 30)
-    if not ctx.redis.set(RELAY_LOCK_KEY, token, nx=True, ex=lock_seconds):
-        return False
-    try:
-        report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for)
-        if report.published:
-            log.info("relay published %d outbox rows (queued=%s)", len(report.published), report.queued)
-    finally:
-        # Release only our own lock (compare-and-delete in one step).
-        ctx.redis.eval(
-            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-            1,
-            RELAY_LOCK_KEY,
-            token,
-        )
-    return True
-
-
-def run_daily_purge_with_lock(ctx: PortalContext) -> bool:
-    """The retention purge, at most once a day across all workers; True if this call ran it."""
-    if not ctx.redis.set(PURGE_LOCK_KEY, "1", nx=True, ex=86400):
-        return False
-    report = purge(ctx.db, ctx.settings)
-    log.info("retention purge: %s", report.summary())
-    return True
-
-
-def _relay_loop(ctx: PortalContext, stop: threading.Event) -> None:
-    while not stop.wait(ctx.settings.relay_interval_seconds):
-        try:
-            run_relay_once_with_lock(ctx)
-            run_daily_purge_with_lock(ctx)
-        except Exception as error:  # Redis or the database is down: try again next interval
-            log.warning("relay pass failed: %s", type(error).__name__)
 
 
 def _scheduler_loop(ctx: PortalContext, stop: threading.Event) -> None:
@@ -183,7 +141,7 @@ def wait_for_redis(ctx: PortalContext, stop: threading.Event | None = None) -> b
 def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
     """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles.
 
-    `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay, not in burst mode."""
+    `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay and the purge, not in burst mode."""
     configure_logging(ctx.settings.log_format)  # LOG_FORMAT: text, or one JSON object a line
     use_context(ctx)
     stopping.clear()
@@ -191,9 +149,8 @@ def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[Perio
     if not wait_for_redis(ctx):
         return 0
     if not burst:
-        threading.Thread(target=_relay_loop, args=(ctx, stop), name="outbox-relay", daemon=True).start()
         threading.Thread(target=_scheduler_loop, args=(ctx, stop), name="outbox-scheduler", daemon=True).start()
-        start_periodic(ctx, periodic, stop)
+        start_periodic(ctx, (relay_task(ctx.settings), purge_task(ctx.settings), *periodic), stop)
         start_heartbeat(ctx.redis, stop)  # /readyz: how long ago some worker last showed it is alive
     # RQ waits for a job with a blocking call of several minutes and sets its connection's socket
     # timeout to outlast it, but only for connections made after it does so: the process's client

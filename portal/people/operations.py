@@ -48,6 +48,6 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
             {"id": user_id, "now": now},
         )
         end_all_sessions(conn, user_id)
-        cancel_unattempted(conn, reads.unsettled_ids_for_recipient(conn, email), LEFT_THE_COMPANY)
+        cancel_unattempted(conn, reads.unsettled_ids_for_recipient(conn, email), LEFT_THE_COMPANY, now=clock.parse(now))
     log.info("user %s deactivated by user %s", user_id, acting_user_id)
     return email

@@ -146,7 +146,7 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
     shared, found = email_input(
         ctx.db, company_id=company_id, company_name=company_name, period=period, tz=tz, kind=kind
     )
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         latest = work.conn.execute(_LATEST_RUN, {"c": company_id, "p": key}).scalar()
         if latest and trigger == SCHEDULE:
             return None  # another pass wrote it first
@@ -203,7 +203,7 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
     shared, _ = email_input(
         ctx.db, company_id=manager.company_id, company_name=manager.company_name, period=period, tz=tz, kind="test"
     )
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         new = work.conn.execute(
             sa.text("""
                 INSERT INTO report_test_sends (user_id, company_id, period_key, request_id, created_at)
@@ -225,8 +225,8 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
 def schedule_task(settings) -> PeriodicTask:
     """The schedule as the worker runs it: a pass every REPORT_SCHEDULE_INTERVAL_SECONDS, one worker at a time."""
 
-    def one_pass(ctx) -> None:
-        report = run_due(ctx)
+    def one_pass(ctx, now: datetime) -> None:
+        report = run_due(ctx, now=now)
         if report.runs:
             log.info("report schedule wrote %d run(s), %d email(s)", len(report.runs), report.emails)
 

@@ -1,6 +1,7 @@
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from portal.core import clock
 from portal.core.text import normalise_email
 from portal.outbox import operator
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
@@ -40,7 +41,11 @@ def add():
     if form.validate_on_submit():
         try:
             operator.add_suppression(
-                portal_context().db, email=form.email.data, reason=form.reason.data, actor_user_id=current_user.id
+                portal_context().db,
+                email=form.email.data,
+                reason=form.reason.data,
+                actor_user_id=current_user.id,
+                now=clock.utcnow(),
             )
         except operator.SuppressionError as error:
             form.email.errors.append(str(error))
@@ -69,7 +74,11 @@ def remove():
     if form.validate_on_submit():
         try:
             operator.remove_suppression(
-                portal_context().db, email=form.email.data, reason=form.reason.data, actor_user_id=current_user.id
+                portal_context().db,
+                email=form.email.data,
+                reason=form.reason.data,
+                actor_user_id=current_user.id,
+                now=clock.utcnow(),
             )
         except operator.SuppressionError as error:
             form.form_errors.append(str(error))

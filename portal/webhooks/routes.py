@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from flask import Blueprint, Response, current_app, request
 
+from portal.core import clock
 from portal.outbox.receipts import DUPLICATE, OUTCOMES, MalformedReceipt, apply_receipt_event
 from portal.web.access import public
 from portal.web.extensions import portal_context
@@ -40,7 +41,9 @@ def answer_receipt(context, body: bytes, headers: Mapping[str, str], log: loggin
     """The HTTP status and the ANSWER_BODIES key for one receipt request's body and headers."""
     try:
         event_id = verify_signature(context.settings.resend_webhook_secret, body, headers)
-        outcome = apply_receipt_event(context.db, event_id, body, environment=context.settings.portal_env)
+        outcome = apply_receipt_event(
+            context.db, event_id, body, environment=context.settings.portal_env, now=clock.utcnow()
+        )
     except SignatureError as error:
         log.warning("receipt refused: signature not verified (%s)", error)
         return 401, "invalid_signature"

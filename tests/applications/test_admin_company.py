@@ -3,6 +3,7 @@ import re
 
 import sqlalchemy as sa
 
+from portal.core import clock
 from portal.email_families import FAMILIES
 from tests.pages import csrf_from
 
@@ -31,7 +32,7 @@ def test_an_admin_sends_the_first_managers_expired_invitation_again(
     assert "being sent again" in client.get(response.headers["Location"]).get_data(as_text=True)
     (row,) = outbox_rows(family="manager_invitation")
     assert row["recipient"] == "ingrid@fjord.example"
-    email = FAMILIES["manager_invitation"].render(json.loads(row["template_input"]), ctx.settings)
+    email = FAMILIES["manager_invitation"].render(json.loads(row["template_input"]), ctx.settings, now=clock.utcnow())
     link = re.search(r"(/invitations/accept/\S+)", email.text).group(1)
     auth.logout()
     accept = client.get(link, follow_redirects=True)  # the token is exchanged for a clean URL

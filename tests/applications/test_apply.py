@@ -5,6 +5,7 @@ import json
 import pytest
 
 from portal.applications import operations
+from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.outbox.statuses import ENQUEUED
 
@@ -20,7 +21,7 @@ def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_r
     assert row["recipient"] == "ingrid@fjord.example"
     assert row["idempotency_key"] == f"application:{result.application_id}:received"
     assert row["status"] == ENQUEUED, "published after the commit"
-    email = FAMILIES["application_received"].render(json.loads(row["template_input"]), settings)
+    email = FAMILIES["application_received"].render(json.loads(row["template_input"]), settings, now=clock.utcnow())
     assert "Fjord Analytics AS" in email.html and "Ingrid Dahl" in email.text
 
 

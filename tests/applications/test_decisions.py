@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from portal.applications import operations
+from portal.core import clock
 from portal.core.db import AmbiguousCommitError, Database, DatabaseBusyError
 from portal.email_families import FAMILIES
 from portal.invitations import tokens
@@ -16,7 +17,7 @@ from portal.invitations import tokens
 
 def decision_email(outbox_rows, settings, **filters):
     (row,) = outbox_rows(family="application_decision", **filters)
-    return row, FAMILIES["application_decision"].render(json.loads(row["template_input"]), settings)
+    return row, FAMILIES["application_decision"].render(json.loads(row["template_input"]), settings, now=clock.utcnow())
 
 
 def test_decline_records_one_decision_and_one_email(submit, decide, count, outbox_rows, settings):

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-import time
+from datetime import timedelta
 
 import sqlalchemy as sa
 
 from portal.campaigns import operations
 from portal.campaigns.emails import CAMPAIGN
 from portal.campaigns.sending import campaign_pass
+from portal.core import clock
 
 
 def sent_campaign(ctx, people, draft, outbox_rows, volunteers=1):
@@ -32,9 +33,12 @@ def test_a_retry_after_a_lost_answer_sends_the_first_attempts_bytes(
 ):
     _, _, _, (row, *_) = sent_campaign(ctx, people, draft, outbox_rows)
     provider_model.fail_next("drop_after_accept")  # the provider took it; its answer was lost
-    assert deliver(row["id"]).startswith("retry:")
-    time.sleep(1.1)  # the render states the second it was prepared: a new render differs now
-    fresh = CAMPAIGN.render(json.loads(row["template_input"]), ctx.settings)
+    first_attempt_at = clock.utcnow()
+    assert deliver(row["id"], now=first_attempt_at).startswith("retry:")
+    # The render states the second it was prepared: a render a minute later differs.
+    fresh = CAMPAIGN.render(
+        json.loads(row["template_input"]), ctx.settings, now=first_attempt_at + timedelta(minutes=1)
+    )
     (first,) = provider_model.sent()
     assert fresh.html != first["html"], "the render includes the time of rendering"
 

@@ -5,6 +5,7 @@ import json
 import pytest
 import sqlalchemy as sa
 
+from portal.core import clock
 from portal.demo import operations
 from portal.email_families import FAMILIES
 from portal.outbox.statuses import ENQUEUED
@@ -37,12 +38,12 @@ def test_the_sales_email_names_the_requester_and_replies_to_them(ask, outbox_row
     (row,) = outbox_rows(family="demo_notification")
     data = json.loads(row["template_input"])
     assert data["requester_email"] == "sofia@lumen.example"
-    email = FAMILIES["demo_notification"].render(data, settings)
+    email = FAMILIES["demo_notification"].render(data, settings, now=clock.utcnow())
     assert email.subject == "Demo request from Lumen Retail"
     assert email.reply_to == "sofia@lumen.example"
     assert "sofia@lumen.example" in email.text and "About 40 colleagues might join." in email.html
     (row,) = outbox_rows(family="demo_confirmation")
-    confirmation = FAMILIES["demo_confirmation"].render(json.loads(row["template_input"]), settings)
+    confirmation = FAMILIES["demo_confirmation"].render(json.loads(row["template_input"]), settings, now=clock.utcnow())
     assert "Sofia Reyes" in confirmation.text and "Lumen Retail" in confirmation.text
 
 

@@ -4,6 +4,7 @@ import pytest
 import sqlalchemy as sa
 
 from portal.auth.queries import load_user
+from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.invitations import operations
 from portal.invitations.addresses import parse_addresses
@@ -54,7 +55,7 @@ def test_the_token_is_never_stored_and_the_email_carries_a_working_link(ctx, inv
     assert len(token) >= 43  # 256 bits, base64url
     dump = str(dict(invitation)) + row
     assert token not in dump
-    rendered = FAMILIES["invitation"].render(json.loads(row), ctx.settings)
+    rendered = FAMILIES["invitation"].render(json.loads(row), ctx.settings, now=clock.utcnow())
     assert f"/invitations/accept/{token}" in rendered.html and f"/invitations/accept/{token}" in rendered.text
     assert "nothing to log" in rendered.text and "Acme Ltd" in rendered.subject
     found, problem = find_open_invitation(db, token)

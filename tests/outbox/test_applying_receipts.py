@@ -11,6 +11,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from portal.core import clock
 from portal.outbox import receipts
 from portal.outbox.reads import receipt_counts
 from portal.outbox.receipts import apply_receipt_event
@@ -39,7 +40,11 @@ def receive(ctx):
     def receive(payload, event_id=None):
         body = payload if isinstance(payload, str) else json.dumps(payload)
         return apply_receipt_event(
-            ctx.db, event_id or f"msg_{uuid.uuid4().hex}", body.encode(), environment=ctx.settings.portal_env
+            ctx.db,
+            event_id or f"msg_{uuid.uuid4().hex}",
+            body.encode(),
+            environment=ctx.settings.portal_env,
+            now=clock.utcnow(),
         )
 
     return receive
@@ -102,7 +107,9 @@ def test_replayed_receipt_is_applied_once(receive, make_outbox_row, outbox_row, 
     assert receive(event("email.bounced", created_at=at(1)), event_id="msg_bounce") == "applied"
     # An admin takes the address off the list; a redelivery of the same receipt must not put it back.
     admin_id = user_id(make_user("admin"))
-    remove_suppression(db, email="ada@example.com", reason="asked us by phone", actor_user_id=admin_id)
+    remove_suppression(
+        db, email="ada@example.com", reason="asked us by phone", actor_user_id=admin_id, now=clock.utcnow()
+    )
 
     assert receive(event("email.bounced", created_at=at(1)), event_id="msg_bounce") == "duplicate"
     assert count("email_receipts") == 1

@@ -2,7 +2,7 @@
 
 import sqlalchemy as sa
 
-from portal.core import schema
+from portal.core import clock, schema
 from portal.core.db import Database
 from portal.outbox.rows import cancel_unattempted
 
@@ -15,7 +15,9 @@ def test_only_rows_no_attempt_reached_are_cancelled(ctx, make_outbox_row, outbox
     sent = make_outbox_row(status="sent")
 
     with ctx.db.write() as conn:
-        cancelled = cancel_unattempted(conn, [waiting, retrying, attempted, in_flight, sent], "campaign_cancelled")
+        cancelled = cancel_unattempted(
+            conn, [waiting, retrying, attempted, in_flight, sent], "campaign_cancelled", now=clock.utcnow()
+        )
 
     assert sorted(cancelled) == sorted([waiting, retrying])
     assert outbox_row(waiting)["status"] == "cancelled"

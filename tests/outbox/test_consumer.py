@@ -4,6 +4,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope, is_valid_envelope
@@ -25,7 +26,7 @@ def test_invalid_envelopes_are_acknowledged_without_touching_the_database(
         {"kind": "email-outbox", "version": 1, "outboxId": 42},
         {"kind": "email-outbox", "version": 1, "outboxId": outbox_id, "recipient": "a@b.example"},
     ]:
-        assert handle_message(ctx, body, attempt=1, dead_letter=False) == "ack:invalid_envelope"
+        assert handle_message(ctx, body, attempt=1, dead_letter=False, now=clock.utcnow()) == "ack:invalid_envelope"
     assert outbox_rows() == before
     assert provider_model.requests() == []
 
@@ -33,7 +34,10 @@ def test_invalid_envelopes_are_acknowledged_without_touching_the_database(
 def test_unrecognised_id_fails_its_row_before_acknowledging(ctx, make_outbox_row, outbox_row, provider_model):
     # A row whose ID carries a character the recogniser rejects (the article's incident).
     odd_id = make_outbox_row(status="enqueued", provider_message_id=None, id="ntc-0123456789abcdef0123456789abcdef")
-    assert handle_message(ctx, build_envelope(odd_id), attempt=1, dead_letter=False) == "ack:outbox_id_unclaimed"
+    assert (
+        handle_message(ctx, build_envelope(odd_id), attempt=1, dead_letter=False, now=clock.utcnow())
+        == "ack:outbox_id_unclaimed"
+    )
     row = outbox_row(odd_id)
     assert row["status"] == FAILED and row["last_error"] == OUTBOX_ID_UNCLAIMED
     assert provider_model.requests() == []
@@ -43,14 +47,19 @@ def test_unrecognised_id_is_retried_when_the_failed_write_fails(ctx, make_outbox
     odd_id = make_outbox_row(status="enqueued", provider_message_id=None, id="zzz_0123456789abcdef0123456789abcdef")
     with ctx.db.write() as conn:
         conn.exec_driver_sql("CREATE TRIGGER refuse BEFORE UPDATE ON email_outbox BEGIN SELECT RAISE(ABORT, 'x'); END")
-    assert handle_message(ctx, build_envelope(odd_id), attempt=1, dead_letter=False).startswith("retry:")
+    assert handle_message(ctx, build_envelope(odd_id), attempt=1, dead_letter=False, now=clock.utcnow()).startswith(
+        "retry:"
+    )
     assert outbox_row(odd_id)["status"] == "enqueued"
     assert ctx.redis.zcard("rq:scheduled:email") == 1
 
 
 def test_dead_letter_queue_hands_the_row_to_its_final_state(ctx, make_outbox_row, outbox_row, provider_model):
     outbox_id = make_outbox_row(publish=True)
-    assert handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True) == "ack:dead_letter"
+    assert (
+        handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True, now=clock.utcnow())
+        == "ack:dead_letter"
+    )
     row = outbox_row(outbox_id)
     assert row["status"] == DEAD_LETTER and row["last_error"] == DELIVERY_EXHAUSTED
     assert provider_model.requests() == []
@@ -62,7 +71,9 @@ def test_exhausted_attempts_go_to_the_dead_letter_queue(ctx, make_outbox_row, pr
     outbox_id = make_outbox_row()
     provider_model.fail_next("http_500")
     last = ctx.settings.outbox_max_attempts
-    assert handle_message(ctx, build_envelope(outbox_id), attempt=last, dead_letter=False).startswith("retry:")
+    assert handle_message(
+        ctx, build_envelope(outbox_id), attempt=last, dead_letter=False, now=clock.utcnow()
+    ).startswith("retry:")
     jobs = dead_letter_queue(ctx.redis).get_jobs()
     assert [list(job.args) for job in jobs] == [[build_envelope(outbox_id)]]
     assert jobs[0].origin == DEAD_LETTER_QUEUE

@@ -1,7 +1,11 @@
 """One delivery at a time through the real consumer, a real libSQL file and the provider model over HTTP."""
 
+from datetime import timedelta
+
 import sqlalchemy as sa
 
+from devtools.testing import wait_until
+from portal.core import clock
 from portal.outbox import rendering
 from portal.outbox.actions import eligible_actions
 from portal.outbox.consumer import handle_message
@@ -9,8 +13,8 @@ from portal.outbox.queues import build_envelope
 from portal.outbox.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME
 
 
-def deliver(ctx, outbox_id, attempt=1):
-    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+def deliver(ctx, outbox_id, attempt=1, now=None):
+    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=now or clock.utcnow())
 
 
 def test_delivery_sends_once_with_tags_and_settles(ctx, make_outbox_row, outbox_row, provider_model, count):
@@ -65,16 +69,16 @@ def test_acceptance_write_failure_is_reconciled_by_another_attempt(ctx, make_out
             "CREATE TRIGGER refuse_sent BEFORE UPDATE OF status ON email_outbox WHEN NEW.status = 'sent' "
             "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
         )
-    assert deliver(ctx, outbox_id).startswith("retry:")
+    start = clock.utcnow()
+    assert deliver(ctx, outbox_id, now=start).startswith("retry:")
     assert len(provider_model.sent()) == 1 and outbox_row(outbox_id)["provider_message_id"] is None
 
     with ctx.db.write() as conn:
         conn.exec_driver_sql("DROP TRIGGER refuse_sent")
     # The row is still claimed by the attempt that failed; once the claim expires another may try.
-    import time
-
-    time.sleep(ctx.settings.outbox_claim_seconds + 0.2)
-    assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
+    claim = timedelta(seconds=ctx.settings.outbox_claim_seconds)
+    assert deliver(ctx, outbox_id, attempt=2, now=start + claim - timedelta(seconds=1)) == "ack:not_claimable"
+    assert deliver(ctx, outbox_id, attempt=2, now=start + claim + timedelta(seconds=0.2)) == "ack:sent"
     row = outbox_row(outbox_id)
     assert row["status"] == SENT
     assert row["provider_message_id"] == provider_model.sent()[0]["id"]
@@ -130,7 +134,6 @@ def test_validation_rejection_is_final_failure(ctx, make_outbox_row, outbox_row,
 
 
 def test_retryable_answers_grow_their_delay_up_to_the_cap(ctx, make_outbox_row, outbox_row, provider_model, make_due):
-    from portal.core import clock
 
     outbox_id = make_outbox_row()
     faults = ["http_500", "http_429", "http_500", "http_500"]
@@ -166,11 +169,7 @@ def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row
     # The first delivery's request is still in flight at the provider when a second one arrives.
     first = threading.Thread(target=deliver, args=(ctx, outbox_id))
     first.start()
-    import time
-
-    deadline = time.monotonic() + 5
-    while not provider_model.requests() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert wait_until(provider_model.requests, timeout=5, interval=0.02)
     with ctx.db.write() as conn:  # the first claim has expired (a slow worker), so another may claim
         conn.execute(
             sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
@@ -186,21 +185,15 @@ def test_concurrent_request_conflict_is_retried(ctx, make_outbox_row, outbox_row
     assert "conflict_concurrent" in outcomes
 
 
-def test_unknown_outcome_past_the_provider_window_is_never_resent(
-    ctx, make_outbox_row, outbox_row, provider_model, make_due
-):
+def test_unknown_outcome_past_the_provider_window_is_never_resent(ctx, make_outbox_row, outbox_row, provider_model):
     outbox_id = make_outbox_row()
     provider_model.fail_next("http_500")
-    assert deliver(ctx, outbox_id).startswith("retry:")
+    first_attempt = clock.utcnow()
+    assert deliver(ctx, outbox_id, now=first_attempt).startswith("retry:")
     assert outbox_row(outbox_id)["outcome_unknown"] == 1
-    with ctx.db.write() as conn:  # a day and a bit later
-        conn.execute(
-            sa.text("UPDATE email_outbox SET first_attempt_at = '2000-01-01T00:00:00.000000Z' WHERE id = :id"),
-            {"id": outbox_id},
-        )
-    make_due(outbox_id)
+    a_day_and_a_bit_later = first_attempt + timedelta(seconds=ctx.settings.provider_idempotency_window_seconds + 3600)
     requests_before = len(provider_model.requests())
-    assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
+    assert deliver(ctx, outbox_id, attempt=2, now=a_day_and_a_bit_later) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
     assert row["status"] == DEAD_LETTER and row["last_error"] == UNKNOWN_OUTCOME
     assert len(provider_model.requests()) == requests_before and provider_model.sent() == []
@@ -246,7 +239,7 @@ def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row
 
     two = RenderedEmail("a@b.example", "s", "<p>h</p>", "t", attachments=(Attachment("a", "QQ==", "text/plain"),) * 2)
     with pytest.raises(FreezeError):
-        freeze_or_replay(ctx.db, make_outbox_row(), two)
+        freeze_or_replay(ctx.db, make_outbox_row(), two, now=clock.utcnow())
 
 
 def test_a_row_that_may_have_gone_out_never_settles_as_unsent(
@@ -273,11 +266,17 @@ def test_a_stale_claim_holder_cannot_release_anothers_claim(ctx, make_outbox_row
     from portal.outbox.rows import mark_retry
 
     outbox_id = make_outbox_row()
-    first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     with ctx.db.write() as conn:  # the first claim expires; a second delivery claims the row
         conn.execute(sa.text("UPDATE email_outbox SET claim_expires_at = '2000-01-01T00:00:00.000000Z'"))
-    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     assert second.attempt_count == first.attempt_count + 1
-    assert mark_retry(ctx.db, outbox_id, first.attempt_count, 1, "late", outcome_unknown=False) is False
+    assert (
+        mark_retry(ctx.db, outbox_id, first.attempt_count, 1, "late", outcome_unknown=False, now=clock.utcnow())
+        is False
+    )
     assert outbox_row(outbox_id)["status"] == "processing"
-    assert mark_retry(ctx.db, outbox_id, second.attempt_count, 1, "ours", outcome_unknown=False) is True
+    assert (
+        mark_retry(ctx.db, outbox_id, second.attempt_count, 1, "ours", outcome_unknown=False, now=clock.utcnow())
+        is True
+    )

@@ -18,8 +18,8 @@ from portal.outbox.retention import purge
 from portal.outbox.statuses import ALL
 
 
-def deliver(ctx, outbox_id, attempt=1):
-    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+def deliver(ctx, outbox_id, attempt=1, now=None):
+    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=now or clock.utcnow())
 
 
 def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_model, make_due):
@@ -102,7 +102,7 @@ def test_the_purge_keeps_the_history_which_never_held_the_address(ctx, make_outb
         last_error="provider_rejected: 422 validation_error",
         updated_at="2000-01-01T00:00:00.000000Z",
     )
-    assert purge(ctx.db, ctx.settings).outbox_rows_erased == 1
+    assert purge(ctx.db, ctx.settings, now=clock.utcnow()).outbox_rows_erased == 1
     events = raw_events(ctx.db, outbox_id)
     assert [e["kind"] for e in events] == ["created", "changed", "erased"]
     assert not any("private.person" in str(value) for event in events for value in event.values())
@@ -172,7 +172,9 @@ def test_receipts_and_suppressions_join_the_history(ctx, make_outbox_row, outbox
 
     outbox_id = make_outbox_row(recipient="ada@example.com", status="sent", provider_message_id="re_msg_1")
     body = json.dumps(event("email.bounced", email_id="re_msg_1", to="ada@example.com", outbox_id=outbox_id))
-    apply_receipt_event(ctx.db, f"msg_{uuid.uuid4().hex}", body.encode(), environment=ctx.settings.portal_env)
+    apply_receipt_event(
+        ctx.db, f"msg_{uuid.uuid4().hex}", body.encode(), environment=ctx.settings.portal_env, now=clock.utcnow()
+    )
     assert outbox_row(outbox_id)["status"] == "bounced"
 
     titles = [entry.title for entry in timeline(ctx.db, outbox_row(outbox_id))]
@@ -194,7 +196,9 @@ def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, ma
     other = make_outbox_row(status="failed", provider_message_id=None)
     for outbox_id, email_id in ((failed, "re_unknown_to_us"), (other, "re_someone_else")):
         body = json.dumps(event("email.delivered", email_id=email_id, outbox_id=outbox_id)).encode()
-        outcome = apply_receipt_event(ctx.db, f"msg_{uuid.uuid4().hex}", body, environment=ctx.settings.portal_env)
+        outcome = apply_receipt_event(
+            ctx.db, f"msg_{uuid.uuid4().hex}", body, environment=ctx.settings.portal_env, now=clock.utcnow()
+        )
         assert outcome == NOT_ELIGIBLE
 
     entries = [entry for entry in timeline(ctx.db, outbox_row(failed)) if entry.title.startswith("Receipt")]

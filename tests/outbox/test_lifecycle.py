@@ -13,6 +13,7 @@ import pytest
 from devtools.processes import free_port, stop_process
 from devtools.testing import PrivateRedis, wait_until
 from portal.context import build_context
+from portal.core import clock
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.statuses import SENT
 from tests.outbox.conftest import ROOT
@@ -77,7 +78,7 @@ def test_a_worker_started_before_redis_waits_and_then_works(
     assert worker.poll() is None, "it waits instead of exiting"
     own_redis.start()
     outbox_id = make_outbox_row()
-    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id])
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id], now=clock.utcnow())
     assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30), worker.output()
     output = worker.output()
     assert "Traceback" not in output, output
@@ -89,14 +90,14 @@ def test_a_worker_rides_out_a_redis_restart(own_redis, own_ctx, start_worker, ma
     own_redis.start()
     worker = start_worker(own_redis.url)
     first = make_outbox_row()
-    publish_outbox_rows(own_ctx.db, own_ctx.redis, [first])
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [first], now=clock.utcnow())
     assert wait_until(lambda: outbox_row(first)["status"] == SENT, timeout=30), worker.output()
 
     own_redis.restart()
     time.sleep(3)  # Redis is away for a while
     own_redis.start()
     second = make_outbox_row()
-    publish_outbox_rows(own_ctx.db, own_ctx.redis, [second])
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [second], now=clock.utcnow())
     assert wait_until(lambda: outbox_row(second)["status"] == SENT, timeout=40), worker.output()
     assert worker.poll() is None
     output = worker.output()
@@ -111,7 +112,7 @@ def test_sigterm_finishes_the_current_email_and_stops(
     assert wait_until(lambda: own_ctx.redis.smembers("rq:workers"), timeout=20), worker.output()
     outbox_id = make_outbox_row()
     provider_model.fail_next("slow_accept", delay=1.5)
-    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id])
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id], now=clock.utcnow())
     assert wait_until(lambda: len(provider_model.requests()) == 1, timeout=20), worker.output()
 
     worker.send_signal(signal.SIGTERM)  # while the provider is still answering
@@ -128,7 +129,7 @@ def test_an_idle_worker_waits_for_work_without_errors(own_redis, own_ctx, start_
     assert wait_until(lambda: own_ctx.redis.smembers("rq:workers"), timeout=20), worker.output()
     time.sleep(8)  # longer than the portal's 5 s socket timeout for its other Redis calls
     outbox_id = make_outbox_row()
-    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id])
+    publish_outbox_rows(own_ctx.db, own_ctx.redis, [outbox_id], now=clock.utcnow())
     assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30), worker.output()
     output = worker.output()
     assert "ERROR" not in output and "could not connect" not in output, output

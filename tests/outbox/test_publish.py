@@ -6,6 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from devtools.processes import free_port
+from portal.core import clock
 from portal.core.db import AmbiguousCommitError
 from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
@@ -23,16 +24,16 @@ def intent(n=1, key=None):
 
 def test_replaying_an_intent_creates_no_second_row(ctx, count):
     with ctx.db.write() as conn:
-        first = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+        first = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings, now=clock.utcnow())
     with ctx.db.write() as conn:
-        again = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+        again = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings, now=clock.utcnow())
     assert first == again and count("email_outbox") == 2
 
 
 def test_intent_and_domain_change_commit_together_or_not_at_all(ctx, count):
     with pytest.raises(RuntimeError):
         with ctx.db.write() as conn:
-            add_outbox_rows(conn, [intent(1)], ctx.settings)
+            add_outbox_rows(conn, [intent(1)], ctx.settings, now=clock.utcnow())
             raise RuntimeError("the domain write failed after the intent was added")
     assert count("email_outbox") == 0
 
@@ -47,7 +48,7 @@ def test_an_ambiguous_commit_is_raised_not_replayed(ctx, count):
     with pytest.raises(AmbiguousCommitError):
         with ctx.db.write() as conn:
             runs.append(1)
-            add_outbox_rows(conn, [intent(1)], ctx.settings)
+            add_outbox_rows(conn, [intent(1)], ctx.settings, now=clock.utcnow())
             conn.exec_driver_sql("INSERT INTO children VALUES (99)")  # fails only at COMMIT
     assert runs == [1]
     assert count("email_outbox") == 0
@@ -71,7 +72,7 @@ def test_a_busy_write_lock_is_waited_for_before_any_statement(ctx, count):
     threading.Timer(0.3, release.set).start()
     started = time.monotonic()
     with ctx.db.write() as conn:
-        add_outbox_rows(conn, [intent(1)], ctx.settings)
+        add_outbox_rows(conn, [intent(1)], ctx.settings, now=clock.utcnow())
     thread.join()
     assert count("email_outbox") == 1
     assert time.monotonic() - started >= 0.2
@@ -79,8 +80,8 @@ def test_a_busy_write_lock_is_waited_for_before_any_statement(ctx, count):
 
 def test_publish_moves_rows_to_enqueued(ctx, outbox_row):
     with ctx.db.write() as conn:
-        ids = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
-    result = publish_outbox_rows(ctx.db, ctx.redis, ids)
+        ids = add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings, now=clock.utcnow())
+    result = publish_outbox_rows(ctx.db, ctx.redis, ids, now=clock.utcnow())
     assert result.queued and result.outbox_ids == tuple(ids)
     assert [outbox_row(i)["status"] for i in ids] == [ENQUEUED, ENQUEUED]
     assert email_queue(ctx.redis).count == 2
@@ -90,9 +91,9 @@ def test_publish_failure_leaves_rows_pending_with_the_reason(ctx, outbox_row):
     import redis
 
     with ctx.db.write() as conn:
-        ids = add_outbox_rows(conn, [intent(1)], ctx.settings)
+        ids = add_outbox_rows(conn, [intent(1)], ctx.settings, now=clock.utcnow())
     unreachable = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=0.2)
-    result = publish_outbox_rows(ctx.db, unreachable, ids)
+    result = publish_outbox_rows(ctx.db, unreachable, ids, now=clock.utcnow())
     assert result.queued is False
     row = outbox_row(ids[0])
     assert row["status"] == PENDING and row["last_error"] == "publish_failed: ConnectionError"
@@ -100,15 +101,15 @@ def test_publish_failure_leaves_rows_pending_with_the_reason(ctx, outbox_row):
 
 def test_a_late_publish_never_overwrites_a_claim(ctx, outbox_row):
     with ctx.db.write() as conn:
-        ids = add_outbox_rows(conn, [intent(1)], ctx.settings)
+        ids = add_outbox_rows(conn, [intent(1)], ctx.settings, now=clock.utcnow())
         conn.execute(sa.text("UPDATE email_outbox SET status = 'processing' WHERE id = :id"), {"id": ids[0]})
-    publish_outbox_rows(ctx.db, ctx.redis, ids)
+    publish_outbox_rows(ctx.db, ctx.redis, ids, now=clock.utcnow())
     assert outbox_row(ids[0])["status"] == PROCESSING
 
 
 def test_outbox_status_command_counts_by_family_and_status(ctx, runner):
     with ctx.db.write() as conn:
-        add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings)
+        add_outbox_rows(conn, [intent(1), intent(2)], ctx.settings, now=clock.utcnow())
     result = runner.invoke(args=["outbox", "status", "--json"])
     assert result.exit_code == 0
     assert json.loads(result.output) == [{"family": "notice", "status": "pending", "count": 2}]
@@ -123,7 +124,7 @@ def queued_jobs(ctx):
 
 
 def test_the_unit_of_work_publishes_only_after_its_commit(ctx, count, outbox_row):
-    with write_then_publish(ctx) as work:
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
         (outbox_id,) = work.add(intent(1))
         assert count("email_outbox") == 0, "not yet committed: another connection sees nothing"
         assert queued_jobs(ctx) == 0, "nothing is published inside the transaction"
@@ -133,7 +134,7 @@ def test_the_unit_of_work_publishes_only_after_its_commit(ctx, count, outbox_row
 
 def test_a_block_that_raises_writes_and_publishes_nothing(ctx, count):
     with pytest.raises(RuntimeError):
-        with write_then_publish(ctx) as work:
+        with write_then_publish(ctx, now=clock.utcnow()) as work:
             work.conn.exec_driver_sql("CREATE TABLE domain_rows (x)")
             work.add(intent(1))
             raise RuntimeError("the domain write failed after the intent was added")
@@ -144,7 +145,7 @@ def test_a_block_that_raises_writes_and_publishes_nothing(ctx, count):
 
 def test_a_block_that_returns_early_commits_what_it_wrote(ctx, count, outbox_row):
     def replay_that_returns_early():
-        with write_then_publish(ctx) as work:
+        with write_then_publish(ctx, now=clock.utcnow()) as work:
             work.conn.exec_driver_sql("CREATE TABLE domain_rows (x)")
             (outbox_id,) = work.add(intent(1))
             return outbox_id

@@ -46,7 +46,7 @@ def test_a_429_pauses_for_its_retry_after(ctx):
 def test_waiting_for_a_slot_never_holds_the_claim_past_its_expiry(ctx, make_outbox_row, outbox_row, provider_model):
     outbox_id = make_outbox_row()
     ctx.redis.set(PAUSE_KEY, "1", px=30_000)  # the provider asked every worker to wait 30 s
-    result = handle_message(ctx, build_envelope(outbox_id), attempt=1, dead_letter=False)
+    result = handle_message(ctx, build_envelope(outbox_id), attempt=1, dead_letter=False, now=clock.utcnow())
     assert result == "retry:rate_limit_wait"
     row = outbox_row(outbox_id)
     assert (row["status"], row["claim_expires_at"]) == (RETRY, None), "released, not held"
@@ -60,7 +60,9 @@ def test_waiting_for_a_slot_does_not_use_up_an_attempt(ctx, make_outbox_row, out
     last_attempt = ctx.settings.outbox_max_attempts
     for _ in range(last_attempt + 1):
         ctx.redis.set(PAUSE_KEY, "1", px=30_000)
-        result = handle_message(ctx, build_envelope(outbox_id), attempt=last_attempt, dead_letter=False)
+        result = handle_message(
+            ctx, build_envelope(outbox_id), attempt=last_attempt, dead_letter=False, now=clock.utcnow()
+        )
         assert result == "retry:rate_limit_wait"
         row = outbox_row(outbox_id)
         assert (row["status"], row["attempt_count"]) == (RETRY, 0)
@@ -71,7 +73,10 @@ def test_waiting_for_a_slot_does_not_use_up_an_attempt(ctx, make_outbox_row, out
         for job_id in ctx.redis.zrange("rq:scheduled:email", 0, -1)
     ]
     assert scheduled == [last_attempt] * (last_attempt + 1), "the message's own attempt number did not grow"
-    assert handle_message(ctx, build_envelope(outbox_id), attempt=last_attempt, dead_letter=False) == "ack:sent"
+    assert (
+        handle_message(ctx, build_envelope(outbox_id), attempt=last_attempt, dead_letter=False, now=clock.utcnow())
+        == "ack:sent"
+    )
     assert outbox_row(outbox_id)["attempt_count"] == 1
 
 

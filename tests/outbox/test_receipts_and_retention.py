@@ -23,7 +23,7 @@ def receive(ctx):
 
     def receive(payload):
         return apply_receipt_event(
-            ctx.db, f"msg_{next(counter)}", json.dumps(payload).encode(), environment="development"
+            ctx.db, f"msg_{next(counter)}", json.dumps(payload).encode(), environment="development", now=clock.utcnow()
         )
 
     return receive
@@ -91,7 +91,7 @@ def test_purge_deletes_old_receipt_bodies_and_erases_old_settled_rows(
     assert kept["re_msg_1"]["payload"] is None and kept["re_msg_1"]["outcome"] == "applied"
     assert kept["re_new"]["payload"] is not None
     # Running it again changes nothing.
-    assert purge(ctx.db, ctx.settings).summary() == "0 receipt bodies deleted, 0 outbox rows erased"
+    assert purge(ctx.db, ctx.settings, now=clock.utcnow()).summary() == "0 receipt bodies deleted, 0 outbox rows erased"
 
 
 # --- 10. bounces without a date; email.failed and email.suppressed ---------------------------------

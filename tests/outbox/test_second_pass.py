@@ -3,10 +3,11 @@ a libSQL file, the consumer, and the provider model over HTTP. Each test failed 
 
 import json
 import threading
-import time
+from datetime import timedelta
 
 import sqlalchemy as sa
 
+from devtools.testing import wait_until
 from portal.core import clock
 from portal.outbox.actions import eligible_actions
 from portal.outbox.claims import claim_outbox_row
@@ -17,8 +18,8 @@ from portal.outbox.relay import RELAY_QUERY, relay_pass
 from portal.outbox.statuses import DEAD_LETTER, DELIVERED, DELIVERY_EXHAUSTED, FAILED, RETRY, SENT, UNKNOWN_OUTCOME
 
 
-def deliver(ctx, outbox_id, attempt=1):
-    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False)
+def deliver(ctx, outbox_id, attempt=1, now=None):
+    return handle_message(ctx, build_envelope(outbox_id), attempt=attempt, dead_letter=False, now=now or clock.utcnow())
 
 
 def set_columns(ctx, outbox_id, **columns):
@@ -55,12 +56,10 @@ def test_a_stale_holders_settle_does_not_override_anothers_live_claim(ctx, make_
     provider_model.fail_next("slow_accept", delay=1.5)
     first = threading.Thread(target=deliver, args=(ctx, outbox_id))
     first.start()
-    deadline = time.monotonic() + 10
-    while not provider_model.requests() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert wait_until(provider_model.requests, timeout=10, interval=0.02)
     # The first holder stalls (a paused VM, a long GC) until its claim expires; another claims the row.
     set_columns(ctx, outbox_id, claim_expires_at=clock.iso_in(-1))
-    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    second = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     assert second is not None
     first.join()
 
@@ -72,19 +71,24 @@ def test_a_stale_holders_settle_does_not_override_anothers_live_claim(ctx, make_
 
 def test_the_dead_letter_queue_leaves_a_row_in_flight_alone(ctx, make_outbox_row, outbox_row, count):
     outbox_id = make_outbox_row(publish=True)
-    row = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    row = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     set_columns(ctx, outbox_id, first_attempt_at=clock.now_iso())  # its request is at the provider
-    assert handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True).startswith("ack:")
+    assert handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True, now=clock.utcnow()).startswith(
+        "ack:"
+    )
     after = outbox_row(outbox_id)
     assert (after["status"], after["attempt_count"]) == ("processing", row.attempt_count)
 
 
 def test_the_dead_letter_queue_treats_an_attempt_in_flight_as_unknown(ctx, make_outbox_row, outbox_row):
     outbox_id = make_outbox_row(publish=True)
-    claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)
+    claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
     # The worker died mid-send: its claim expired with a request at the provider.
     set_columns(ctx, outbox_id, first_attempt_at=clock.now_iso(), claim_expires_at=clock.iso_in(-1))
-    assert handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True) == "ack:dead_letter"
+    assert (
+        handle_message(ctx, build_envelope(outbox_id), attempt=0, dead_letter=True, now=clock.utcnow())
+        == "ack:dead_letter"
+    )
     row = outbox_row(outbox_id)
     assert (row["status"], row["last_error"], row["outcome_unknown"]) == (DEAD_LETTER, UNKNOWN_OUTCOME, 1)
     assert eligible_actions(row) == ["confirm_sent", "send_again"]  # never "retry"
@@ -96,7 +100,7 @@ def test_a_receipt_proving_delivery_wins_over_a_dead_letter(ctx, make_outbox_row
 
     outbox_id = make_outbox_row(status=DEAD_LETTER, provider_message_id=None, last_error=DELIVERY_EXHAUSTED)
     body = json.dumps(event("email.delivered", email_id="re_late", outbox_id=outbox_id)).encode()
-    assert apply_receipt_event(ctx.db, "msg_late", body, environment="development") == "applied"
+    assert apply_receipt_event(ctx.db, "msg_late", body, environment="development", now=clock.utcnow()) == "applied"
     row = outbox_row(outbox_id)
     assert (row["status"], row["provider_message_id"], row["last_error"]) == (DELIVERED, "re_late", None)
 
@@ -111,7 +115,7 @@ def test_a_late_publish_and_an_early_message_do_not_skip_the_retry_delay(
     provider_model.fail_next("http_429", retry_after=60)
     assert deliver(ctx, outbox_id).startswith("retry:rate_limited")
     # The request's own publication lands late, then a copy of the message arrives early.
-    publish_outbox_rows(ctx.db, ctx.redis, [outbox_id])
+    publish_outbox_rows(ctx.db, ctx.redis, [outbox_id], now=clock.utcnow())
     assert outbox_row(outbox_id)["status"] == RETRY
     ctx.redis.delete("rq:scheduled:email")  # only the early copy's reschedule is of interest below
     assert deliver(ctx, outbox_id, attempt=2) == "retry:not_yet_due"
@@ -139,17 +143,15 @@ def test_an_exception_before_the_send_releases_the_claim(ctx, make_outbox_row, o
 # --- 6. the provider's window, checked before the call, with a margin -----------------------------
 
 
-def test_unknown_outcome_near_the_end_of_the_window_is_not_sent_blind(
-    ctx, make_outbox_row, outbox_row, provider_model, make_due
-):
+def test_unknown_outcome_near_the_end_of_the_window_is_not_sent_blind(ctx, make_outbox_row, outbox_row, provider_model):
     outbox_id = make_outbox_row()
     provider_model.fail_next("http_500")
-    assert deliver(ctx, outbox_id).startswith("retry:")
+    first_attempt = clock.utcnow()
+    assert deliver(ctx, outbox_id, now=first_attempt).startswith("retry:")
     window = ctx.settings.provider_idempotency_window_seconds
     # Five minutes left in the provider's window: less than the margin (10 minutes by default).
-    set_columns(ctx, outbox_id, first_attempt_at=clock.iso_in(-(window - 300)))
-    make_due(outbox_id)
-    assert deliver(ctx, outbox_id, attempt=2) == "ack:unknown_outcome"
+    near_its_end = first_attempt + timedelta(seconds=window - 300)
+    assert deliver(ctx, outbox_id, attempt=2, now=near_its_end) == "ack:unknown_outcome"
     row = outbox_row(outbox_id)
     assert (row["status"], row["last_error"]) == (DEAD_LETTER, UNKNOWN_OUTCOME)
     assert len(provider_model.requests()) == 1
@@ -180,12 +182,20 @@ def test_relay_and_claim_queries_use_an_index(ctx):
 
 def test_the_relay_republishes_a_lost_message_once_per_stale_period(ctx, make_outbox_row, outbox_row):
     stuck = make_outbox_row(publish=True)
-    claim_outbox_row(ctx.db, stuck, claim_seconds=1, republish_after_seconds=1)
-    time.sleep(1.1)  # the worker died; its claim has expired
-    assert relay_pass(ctx.db, ctx.redis, ctx.settings).published == (stuck,)
-    assert relay_pass(ctx.db, ctx.redis, ctx.settings).published == (), "no duplicate job on the next pass"
-    time.sleep(ctx.settings.outbox_republish_after_seconds + 0.1)
-    assert relay_pass(ctx.db, ctx.redis, ctx.settings).published == (stuck,), "but again after a stale period"
+    start = clock.utcnow()
+    claim_outbox_row(ctx.db, stuck, claim_seconds=1, republish_after_seconds=1, now=start)
+    assert relay_pass(ctx.db, ctx.redis, ctx.settings, now=start + timedelta(seconds=0.9)).published == (), (
+        "not while the claim lasts"
+    )
+    died = start + timedelta(seconds=1.1)  # the worker died; its claim has expired
+    assert relay_pass(ctx.db, ctx.redis, ctx.settings, now=died).published == (stuck,)
+    assert relay_pass(ctx.db, ctx.redis, ctx.settings, now=died + timedelta(seconds=0.5)).published == (), (
+        "no duplicate job on the next pass"
+    )
+    stale_period_later = died + timedelta(seconds=ctx.settings.outbox_republish_after_seconds + 0.1)
+    assert relay_pass(ctx.db, ctx.redis, ctx.settings, now=stale_period_later).published == (stuck,), (
+        "but again after a stale period"
+    )
 
 
 # --- 3. keys are namespaced by environment and install --------------------------------------------
@@ -245,7 +255,7 @@ def test_a_reset_database_never_meets_the_keys_of_the_old_one(
 
         intent = EmailIntent(FAMILIES["notice"], "x@example.org", "invitation:1:send:1", {"subject": "S", "body": "B"})
         with other.db.write() as conn:
-            (second,) = add_outbox_rows(conn, [intent], other.settings)
+            (second,) = add_outbox_rows(conn, [intent], other.settings, now=clock.utcnow())
         assert deliver(other, second) == "ack:sent"
     finally:
         other.db.dispose()

@@ -7,6 +7,7 @@ import sys
 
 from rq.utils import import_attribute
 
+from portal.core import clock
 from portal.outbox.claims import claim_outbox_row
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
 from portal.outbox.relay import rows_to_publish
@@ -58,8 +59,12 @@ def test_unsettled_rows_are_picked_up_again_and_settled_ones_never(ctx, make_out
     }
     status_of = {outbox_id: status for status, outbox_id in ids.items()}
 
-    assert {status_of[i] for i in rows_to_publish(ctx.db, ctx.settings)} == set(UNSETTLED)
-    claimable = {status for status, outbox_id in ids.items() if claim_outbox_row(ctx.db, outbox_id, claim_seconds=60)}
+    assert {status_of[i] for i in rows_to_publish(ctx.db, ctx.settings, now=clock.utcnow())} == set(UNSETTLED)
+    claimable = {
+        status
+        for status, outbox_id in ids.items()
+        if claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())
+    }
     assert claimable == set(UNSETTLED)
     assert set(SETTLED) == set(ALL) - claimable
 

@@ -2,16 +2,19 @@
 
 import json
 import signal
-import time
 import zlib
+from datetime import timedelta
 
 import rq
 
 from devtools.testing import redis_dump, wait_until
+from portal.core import clock
 from portal.outbox.consumer import handle_message
+from portal.outbox.periodic import run_once_with_lock
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope, email_queue
-from portal.outbox.relay import relay_pass
+from portal.outbox.relay import relay_pass, relay_task
+from portal.outbox.retention import purge_task
 from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
 
 
@@ -19,9 +22,13 @@ def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_out
     make_outbox_row(publish=True)  # the publisher's queue
     exhausted = make_outbox_row()
     provider_model.fail_next("http_500")  # the consumer hands an exhausted job to the dead-letter queue
-    handle_message(ctx, build_envelope(exhausted), attempt=ctx.settings.outbox_max_attempts, dead_letter=False)
+    handle_message(
+        ctx, build_envelope(exhausted), attempt=ctx.settings.outbox_max_attempts, dead_letter=False, now=clock.utcnow()
+    )
     campaign = make_outbox_row(family="campaign", data={"campaign_id": 1, "subject": "S", "body": "B", "user_id": 1})
-    publish_outbox_rows(ctx.db, ctx.redis, [campaign], queue_for=ctx.families.queue_for)  # the bulk queue
+    publish_outbox_rows(
+        ctx.db, ctx.redis, [campaign], queue_for=ctx.families.queue_for, now=clock.utcnow()
+    )  # the bulk queue
     used = {key.decode().removeprefix("rq:queue:") for key in ctx.redis.smembers("rq:queues")}
     assert used == {"email", "email-dead-letter", "email-bulk"}
 
@@ -36,7 +43,7 @@ def test_published_envelopes_are_json_without_contact_details(
 ):
     recipients = [f"volunteer{n}@example.org" for n in range(5)]
     ids = [make_outbox_row(recipient=r) for r in recipients]
-    result = publish_outbox_rows(ctx.db, ctx.redis, ids, request_id="req-1")
+    result = publish_outbox_rows(ctx.db, ctx.redis, ids, request_id="req-1", now=clock.utcnow())
     assert result.queued
 
     (job,) = email_queue(ctx.redis).get_jobs()[:1]
@@ -69,8 +76,8 @@ def test_row_committed_but_never_published_is_found_by_the_relay(
 def test_redis_losing_every_key_loses_no_email(ctx, make_outbox_row, outbox_rows, workers, provider_model):
     ids = [make_outbox_row(publish=True) for _ in range(3)]
     ctx.redis.flushall()
-    time.sleep(ctx.settings.outbox_republish_after_seconds + 0.1)
-    assert sorted(relay_pass(ctx.db, ctx.redis, ctx.settings).published) == sorted(ids)
+    stale_period_later = clock.utcnow() + timedelta(seconds=ctx.settings.outbox_republish_after_seconds + 0.1)
+    assert sorted(relay_pass(ctx.db, ctx.redis, ctx.settings, now=stale_period_later).published) == sorted(ids)
     workers.drain()
     assert [row["status"] for row in outbox_rows()] == [SENT] * 3 and len(provider_model.sent()) == 3
 
@@ -127,9 +134,12 @@ def test_worker_killed_mid_send_the_relay_recovers_and_one_email_goes_out(
     # The provider finishes the accepted request; our record of it died with the worker.
     assert wait_until(lambda: len(provider_model.sent()) == 1, timeout=10)
 
-    time.sleep(ctx.settings.outbox_claim_seconds + 0.1)
-    assert outbox_id in relay_pass(ctx.db, ctx.redis, ctx.settings).published
-    workers.drain()
+    claim_expired = clock.utcnow() + timedelta(seconds=ctx.settings.outbox_claim_seconds + 0.1)
+    assert outbox_id in relay_pass(ctx.db, ctx.redis, ctx.settings, now=claim_expired).published
+    # The relay's message, delivered at that moment by the consumer in this process: a worker
+    # process reads its own clock, and could only wait for the dead worker's claim to expire.
+    (job,) = email_queue(ctx.redis).get_jobs()
+    handle_message(ctx, job.args[0], attempt=job.meta["attempt"], dead_letter=False, now=claim_expired)
     row = outbox_row(outbox_id)
     assert row["status"] == SENT and row["provider_message_id"] == provider_model.sent()[0]["id"]
     assert len(provider_model.sent()) == 1
@@ -144,13 +154,25 @@ def test_the_worker_runs_the_relay_on_its_schedule(ctx, make_outbox_row, workers
 
 
 def test_only_one_relay_pass_runs_at_a_time(ctx):
-    from portal.outbox.worker import RELAY_LOCK_KEY, run_relay_once_with_lock
+    relay = relay_task(ctx.settings)
+    ctx.redis.set(relay.lock_key, "another-worker", ex=30)
+    assert run_once_with_lock(ctx, relay, now=clock.utcnow()) is False
+    ctx.redis.delete(relay.lock_key)
+    assert run_once_with_lock(ctx, relay, now=clock.utcnow()) is True
+    assert ctx.redis.get(relay.lock_key) is None, "a finished pass releases its lock"
 
-    ctx.redis.set(RELAY_LOCK_KEY, "another-worker", ex=30)
-    assert run_relay_once_with_lock(ctx) is False
-    ctx.redis.delete(RELAY_LOCK_KEY)
-    assert run_relay_once_with_lock(ctx) is True
-    assert ctx.redis.get(RELAY_LOCK_KEY) is None, "a finished pass releases its lock"
+
+def test_the_retention_purge_runs_once_a_day_across_all_workers(ctx, make_outbox_row, outbox_row):
+    purge_pass = purge_task(ctx.settings)
+    first = make_outbox_row(status=SENT, recipient="first@example.org")
+    past_retention = clock.utcnow() + timedelta(days=ctx.settings.outbox_retention_days + 1)
+    assert run_once_with_lock(ctx, purge_pass, now=past_retention) is True
+    assert outbox_row(first)["recipient"] == "", "erased: settled longer ago than OUTBOX_RETENTION_DAYS"
+
+    second = make_outbox_row(status=SENT, provider_message_id="re_second", recipient="second@example.org")
+    assert run_once_with_lock(ctx, purge_pass, now=past_retention) is False, "another worker, the same day"
+    assert outbox_row(second)["recipient"] == "second@example.org"
+    assert ctx.redis.ttl(purge_pass.lock_key) > 86400 - 60, "the day's lock outlives the pass"
 
 
 def test_a_busy_worker_heartbeats_without_a_round_trip_per_email(ctx, make_outbox_row, workers, provider_model):

@@ -1,5 +1,6 @@
 import sqlalchemy as sa
 
+from portal.core import clock
 from tests.account.conftest import csrf_from
 
 
@@ -167,7 +168,7 @@ def test_a_manager_adds_a_second_manager(client, auth, make_user, outbox_rows, c
     assert response.status_code == 302
     (row,) = outbox_rows(family="manager_invitation")
     assert row["recipient"] == "grace@northwind.example"
-    email = FAMILIES["manager_invitation"].render(json.loads(row["template_input"]), ctx.settings)
+    email = FAMILIES["manager_invitation"].render(json.loads(row["template_input"]), ctx.settings, now=clock.utcnow())
     assert email.subject == "You are invited to manage volunteering at Northwind Logistics"
     assert "'s" not in email.subject
     listed = client.get("/invitations").get_data(as_text=True)

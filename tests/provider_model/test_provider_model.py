@@ -17,6 +17,7 @@ import resend
 from resend.exceptions import ResendError
 
 from devtools.provider_model import ProviderModel
+from devtools.testing import wait_until
 
 
 def send(params, key=None):
@@ -24,11 +25,8 @@ def send(params, key=None):
 
 
 def wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
+    if not wait_until(predicate, timeout=timeout, interval=0.01):
+        raise AssertionError("condition not met in time")
 
 
 # --- accepting and replaying -------------------------------------------------------------------

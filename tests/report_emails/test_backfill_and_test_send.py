@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
+from portal.core import clock
 from portal.core.periods import Period
 from portal.report_emails.operations import backfill
 from portal.reports.operations import close_year
@@ -114,7 +115,7 @@ def test_a_closed_years_period_states_the_filed_snapshot(
     run = backfill(ctx, company_name="Acme Ltd", period="2025-03", requested_by="test")
     assert run.source == "snapshot"
     (row,) = outbox_rows(family="report")
-    rendered = ctx.families["report"].render(json.loads(row["template_input"]), ctx.settings)
+    rendered = ctx.families["report"].render(json.loads(row["template_input"]), ctx.settings, now=clock.utcnow())
     assert "Verified hours:    5.0" in rendered.text and "as filed when 2025 was closed" in rendered.text
 
 

@@ -9,6 +9,7 @@ import resend
 import sqlalchemy as sa
 
 from devtools.provider_model import ProviderModel
+from portal.core import clock
 from portal.outbox.reads import receipt_counts
 from portal.outbox.rows import mark_sent
 from portal.outbox.statuses import BOUNCED, COMPLAINED, DEAD_LETTER, DELIVERED, PROCESSING, UNKNOWN_OUTCOME
@@ -48,7 +49,7 @@ def test_receipts_move_an_accepted_email_to_delivered(provider, make_outbox_row,
     outbox_id = make_outbox_row(status=PROCESSING, provider_message_id=None)
     provider.pause_receipts()
     message_id = send_for_row(outbox_id)
-    assert mark_sent(db, outbox_id, message_id)  # the engine records the acceptance
+    assert mark_sent(db, outbox_id, message_id, now=clock.utcnow())  # the engine records the acceptance
     provider.resume_receipts()
     provider.wait_for_receipts()
 
