@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from portal.core import clock
 from portal.outbox import operator
-from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused, ActionResult
+from portal.outbox.operator import ActionRefused, ActionResult
 
 
 def act_on_email(
@@ -27,10 +27,8 @@ def act_on_email(
 
 
 def eligible_count(ctx, filters: operator.OutboxFilter, action: str) -> int:
-    """How many emails the filters match that this action may change (at most BULK_LIMIT)."""
-    if action not in ELIGIBLE:
-        raise ActionRefused("Choose one of the actions offered.")
-    return operator.count_matching(ctx.db, filters, ELIGIBLE[action], BULK_LIMIT)
+    """How many emails the filters match that this action may change (at most the bulk limit)."""
+    return operator.count_eligible(ctx.db, filters, action)
 
 
 def act_on_list(
@@ -44,10 +42,8 @@ def act_on_list(
     duplicate_confirmed=False,
 ) -> ActionResult:
     """The action on the emails the filters match, if they are still the number the operator confirmed."""
-    if action not in ELIGIBLE:
-        raise ActionRefused("Choose one of the actions offered.")
     with ctx.db.read() as conn:
-        ids = operator.matching_ids(conn, filters, ELIGIBLE[action], BULK_LIMIT)
+        ids = operator.eligible_ids(conn, filters, action)
     if len(ids) != expected_count:
         raise ListChanged(len(ids))
     return operator.apply_action(

@@ -6,7 +6,7 @@ from flask_login import current_user
 from portal.console import operations, queries
 from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
-from portal.outbox.operator import BULK_LIMIT, ELIGIBLE, ActionRefused, ask_provider, rate_limit_for
+from portal.outbox.operator import ACTIONS, BULK_LIMIT, ActionRefused, ask_provider, rate_limit_for
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
 
@@ -158,7 +158,7 @@ def act_on_list():
     filter_form, filters = _filters_from(request.form)
     if filter_form.errors:
         abort(400)
-    if form.action.data not in ELIGIBLE:
+    if form.action.data not in ACTIONS:
         abort(400)  # no action this page offers: a forged or mangled post, with nothing to count
     ctx = portal_context()
     if not form.validate_on_submit() or not (form.expected_count.data or "").isdigit():

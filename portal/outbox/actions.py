@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import json_array
 from portal.outbox.intents import EmailIntent
+from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
 from portal.outbox.rows import ALWAYS_DUE, cancel_unattempted
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PENDING, SENT, WAITING, sql_list
 from portal.outbox.unit_of_work import write_then_publish
@@ -219,6 +220,22 @@ def is_unknown_outcome(row: dict) -> bool:
         and row["provider_message_id"] is None
         and row["last_error"] != SENT_AGAIN
     )
+
+
+def count_eligible(db, filters: OutboxFilter, action: str) -> int:
+    """How many emails the filters match that `action` may change (at most BULK_LIMIT)."""
+    return count_matching(db, filters, _condition(action), BULK_LIMIT)
+
+
+def eligible_ids(conn, filters: OutboxFilter, action: str) -> list[str]:
+    """The newest BULK_LIMIT emails the filters match that `action` may change, on the caller's transaction."""
+    return matching_ids(conn, filters, _condition(action), BULK_LIMIT)
+
+
+def _condition(action: str) -> str:
+    if action not in ELIGIBLE:
+        raise ActionRefused("Choose one of the actions offered.")
+    return ELIGIBLE[action]
 
 
 def eligible_actions(row: dict) -> list[str]:

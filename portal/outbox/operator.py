@@ -7,22 +7,21 @@ engine reach it through one door (the floors test, tests/test_floors.py, refuses
 from portal.outbox.actions import (
     ACTIONS,
     BULK_LIMIT,
-    ELIGIBLE,
     REASON_MAX,
     SEND_AGAIN,
     ActionRefused,
     ActionResult,
     apply_action,
+    count_eligible,
     eligible_actions,
+    eligible_ids,
     is_unknown_outcome,
 )
 from portal.outbox.events import TimelineEntry, timeline
 from portal.outbox.listing import (
     OutboxFilter,
     OutboxPage,
-    count_matching,
     family_status_counts,
-    matching_ids,
     outbox_page,
     outbox_row,
 )
@@ -43,7 +42,6 @@ from portal.outbox.suppressions import history as suppression_history
 __all__ = [
     "ACTIONS",
     "BULK_LIMIT",
-    "ELIGIBLE",
     "REASON_MAX",
     "SEND_AGAIN",
     "ActionRefused",
@@ -56,13 +54,13 @@ __all__ = [
     "add_suppression",
     "apply_action",
     "ask_provider",
-    "count_matching",
+    "count_eligible",
     "eligible_actions",
+    "eligible_ids",
     "family_status_counts",
     "is_suppressed",
     "is_unknown_outcome",
     "list_suppressions",
-    "matching_ids",
     "outbox_page",
     "outbox_row",
     "purge",
