@@ -87,7 +87,7 @@ def submit_application(
     fields["company_key"] = fields["company_name"].lower()
 
     with write_then_publish(ctx, now=clock.utcnow()) as work:
-        application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.now_iso()}).scalar()
+        application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.iso(work.now)}).scalar()
         if application_id is None:
             # This contact already has an open application for this company: a replay.
             existing = work.conn.execute(_OPEN_APPLICATION, fields).scalar_one()

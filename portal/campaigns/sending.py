@@ -110,7 +110,12 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
         )
         advanced = work.conn.execute(
             _ADVANCE,
-            {"to": campaign.written + len(people), "now": clock.now_iso(), "id": campaign_id, "from": campaign.written},
+            {
+                "to": campaign.written + len(people),
+                "now": clock.iso(work.now),
+                "id": campaign_id,
+                "from": campaign.written,
+            },
         ).rowcount
         if advanced != 1:
             raise BatchRaced(f"campaign {campaign_id} moved while a batch was written")

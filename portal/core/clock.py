@@ -11,6 +11,9 @@ def utcnow() -> datetime:
 
 
 def iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        # astimezone would take a naive time as this machine's local time: refuse it instead.
+        raise ValueError("a time without a time zone; pass an aware datetime (clock.utcnow())")
     return moment.astimezone(UTC).strftime(FORMAT)
 
 

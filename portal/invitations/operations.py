@@ -145,7 +145,7 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
         )
         live = set(
             work.conn.execute(
-                _LIVE_INVITATIONS, {"emails": emails, "company_id": manager.company_id, "now": clock.now_iso()}
+                _LIVE_INVITATIONS, {"emails": emails, "company_id": manager.company_id, "now": clock.iso(work.now)}
             ).scalars()
         )
         invited = [a for a in addresses if a not in members and a not in live]
@@ -187,7 +187,7 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
             raise InvitationError(f"{invitation['email']} has already accepted.")
         if invitation["revoked_at"] is not None:
             raise InvitationError("That invitation was revoked; invite the address again for a new link.")
-        if invitation["expires_at"] <= clock.now_iso():
+        if invitation["expires_at"] <= clock.iso(work.now):
             raise InvitationError("That invitation has expired; invite the address again for a new link.")
         _refuse_while_sending(work.conn, invitation_id, invitation["email"])
         send_number = work.conn.execute(

@@ -59,7 +59,6 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family, *, no
 
     max_attempts = family_max_attempts(family, settings)
     payload, render_error = _first_attempt_payload(db, outbox_id, family, settings, now)
-    claimed_at = time.monotonic()
     row, message = claim_and_freeze(
         db,
         outbox_id,
@@ -93,8 +92,10 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family, *, no
         # Nothing reached the provider on this attempt: the retry finds the row due, not claimed.
         return _release_after(db, row, error, settings, family, now)
 
-    # A wait for a rate slot ends in time for the send to finish inside the claim.
-    deadline = claimed_at + settings.outbox_claim_seconds - settings.provider_timeout_seconds
+    # A wait for a rate slot ends in time for the send to finish inside the claim. The claim was
+    # stamped at `now` (this delivery's start), not when the claim ran after the render (a report's
+    # PDF): counting from then would let a long render push the send past the claim's expiry.
+    deadline = started + settings.outbox_claim_seconds - settings.provider_timeout_seconds
     answer = _send(ctx, row, family, message, limit, deadline, moment)
     if isinstance(answer, DeliveryOutcome):
         return answer

@@ -170,7 +170,7 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
                 "by": requested_by,
                 "recipients": len(recipients),
                 "source": found.source,
-                "now": clock.now_iso(),
+                "now": clock.iso(work.now),
             },
         )
         work.add(
@@ -197,13 +197,13 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
     """
     if not _REQUEST_ID.match(request_id or ""):
         raise RunError("The form was incomplete. Reload the page and try again.")
-    tz = report_timezone(ctx.settings)
+    tz, now = report_timezone(ctx.settings), now or clock.utcnow()
     frequency = frequency_of_user(ctx.db, user_id=manager.id, company_id=manager.company_id)
-    period = last_closed(MONTHLY if frequency == OFF else frequency, now or clock.utcnow(), tz)
+    period = last_closed(MONTHLY if frequency == OFF else frequency, now, tz)
     shared, _ = email_input(
         ctx.db, company_id=manager.company_id, company_name=manager.company_name, period=period, tz=tz, kind="test"
     )
-    with write_then_publish(ctx, now=clock.utcnow()) as work:
+    with write_then_publish(ctx, now=now) as work:
         new = work.conn.execute(
             sa.text("""
                 INSERT INTO report_test_sends (user_id, company_id, period_key, request_id, created_at)
@@ -214,7 +214,7 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
                 "c": manager.company_id,
                 "p": period_key(period),
                 "r": request_id,
-                "now": clock.now_iso(),
+                "now": clock.iso(work.now),
             },
         ).rowcount
         if new:
