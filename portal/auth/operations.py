@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from argon2 import PasswordHasher
 
 from portal.attendance import account_created
+from portal.auth.passwords import hash_secret
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.text import InputError, control_characters_in, normalise_email
 
-_hasher = PasswordHasher()
 MIN_PASSWORD_LENGTH = 10
 ROLES = ("admin", "manager", "employee")
 
@@ -22,7 +21,7 @@ class AccountError(InputError):
 def hash_password(password: str) -> str:
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AccountError(f"Passwords need at least {MIN_PASSWORD_LENGTH} characters.")
-    return _hasher.hash(password)
+    return hash_secret(password)
 
 
 def ensure_company(conn: sa.Connection, name: str) -> int:

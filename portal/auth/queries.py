@@ -5,15 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 
+from portal.auth.passwords import matches
 from portal.core.db import Database
 from portal.core.text import normalise_email
-
-_hasher = PasswordHasher()
-# Verified against when the email is unknown, so both answers take the same time.
-_DUMMY_HASH = _hasher.hash("no-such-user-placeholder")
 
 
 @dataclass(frozen=True)
@@ -77,10 +72,7 @@ def verify_password(db: Database, user_id: int, password: str) -> bool:
         stored_hash = conn.execute(
             sa.text("SELECT password_hash FROM users WHERE id = :id AND deactivated_at IS NULL"), {"id": user_id}
         ).scalar()
-    try:
-        return _hasher.verify(stored_hash or _DUMMY_HASH, password) and stored_hash is not None
-    except (VerificationError, InvalidHashError):
-        return False
+    return matches(stored_hash, password)
 
 
 def authenticate(db: Database, email: str, password: str) -> User | None:
@@ -97,10 +89,7 @@ def authenticate(db: Database, email: str, password: str) -> User | None:
             .mappings()
             .first()
         )
-    stored_hash = row["password_hash"] if row else _DUMMY_HASH
-    try:
-        _hasher.verify(stored_hash, password)
-    except (VerificationError, InvalidHashError):
+    if not matches(row["password_hash"] if row else None, password):
         return None
     if row is None or row["deactivated_at"] is not None:
         return None  # a colleague who left: the same answer as a wrong password
