@@ -16,6 +16,7 @@ shutdown), and a delivery waiting for a rate-limit slot gives up at once (its ro
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 
@@ -138,11 +139,19 @@ def wait_for_redis(ctx: PortalContext, stop: threading.Event | None = None) -> b
         pause = min(pause * 2, REDIS_WAIT_CAP_SECONDS)
 
 
+def _exit_before_work(signum, frame) -> None:
+    raise SystemExit(0)
+
+
 def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
     """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles.
 
     `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay and the purge, not in burst mode."""
     configure_logging(ctx.settings.log_format)  # LOG_FORMAT: text, or one JSON object a line
+    # RQ installs its own handlers only inside work(), after it has registered with Redis; a
+    # SIGTERM before then would end the process at once, skipping atexit, and the heartbeat would
+    # outlive the worker (/readyz would count a worker that is gone). Until then, stop cleanly.
+    signal.signal(signal.SIGTERM, _exit_before_work)
     use_context(ctx)
     stopping.clear()
     stop = threading.Event()

@@ -86,6 +86,16 @@ def test_a_worker_started_before_redis_waits_and_then_works(
     assert all("try" in line for line in lines) and len(lines) == len(set(lines)), "one line per try"
 
 
+def test_sigterm_before_the_worker_starts_working_stops_it_cleanly(own_redis, start_worker):
+    """Before RQ's own handlers are in place (here: still waiting for Redis), SIGTERM ends the
+    worker through its normal exit, which runs its clean-up (the heartbeat leaves with it)."""
+    worker = start_worker(own_redis.url)
+    assert wait_until(lambda: "waiting for Redis" in worker.output(), timeout=20), worker.output()
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=20) == 0, worker.output()
+    assert "Traceback" not in worker.output()
+
+
 def test_a_worker_rides_out_a_redis_restart(own_redis, own_ctx, start_worker, make_outbox_row, outbox_row):
     own_redis.start()
     worker = start_worker(own_redis.url)
