@@ -1,7 +1,7 @@
 """A local model of the Resend email API, for development and tests.
 
-It answers the requests the `resend` SDK makes (POST /emails, GET /emails/<id>, GET /emails) under Resend's
-documented idempotency rules, and lets a test inject the failures the outbox has to survive:
+It answers the requests the `resend` SDK makes (POST /emails, POST /emails/batch, GET /emails/<id>,
+GET /emails) under Resend's documented idempotency rules, and lets a test inject the failures the outbox has to survive:
 a 5xx, a 429, an answer lost after the email was accepted, a slow acceptance. A mail viewer
 shows what was "sent", and when a webhook URL is given, signed receipts (`receipts.py`) are
 posted for each email sent. Standard library only, and nothing imported from the rest of `portal`,
@@ -35,6 +35,9 @@ __all__ = ["ProviderModel", "FAULT_MODES"]
 FAULT_MODES = ("http_500", "http_429", "drop_after_accept", "slow_accept")
 
 _MAX_KEY_LENGTH = 256
+SEND_PATH, BATCH_PATH = "/emails", "/emails/batch"
+_BATCH_LIMIT = 100  # emails in one batch request
+VALIDATION_MODES = ("strict", "permissive")
 
 
 @dataclasses.dataclass
@@ -132,9 +135,17 @@ class ProviderModel:
     # --- controls and inspection (thread-safe) -------------------------------------------------
 
     def fail_next(
-        self, mode: str, count: int = 1, retry_after: float | None = None, delay: float | None = None
+        self,
+        mode: str,
+        count: int = 1,
+        retry_after: float | None = None,
+        delay: float | None = None,
+        path: str = SEND_PATH,
     ) -> None:
-        """Make the next `count` POST /emails requests meet `mode` (see FAULT_MODES)."""
+        """Make the next `count` requests to `path` (POST /emails, or /emails/batch: the fault then
+        meets the whole batch) meet `mode` (see FAULT_MODES)."""
+        if path not in (SEND_PATH, BATCH_PATH):
+            raise ValueError(f"faults apply to {SEND_PATH} or {BATCH_PATH}, not {path!r}")
         if mode not in FAULT_MODES:
             raise ValueError(f"unknown fault mode {mode!r}; expected one of {', '.join(FAULT_MODES)}")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
@@ -143,6 +154,7 @@ class ProviderModel:
             "mode": mode,
             "retry_after": 1 if retry_after is None else float(retry_after),
             "delay": 1.0 if delay is None else float(delay),
+            "path": path,
         }
         if fault["retry_after"] < 0 or fault["delay"] < 0:
             raise ValueError("retry_after and delay must not be negative")
@@ -168,8 +180,16 @@ class ProviderModel:
             return copy.deepcopy(self._sent)
 
     def requests(self) -> list[dict]:
+        """Every send request, oldest first: at, path, idempotency_key, fingerprint (of the raw
+        body), status, outcome, message_id (a single send's) or message_ids (a batch's, by position),
+        and for a batch its raw body as text."""
         with self._lock:
             return copy.deepcopy(self._log)
+
+    def batch_bodies(self) -> list[str]:
+        """The raw bodies of every batch request, oldest first (a retry's must equal its first's)."""
+        with self._lock:
+            return [entry["body"] for entry in self._log if entry["path"] == BATCH_PATH]
 
     # --- receipts (no-ops without a webhook_url) ------------------------------------------------
 
@@ -205,21 +225,36 @@ class ProviderModel:
 
     def handle_send(self, raw: bytes, authorization: str | None, idempotency_key: str | None) -> Answer:
         """POST /emails: every request is logged, then faults, validation and idempotency apply."""
+        return self._handle(SEND_PATH, raw, authorization, idempotency_key, "strict")
+
+    def handle_batch(
+        self, raw: bytes, authorization: str | None, idempotency_key: str | None, validation: str | None
+    ) -> Answer:
+        """POST /emails/batch: 1-100 emails under one key, one request against the rate limit and
+        one fault for the whole batch. `x-batch-validation` strict (the default) refuses the whole
+        list if one item is invalid; permissive sends the valid ones and names the others in
+        `errors` by index."""
+        return self._handle(BATCH_PATH, raw, authorization, idempotency_key, validation or "strict")
+
+    def _handle(self, path: str, raw: bytes, authorization, idempotency_key, validation: str) -> Answer:
         fingerprint = hashlib.sha256(raw).hexdigest()
         with self._lock:
             entry = {
                 "at": self._now().isoformat(),
+                "path": path,
                 "idempotency_key": idempotency_key,
                 "fingerprint": fingerprint,
                 "status": None,
                 "outcome": "in_flight",
                 "message_id": None,
             }
+            if path == BATCH_PATH:
+                entry.update(message_ids=[], body=raw.decode("utf-8", "replace"))
             self._log.append(entry)
             refused = check_auth(authorization)
             limited, limit_headers = self._take_rate_slot() if refused is None else (False, {})
             # A request the provider refuses at the door never reaches the faulty machinery.
-            fault = self._faults.popleft() if self._faults and refused is None and not limited else None
+            fault = self._fault_for(path) if refused is None and not limited else None
         if refused is not None:
             return self._settle(entry, refused, "unauthorized")
         if limited:
@@ -233,9 +268,20 @@ class ProviderModel:
         if mode == "http_429":
             return self._settle(entry, rate_limited(fault["retry_after"]), "fault_429")
 
-        answer, outcome = self._accept(
-            raw, fingerprint, idempotency_key, delay=fault["delay"] if mode == "slow_accept" else 0
-        )
+        if validation not in VALIDATION_MODES:
+            answer, outcome = (
+                error(422, "validation_error", "x-batch-validation must be strict or permissive."),
+                "invalid",
+            )
+        else:
+            answer, outcome = self._accept(
+                raw,
+                fingerprint,
+                idempotency_key,
+                delay=fault["delay"] if mode == "slow_accept" else 0,
+                batch=path == BATCH_PATH,
+                permissive=validation == "permissive",
+            )
         if mode == "drop_after_accept":
             # Whatever the provider decided stands; only the answer is lost on the way back.
             answer = dataclasses.replace(answer, drop=True)
@@ -244,6 +290,14 @@ class ProviderModel:
         if limit_headers:
             answer = dataclasses.replace(answer, headers={**limit_headers, **answer.headers})
         return self._settle(entry, answer, outcome)
+
+    def _fault_for(self, path: str) -> dict | None:
+        """Under the lock: the first fault waiting for this path, taken."""
+        for fault in self._faults:
+            if fault["path"] == path:
+                self._faults.remove(fault)
+                return fault
+        return None
 
     def _take_rate_slot(self) -> tuple[bool, dict]:
         """Under the lock: (refused, headers). A moving one-second window, as Resend's limit is per
@@ -339,7 +393,9 @@ class ProviderModel:
         ]
         return Answer(200, {"object": "list", "has_more": has_more, "data": data})
 
-    def _accept(self, raw: bytes, fingerprint: str, key: str | None, delay: float) -> tuple[Answer, str]:
+    def _accept(
+        self, raw: bytes, fingerprint: str, key: str | None, delay: float, batch: bool, permissive: bool
+    ) -> tuple[Answer, str]:
         if key is not None and not 1 <= len(key) <= _MAX_KEY_LENGTH:
             return error(
                 400, "invalid_idempotency_key", "The idempotency key has to be between 1-256 characters."
@@ -348,7 +404,7 @@ class ProviderModel:
             payload = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return error(400, "validation_error", "The request body is not valid JSON."), "invalid"
-        problem = validate(payload)
+        problem, refused_items = _validate_batch(payload, permissive) if batch else (validate(payload), {})
         if problem is not None:
             time.sleep(delay)  # a slow provider is slow to refuse, too
             return problem, "invalid"
@@ -378,13 +434,25 @@ class ProviderModel:
             time.sleep(delay)
 
         with self._lock:
-            email = self._record(payload, key, fingerprint)
-            answer = Answer(200, {"id": email["id"]})
+            if batch:
+                emails = [
+                    self._record(item, key, fingerprint)
+                    for index, item in enumerate(payload)
+                    if index not in refused_items
+                ]
+                body = {"data": [{"id": email["id"]} for email in emails]}
+                if permissive:
+                    body["errors"] = [{"index": i, "message": m} for i, m in sorted(refused_items.items())]
+                answer = Answer(200, body)
+            else:
+                emails = [self._record(payload, key, fingerprint)]
+                answer = Answer(200, {"id": emails[0]["id"]})
             if record is not None:
                 record.answer = answer
         if self._mailbox_path is not None or self._receipts is not None:
             # A copy only when something outlives this call: the model's CPU is the benchmark's too.
-            self._after_send(copy.deepcopy(email))
+            for email in emails:
+                self._after_send(copy.deepcopy(email))
         return answer, "sent"
 
     def _live_key(self, key: str) -> _KeyRecord | None:
@@ -420,7 +488,9 @@ class ProviderModel:
         with self._lock:
             entry["status"] = "dropped" if answer.drop else answer.status
             entry["outcome"] = outcome
-            if answer.status == 200:
+            if answer.status == 200 and "data" in answer.body:
+                entry["message_ids"] = [item["id"] for item in answer.body["data"]]
+            elif answer.status == 200:
                 entry["message_id"] = answer.body["id"]
         return answer
 
@@ -436,6 +506,29 @@ class ProviderModel:
         self._save_mailbox()
         if self._receipts is not None:
             self._receipts.enqueue(events_for(email, self._now()))
+
+
+def _validate_batch(payload: Any, permissive: bool) -> tuple[Answer | None, dict[int, str]]:
+    """(an answer refusing the whole request, or None; the refused items by index, permissive only).
+
+    Resend's rules for a batch: a list of 1-100 emails, each valid as a single one, and none with
+    `attachments` or `scheduled_at`, which a batch does not carry."""
+    if not isinstance(payload, list) or not 1 <= len(payload) <= _BATCH_LIMIT:
+        return error(422, "validation_error", f"A batch holds 1 to {_BATCH_LIMIT} emails."), {}
+    refused: dict[int, str] = {}
+    for index, item in enumerate(payload):
+        if isinstance(item, dict) and ("attachments" in item or "scheduled_at" in item):
+            refused[index] = "Attachments and scheduled_at are not supported in a batch."
+            continue
+        problem = validate(item)
+        if problem is not None:
+            refused[index] = str(problem.body.get("message", "invalid email"))
+    if refused and not permissive:
+        index, message = min(refused.items())
+        return error(422, "validation_error", f"emails[{index}]: {message}"), {}
+    if len(refused) == len(payload):
+        return error(422, "validation_error", "No email of the batch is valid."), {}
+    return None, refused
 
 
 def _as_list(value: Any) -> list:

@@ -81,6 +81,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             return self._answer(answer)
+        if path == "/emails/batch":
+            answer = self.server.model.handle_batch(
+                raw,
+                self.headers.get("Authorization"),
+                self.headers.get("Idempotency-Key"),
+                self.headers.get("x-batch-validation"),
+            )
+            if answer.drop:
+                self.close_connection = True
+                return
+            return self._answer(answer)
         if path in _CONTROLS:
             if not _may_control(self.headers, self.server.server_address):
                 return self._json(403, {"ok": False, "error": _CROSS_SITE_REFUSED})
@@ -158,7 +169,11 @@ def _may_control(headers, server_address) -> bool:
 
 _CONTROLS = {
     "/_model/faults": lambda model, body: model.fail_next(
-        body.get("mode"), count=body.get("count", 1), retry_after=body.get("retry_after"), delay=body.get("delay")
+        body.get("mode"),
+        count=body.get("count", 1),
+        retry_after=body.get("retry_after"),
+        delay=body.get("delay"),
+        path=body.get("path", "/emails"),
     ),
     "/_model/clock": lambda model, body: model.advance_clock(body.get("advance_seconds")),
     "/_model/reset": lambda model, body: model.reset(),
