@@ -72,7 +72,7 @@ def demo_seed(without_attendance):
 def outbox_relay():
     """One relay pass: publish pending rows and re-publish rows whose message may be lost."""
     ctx = portal_context()
-    report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=clock.utcnow())
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings, families=ctx.families, now=clock.utcnow())
     if not report.published:
         click.echo("nothing to publish")
         return

@@ -45,7 +45,7 @@ def _headers(data: dict, settings) -> dict[str, str]:
     }
 
 
-def _family(name: str, id_prefix: str, queue: str) -> Family:
+def _family(name: str, id_prefix: str, queue: str, batchable: bool) -> Family:
     return Family(
         name=name,
         id_prefix=id_prefix,
@@ -55,11 +55,12 @@ def _family(name: str, id_prefix: str, queue: str) -> Family:
         prepare=_prepare,
         headers=_headers,
         queue=queue,
+        batchable=batchable,
     )
 
 
-CAMPAIGN = _family("campaign", "cmp", BULK_EMAIL_QUEUE)
-CAMPAIGN_TEST = _family("campaign_test", "cmt", EMAIL_QUEUE)
+CAMPAIGN = _family("campaign", "cmp", BULK_EMAIL_QUEUE, batchable=True)
+CAMPAIGN_TEST = _family("campaign_test", "cmt", EMAIL_QUEUE, batchable=False)
 FAMILIES = (CAMPAIGN, CAMPAIGN_TEST)
 
 

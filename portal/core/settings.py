@@ -54,6 +54,8 @@ class Settings:
     # --- the delivery engine's second pass (issue 9) ---
     resend_rate_limit_per_second: int = 5
     provider_window_margin_seconds: int = 600
+    # Emails of a batchable family (a campaign, a bulk invitation) per provider request; 1 sends each alone.
+    outbox_batch_size: int = 100
     receipt_retention_days: int = 30
     outbox_retention_days: int = 365
     attendance_webhook_secret: str = DEV_ATTENDANCE_WEBHOOK_SECRET
@@ -127,6 +129,7 @@ class Settings:
             provider_timeout_seconds=provider_timeout,
             resend_rate_limit_per_second=_positive_int(env, "RESEND_RATE_LIMIT_PER_SECOND", 5),
             provider_window_margin_seconds=window_margin,
+            outbox_batch_size=_batch_size(env),
             receipt_retention_days=_positive_int(env, "RECEIPT_RETENTION_DAYS", 30),
             outbox_retention_days=_positive_int(env, "OUTBOX_RETENTION_DAYS", 365),
             attendance_webhook_secret=attendance_secret,
@@ -259,6 +262,13 @@ def _check_webhook_secret(name: str, secret: str) -> None:
         key = b""
     if not key:
         raise ConfigError(name, "must carry a base64 key after whsec_")
+
+
+def _batch_size(env: dict) -> int:
+    size = _positive_int(env, "OUTBOX_BATCH_SIZE", 100)
+    if size > 100:
+        raise ConfigError("OUTBOX_BATCH_SIZE", "must be at most 100 (the provider's batch limit)")
+    return size
 
 
 def _positive_int(env: dict, name: str, default: int) -> int:

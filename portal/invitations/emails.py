@@ -17,6 +17,8 @@ INVITATION = Family(
         "programme_name": PROGRAMMES[data["programme"]],
         "accept_url": accept_url(settings, data["token_nonce"]),
     },
+    # A bulk invitation writes hundreds at once; one from the browser is a group of one, sent alone.
+    batchable=True,
 )
 
 # A second manager, added by a manager, or a company's first manager, invited again by an admin

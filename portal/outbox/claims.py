@@ -60,6 +60,10 @@ CLAIMABLE = f"""
     AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
          OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
 """
+# A row riding in a batch is sent with it (batches.py), never alone: the batch may be sealed, and
+# the row's email may already have gone out under the batch's key.
+NOT_IN_OPEN_BATCH = """(email_outbox.batch_id IS NULL OR EXISTS (
+    SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id AND b.settled_at IS NOT NULL))"""
 _SUPPRESSED = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
 # Built once: these run for every email. Two statements, not one UPDATE ... RETURNING: libSQL
 # prepares every statement anew, and preparing the RETURNING clause cost more than the SELECT.
@@ -78,7 +82,7 @@ _CLAIM = Statement(
         next_attempt_at = NULL,
         relay_since = :relay_since,
         updated_at = :now
-    WHERE id = :id AND {CLAIMABLE}
+    WHERE id = :id AND {CLAIMABLE} AND {NOT_IN_OPEN_BATCH}
     """
 )
 _CLAIMED = Statement(

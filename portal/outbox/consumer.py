@@ -18,6 +18,8 @@ from rq import get_current_job
 
 from portal.core import clock
 from portal.core.log_context import envelope_context
+from portal.outbox.batch_delivery import deliver_batch
+from portal.outbox.batches import batch_of_row
 from portal.outbox.delivery import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import PortalContext
@@ -81,7 +83,14 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             # Never over a live claim: the holder settles its own attempt.
             settled = settle_exhausted(ctx.db, outbox_id, now=now)
             return "ack:dead_letter" if settled else "ack:dead_letter_not_settled"
-        outcome = deliver_outbox_row(ctx, outbox_id, family, now=now)
+        batch_id = batch_of_row(ctx.db, outbox_id) if family.batchable else None
+        if batch_id is not None:
+            outcome = deliver_batch(ctx, batch_id, family, now=now)
+        else:
+            outcome = deliver_outbox_row(ctx, outbox_id, family, now=now)
+        if outcome.carrier is not None and outcome.carrier != outbox_id:
+            # The batch's next try rides on a member still in it (this one may have left).
+            body = {**body, "outboxId": outcome.carrier}
         if outcome.kind == NOT_YET_DUE:
             # Not an attempt: the same message, again at the row's retry time.
             schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)

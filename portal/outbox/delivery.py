@@ -48,6 +48,8 @@ class DeliveryOutcome:
     detail: str
     delay_seconds: float | None = None
     attempt: int = 0
+    # The row ID whose message carries the next try (a batch's: one of its members); None: the same.
+    carrier: str | None = None
 
 
 def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family, *, now: datetime) -> DeliveryOutcome:
@@ -146,12 +148,12 @@ def _send(ctx, row: ClaimedRow, family: Family, message, limit, deadline: float,
             return _release_after(db, row, error, settings, family, moment())
         # Checked immediately before the call, with a margin for the call itself and the clocks: the
         # provider may forget the key before a late request lands, and a resend could be a second email.
-        if row.outcome_unknown and _provider_window_closing(row.first_attempt_at, settings, now=moment()):
+        if row.outcome_unknown and provider_window_closing(row.first_attempt_at, settings, now=moment()):
             return _settle(db, row, DEAD_LETTER, UNKNOWN_OUTCOME, UNKNOWN_OUTCOME, moment())
         answer = ctx.provider.send(
             message, to=row.recipient, idempotency_key=row.provider_key, family=family.name, outbox_id=row.id
         )
-        _observe(limit, answer)
+        observe_answer(limit, answer)
         metrics.provider_answered(family.name, answer)
         # A 429 is a definite "not taken" (the key is not used): after the pause it set for every
         # worker, this claim may try again at once instead of waiting out a retry delay.
@@ -176,7 +178,7 @@ def _record_answer(db, row: ClaimedRow, family: Family, settings, answer, at: da
     return DeliveryOutcome(RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=row.attempt_count)
 
 
-def _observe(limit, answer) -> None:
+def observe_answer(limit, answer) -> None:
     """Tell the shared limit what the provider said. Never raises: the answer must be recorded
     next, and a Redis failure here must not turn an accepted email into an unknown outcome."""
     try:
@@ -207,7 +209,7 @@ def _release_after(db, row: ClaimedRow, error: Exception, settings, family: Fami
     return _release(db, row, delay, f"error: {type(error).__name__}", now)
 
 
-def _provider_window_closing(first_attempt_at: str | None, settings, *, now: datetime) -> bool:
+def provider_window_closing(first_attempt_at: str | None, settings, *, now: datetime) -> bool:
     """Whether at `now` the provider may soon forget the key the first attempt used."""
     if first_attempt_at is None:
         return False

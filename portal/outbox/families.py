@@ -59,6 +59,9 @@ class Family:
     # EMAIL_QUEUE, or BULK_EMAIL_QUEUE for a family that sends thousands at once: workers take
     # the bulk queue only when the transactional one is empty.
     queue: str = EMAIL_QUEUE
+    # Whether rows of this family published together may ride in one provider request (batches.py):
+    # a family sent to many people at once, without attachments (Resend refuses them in a batch).
+    batchable: bool = False
 
     def __post_init__(self):
         if not re.fullmatch(r"[a-z]{3}", self.id_prefix):
@@ -110,6 +113,9 @@ class FamilyRegistry:
     def for_outbox_id(self, outbox_id: str) -> Family | None:
         match = OUTBOX_ID.match(outbox_id)
         return self._by_prefix.get(match.group(1)) if match else None
+
+    def batchable_names(self) -> set[str]:
+        return {family.name for family in self._by_name.values() if family.batchable}
 
     def queue_for(self, outbox_id: str) -> str:
         """The queue an outbox row's message goes to (the transactional one for an unknown ID)."""

@@ -206,3 +206,23 @@ def _validated(stored) -> RenderedEmail:
         attachments=attachments,
         headers=headers,
     )
+
+
+def freeze_batch_payloads(db: Database, payloads: list[dict]) -> None:
+    """Store first-attempt payloads of a claimed batch's members (from `payload_of`), in one write.
+
+    The same guarded INSERT OR IGNORE as a single row's: a payload already stored stays, and a member
+    no longer ours to send stores nothing. The first attempt's time is the batch's seal, not this."""
+    if not payloads:
+        return
+    ensure_store_available(db)
+    with db.write() as conn:
+        for payload in payloads:
+            _FREEZE(conn, payload)
+
+
+def frozen_messages(db: Database, outbox_ids: list[str]) -> dict[str, RenderedEmail]:
+    """The stored payloads of these rows, validated, by row ID (a row without one is absent)."""
+    with db.read() as conn:
+        stored = [_READ_FROZEN(conn, {"id": outbox_id}).mappings().first() for outbox_id in outbox_ids]
+    return {row["outbox_id"]: _validated(row) for row in stored if row is not None}

@@ -11,6 +11,7 @@ import json as jsonlib
 import re
 import threading
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -24,6 +25,7 @@ from portal.outbox.rendering import RenderedEmail
 
 LOCAL_MODEL_API_KEY = "re_local_provider_model"
 DEFAULT_API_URL = "https://api.resend.com"
+BATCH_LIMIT = 100  # Resend's: emails in one POST /emails/batch
 _TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 ACCEPTED = "accepted"
@@ -43,6 +45,34 @@ class ProviderAnswer:
     # The HTTP status and headers of the answer (None when none came), for the rate limit.
     status: int | None = None
     headers: dict | None = None
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One email of a batch: its frozen message, its recipient, and the row it is for."""
+
+    message: RenderedEmail
+    to: str
+    family: str
+    outbox_id: str
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """The provider's answer to a whole batch, classified as a single email's is; when accepted,
+    one message ID per item, in the request's order."""
+
+    kind: str
+    message_ids: tuple[str, ...] = ()
+    reason: str | None = None
+    retry_after: float | None = None
+    ambiguous: bool = False
+    status: int | None = None
+    headers: dict | None = None
+
+    @classmethod
+    def of(cls, answer: ProviderAnswer) -> BatchAnswer:
+        return cls(answer.kind, reason=answer.reason, retry_after=answer.retry_after, ambiguous=answer.ambiguous)
 
 
 def clean_tag(text: str) -> str:
@@ -139,6 +169,40 @@ class ResendProvider:
                 answer = ProviderAnswer(ACCEPTED, message_id=message_id)
             else:
                 answer = ProviderAnswer(RETRY, reason="provider_answer_without_id", ambiguous=True)
+        status, headers = self.http_client.last_answer()
+        return dataclasses.replace(answer, status=status, headers=headers)
+
+    def send_batch(self, items: Sequence[BatchItem], *, idempotency_key: str) -> BatchAnswer:
+        """Send up to 100 emails in one request (Resend's POST /emails/batch) under one key.
+
+        Strict validation, deliberately: the provider then answers for the whole list, all or
+        nothing, so one request is one decision for every row in it. A 4xx proves that nothing of
+        the list was sent (the rows can go on alone), and an accepted answer holds one ID per item,
+        by position. Permissive validation would send part of a list and refuse the rest, and a
+        retry of the same list under the same key would have to reproduce that split exactly.
+
+        The list is built from the frozen payloads in the caller's order, each item as `send`
+        builds it, so the same items always make the same request body.
+        """
+        if not 1 <= len(items) <= BATCH_LIMIT:
+            raise ValueError(f"a batch holds 1 to {BATCH_LIMIT} emails, not {len(items)}")
+        if any(item.message.attachments for item in items):
+            raise ValueError("the provider refuses attachments in a batch")
+        self._configure()
+        params = [
+            self.build_params(item.message, to=item.to, family=item.family, outbox_id=item.outbox_id) for item in items
+        ]
+        try:
+            response = resend.Batch.send(params, {"idempotency_key": idempotency_key, "batch_validation": "strict"})
+        except ResendError as error:
+            answer = BatchAnswer.of(classify_error(error))
+        else:
+            data = response.get("data") if isinstance(response, dict) else None
+            ids = tuple(entry.get("id") for entry in data or () if isinstance(entry, dict))
+            if len(ids) == len(items) and all(ids):
+                answer = BatchAnswer(ACCEPTED, message_ids=ids)
+            else:
+                answer = BatchAnswer(RETRY, reason="provider_answer_ids_mismatch", ambiguous=True)
         status, headers = self.http_client.last_answer()
         return dataclasses.replace(answer, status=status, headers=headers)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,6 +21,8 @@ from rq import Queue
 from portal.core.db import Database
 from portal.core.log_context import current_request_id
 from portal.core.settings import Settings
+from portal.outbox.batches import messages_to_publish
+from portal.outbox.families import FamilyRegistry
 from portal.outbox.queues import EMAIL_QUEUE, build_envelope, queue_named
 from portal.outbox.rows import record_publication
 from portal.outbox.statuses import ENQUEUED, PENDING
@@ -69,19 +70,29 @@ def publish_outbox_rows(
     outbox_ids: list[str],
     request_id: str | None = None,
     job_timeout: int = JOB_TIMEOUT_SECONDS,
-    queue_for: Callable[[str], str] | None = None,
+    families: FamilyRegistry | None = None,
+    batch_size: int = 1,
     *,
     now: datetime,
 ) -> PublishResult:
-    """`queue_for` names each row's queue (FamilyRegistry.queue_for); without it, the email queue.
+    """`families` names each row's queue, and which rows may ride in a batch; without it, every row
+    goes to the email queue alone. With a `batch_size` above one, rows of a batchable family are
+    grouped into batches first (batches.messages_to_publish) and one message carries each batch.
 
     `now` is the caller's moment: a row published at it is not republished for a stale period."""
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
     request_id = request_id or current_request_id()  # the web request's, carried to the worker's logs
     by_queue: dict[str, list[str]] = {}
-    for outbox_id in outbox_ids:
-        by_queue.setdefault(queue_for(outbox_id) if queue_for else EMAIL_QUEUE, []).append(outbox_id)
+    try:
+        carriers = _carriers(db, outbox_ids, families, batch_size, now)
+    except Exception as exc:  # the rows wait for the relay, which composes them again
+        error = f"publish_failed: {type(exc).__name__}"
+        log.warning("outbox rows remain pending: their batches were not written (%s)", error)
+        record_publication(db, outbox_ids, PENDING, error, now=now)
+        return PublishResult(queued=False, outbox_ids=tuple(outbox_ids), error=error)
+    for outbox_id in carriers:
+        by_queue.setdefault(families.queue_for(outbox_id) if families else EMAIL_QUEUE, []).append(outbox_id)
     pause, error = FIRST_PAUSE_SECONDS, None
     for attempt in range(1, PUBLISH_TRIES + 1):
         try:
@@ -101,3 +112,10 @@ def publish_outbox_rows(
     # Only a failure to record this state reaches the caller.
     record_publication(db, outbox_ids, PENDING, error, now=now)
     return PublishResult(queued=False, outbox_ids=tuple(outbox_ids), error=error)
+
+
+def _carriers(db: Database, outbox_ids: list[str], families: FamilyRegistry | None, batch_size: int, now: datetime):
+    """The IDs whose messages to publish: each row's own, or its batch's one."""
+    if families is None or batch_size < 2:
+        return list(outbox_ids)
+    return messages_to_publish(db, outbox_ids, families.batchable_names(), batch_size, now=now)

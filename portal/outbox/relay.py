@@ -12,7 +12,6 @@ The worker runs a pass every RELAY_INTERVAL_SECONDS (`relay_task`); `flask outbo
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,6 +21,7 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.settings import Settings
 from portal.outbox import metrics
+from portal.outbox.families import FamilyRegistry
 from portal.outbox.periodic import PeriodicTask
 from portal.outbox.publish import PublishResult, publish_outbox_rows
 from portal.outbox.statuses import UNSETTLED, sql_list
@@ -57,10 +57,11 @@ def rows_to_publish(db: Database, settings: Settings, limit: int = BATCH, *, now
 
 
 def relay_pass(
-    db: Database, redis, settings: Settings, queue_for: Callable[[str], str] | None = None, *, now: datetime
+    db: Database, redis, settings: Settings, families: FamilyRegistry | None = None, *, now: datetime
 ) -> RelayReport:
-    """One pass at `now`, the pass's start. `queue_for`: each row's queue (FamilyRegistry.queue_for),
-    so a campaign's rows stay on the bulk queue."""
+    """One pass at `now`, the pass's start. `families`: each row's queue (a campaign's rows stay on
+    the bulk queue) and which rows may ride in a batch (rows that missed their publication are
+    composed here, as publication would have)."""
     ids = rows_to_publish(db, settings, now=now)
     if not ids:
         return RelayReport(published=(), queued=True)
@@ -70,7 +71,8 @@ def relay_pass(
         ids,
         request_id="relay",
         job_timeout=settings.outbox_job_timeout_seconds,
-        queue_for=queue_for,
+        families=families,
+        batch_size=settings.outbox_batch_size,
         now=now,
     )
     metrics.relay_published(len(result.outbox_ids), result.queued)
@@ -91,6 +93,6 @@ def relay_task(settings: Settings) -> PeriodicTask:
 
 
 def _relay_once(ctx, now: datetime) -> None:
-    report = relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=now)
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings, families=ctx.families, now=now)
     if report.published:
         log.info("relay published %d outbox rows (queued=%s)", len(report.published), report.queued)

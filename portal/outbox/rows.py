@@ -57,7 +57,15 @@ _MARK_SENT = Statement(
     WHERE id = :id AND provider_message_id IS NULL
     """
 )
-_DELETE_FROZEN = Statement("DELETE FROM email_frozen_payloads WHERE outbox_id = :id")
+# A member of a sealed batch that has not settled keeps its payload even when it settles alone (a
+# receipt): every retry of the batch rebuilds the whole list from its members' payloads.
+_DELETE_FROZEN = Statement(
+    """
+    DELETE FROM email_frozen_payloads WHERE outbox_id = :id AND NOT EXISTS (
+        SELECT 1 FROM email_outbox o JOIN email_batches b ON b.id = o.batch_id
+        WHERE o.id = :id AND b.sealed_at IS NOT NULL AND b.settled_at IS NULL)
+    """
+)
 
 
 def mark_sent(db: Database, outbox_id: str, provider_message_id: str, *, now: datetime) -> bool:

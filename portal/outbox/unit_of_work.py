@@ -58,6 +58,7 @@ def write_then_publish(handles, *, now: datetime, request_id: str | None = None)
         work.outbox_ids,
         request_id,
         handles.settings.outbox_job_timeout_seconds,
-        queue_for=handles.families.queue_for,
+        families=handles.families,
+        batch_size=handles.settings.outbox_batch_size,
         now=now,
     )

@@ -26,7 +26,7 @@ def test_each_batch_commits_its_rows_with_the_progress_and_is_published_after(ct
     assert campaign_state(ctx.db, campaign) == ("sending", 3, 7)
     rows = outbox_rows(family="campaign")
     assert len(rows) == 3 and {row["status"] for row in rows} == {"enqueued"}
-    assert queue_named(ctx.redis, BULK_EMAIL_QUEUE).count == 3, "on the bulk queue"
+    assert queue_named(ctx.redis, BULK_EMAIL_QUEUE).count == 1, "one provider batch, on the bulk queue"
     assert queue_named(ctx.redis, EMAIL_QUEUE).count == 0, "not in the way of transactional email"
 
 
@@ -69,9 +69,12 @@ def test_cancel_while_sending_stops_the_rows_not_yet_attempted(ctx, people, draf
     company, _ = people(volunteers=4)
     campaign = draft(f"company:{company}")
     operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
-    write_next_batch(ctx, campaign, batch_size=2)
-    first, second = outbox_rows(family="campaign")
+    # One row per write: each is published alone, so each is delivered by itself.
+    write_next_batch(ctx, campaign, batch_size=1)
+    (first,) = outbox_rows(family="campaign")
     assert deliver(first["id"]) == "ack:sent"
+    write_next_batch(ctx, campaign, batch_size=1)
+    second = outbox_rows(family="campaign")[1]
 
     assert operations.cancel(ctx.db, campaign_id=campaign) == 1
     assert campaign_pass(ctx) == 0, "no row is written after the cancel"
@@ -87,7 +90,7 @@ def test_a_campaign_whose_batches_are_all_written_can_still_be_stopped(
     company, _ = people(volunteers=3)
     campaign = draft(f"company:{company}")
     operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
-    campaign_pass(ctx)
+    campaign_pass(ctx, batch_size=1)  # each row published alone, so the first can go by itself
     assert campaign_state(ctx.db, campaign).status == "sent"
     first, *waiting = outbox_rows(family="campaign")
     assert deliver(first["id"]) == "ack:sent"
@@ -104,8 +107,25 @@ def test_a_campaign_with_every_email_attempted_has_nothing_to_cancel(ctx, people
     campaign = draft(f"company:{company}")
     operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
     campaign_pass(ctx)
-    for row in outbox_rows(family="campaign"):
-        assert deliver(row["id"]) == "ack:sent"
+    first, *others = outbox_rows(family="campaign")
+    assert deliver(first["id"]) == "ack:sent", "one batch carries every row"
+    assert {row["status"] for row in outbox_rows(family="campaign")} == {"sent"}
     with pytest.raises(operations.CampaignError, match="nothing to cancel"):
         operations.cancel(ctx.db, campaign_id=campaign)
     assert campaign_state(ctx.db, campaign).status == "sent"
+
+
+def test_a_campaign_cancelled_before_its_batch_request_sends_nothing(
+    ctx, people, draft, outbox_rows, deliver, provider_model
+):
+    company, _ = people(volunteers=3)
+    campaign = draft(f"company:{company}")
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    campaign_pass(ctx)
+    rows = outbox_rows(family="campaign")
+    assert len({row["batch_id"] for row in rows}) == 1, "composed into one provider batch"
+    assert operations.cancel(ctx.db, campaign_id=campaign) == len(rows)
+    assert deliver(rows[0]["id"]) == "ack:not_claimable"
+    assert provider_model.requests() == [] and {row["status"] for row in outbox_rows(family="campaign")} == {
+        "cancelled"
+    }

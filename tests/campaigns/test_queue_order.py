@@ -25,7 +25,7 @@ def test_a_notice_committed_after_a_campaign_is_sent_before_it(
     operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
     assert campaign_pass(ctx) == 12
     notice = make_outbox_row(recipient="someone@example.org", family="notice")
-    publish_outbox_rows(ctx.db, ctx.redis, [notice], queue_for=ctx.families.queue_for, now=clock.utcnow())
+    publish_outbox_rows(ctx.db, ctx.redis, [notice], families=ctx.families, now=clock.utcnow())
 
     worker = EmailWorker(worker_queues(ctx.redis), connection=ctx.redis, serializer=JSONSerializer)
     worker.work(burst=True, logging_level="WARNING")
@@ -43,10 +43,7 @@ def test_the_relay_puts_a_campaign_row_back_on_the_bulk_queue(ctx, people, draft
     ctx.redis.flushdb()  # Redis lost the message
     with db.write() as conn:
         conn.execute(sa.text("UPDATE email_outbox SET status = 'pending', relay_since = '2000-01-01T00:00:00.000000Z'"))
-    assert (
-        len(relay_pass(ctx.db, ctx.redis, ctx.settings, queue_for=ctx.families.queue_for, now=clock.utcnow()).published)
-        == 1
-    )
+    assert len(relay_pass(ctx.db, ctx.redis, ctx.settings, families=ctx.families, now=clock.utcnow()).published) == 1
     assert queue_named(ctx.redis, BULK_EMAIL_QUEUE).count == 1 and queue_named(ctx.redis, EMAIL_QUEUE).count == 0
 
 

@@ -26,9 +26,7 @@ def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_out
         ctx, build_envelope(exhausted), attempt=ctx.settings.outbox_max_attempts, dead_letter=False, now=clock.utcnow()
     )
     campaign = make_outbox_row(family="campaign", data={"campaign_id": 1, "subject": "S", "body": "B", "user_id": 1})
-    publish_outbox_rows(
-        ctx.db, ctx.redis, [campaign], queue_for=ctx.families.queue_for, now=clock.utcnow()
-    )  # the bulk queue
+    publish_outbox_rows(ctx.db, ctx.redis, [campaign], families=ctx.families, now=clock.utcnow())  # the bulk queue
     used = {key.decode().removeprefix("rq:queue:") for key in ctx.redis.smembers("rq:queues")}
     assert used == {"email", "email-dead-letter", "email-bulk"}
 

@@ -1,0 +1,209 @@
+"""One delivery of one batch: claim it, freeze what its first attempt renders, wait for a rate slot,
+seal, send the list in one request, settle every member as the answer says.
+
+The same promises as a single row's delivery (delivery.py), for the batch as a whole:
+- one rate slot per request, and a 429 is a definite "not taken": the claim tries again after the
+  shared pause, at most RATE_LIMITED_TRIES times;
+- a lost answer or a 5xx leaves every member flagged as possibly sent; the retry sends the same list
+  under the same key, rebuilt from the frozen payloads in position order, so its body is the same
+  bytes, and once the provider's window is closing the members settle as unknown_outcome instead;
+- an exception before the provider call releases the batch at once, nothing sent.
+
+Strict validation (provider.py says why): the answer is all or nothing, so a 4xx proves nothing of
+this batch was sent, and its members go on alone (`dissolve_batch`), where the one the provider
+refuses fails by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import datetime, timedelta
+
+from portal.outbox import metrics
+from portal.outbox import provider as answers
+from portal.outbox.batches import (
+    ClaimedBatch,
+    claim_batch,
+    dissolve_batch,
+    let_members_go,
+    mark_batch_sent,
+    release_batch,
+    seal_batch_request,
+    seconds_until_batch_due,
+    settle_batch_unsent,
+)
+from portal.outbox.delivery import (
+    NOT_YET_DUE,
+    RATE_LIMITED_TRIES,
+    RATE_WAIT_RETRY_SECONDS,
+    RATE_WAITED,
+    RETRYING,
+    SETTLED,
+    SKIPPED,
+    DeliveryOutcome,
+    observe_answer,
+    provider_window_closing,
+)
+from portal.outbox.families import Family
+from portal.outbox.freeze import FreezeError, freeze_batch_payloads, frozen_messages, payload_of
+from portal.outbox.handles import PortalContext
+from portal.outbox.provider import BatchItem
+from portal.outbox.publish import publish_outbox_rows
+from portal.outbox.rate_limit import rate_limit_for
+from portal.outbox.retry import family_max_attempts, family_retry_delay
+from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, UNKNOWN_OUTCOME
+
+log = logging.getLogger(__name__)
+CANNOT_RIDE = "batch_cannot_carry"  # a member's payload a batch may not hold (an attachment)
+WOULD_NOT_RENDER = "batch_render_failed"
+
+
+def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: datetime) -> DeliveryOutcome:
+    settings, db = ctx.settings, ctx.db
+    started = time.monotonic()
+
+    def moment() -> datetime:
+        return now + timedelta(seconds=time.monotonic() - started)
+
+    batch = claim_batch(db, batch_id, settings.outbox_claim_seconds, settings.outbox_republish_after_seconds, now=now)
+    if batch is None:
+        wait = seconds_until_batch_due(db, batch_id, now=now)
+        if wait is not None:
+            return DeliveryOutcome(NOT_YET_DUE, "not_yet_due", delay_seconds=wait)
+        return DeliveryOutcome(SKIPPED, "not_claimable")
+    if batch.attempt > family_max_attempts(family, settings):
+        settle_batch_unsent(db, batch, DEAD_LETTER, DELIVERY_EXHAUSTED, now=now)
+        return DeliveryOutcome(SETTLED, DELIVERY_EXHAUSTED)
+    try:
+        messages = _messages_of(ctx, batch, family, now)
+        limit = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
+    except FreezeError:
+        if batch.sealed:
+            # A request of this list may have been sent, and the list can no longer be rebuilt
+            # byte for byte: a different body under its key is no retry. A person decides.
+            settle_batch_unsent(db, batch, DEAD_LETTER, UNKNOWN_OUTCOME, now=now)
+            return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
+        raise
+    except Exception as error:
+        return _release_after(db, batch, error, settings, family, now)
+
+    # As for a single row: the wait ends in time for the send to finish inside the claim.
+    deadline = started + settings.outbox_claim_seconds - settings.provider_timeout_seconds
+    answer, sent = None, batch
+    for _ in range(RATE_LIMITED_TRIES):
+        try:
+            if not limit.acquire(deadline):
+                if answer is not None:
+                    break  # the 429 stands
+                delay = max(RATE_WAIT_RETRY_SECONDS, limit.pause_left())
+                release_batch(db, sent, delay, "rate_limit_wait", False, now=moment(), counts_as_attempt=False)
+                return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, carrier=sent.carrier)
+        except Exception as error:
+            if answer is not None:
+                break
+            return _release_after(db, sent, error, settings, family, moment())
+        sealed = seal_batch_request(db, sent, now=moment())
+        if sealed is None:
+            return DeliveryOutcome(SKIPPED, "batch_not_ours")
+        sent = sealed
+        if sent.outcome_unknown and provider_window_closing(sent.sealed_at, settings, now=moment()):
+            settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment())
+            return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
+        items = [
+            BatchItem(messages[member.id], to=member.recipient, family=family.name, outbox_id=member.id)
+            for member in sent.members
+        ]
+        answer = ctx.provider.send_batch(items, idempotency_key=sent.provider_key)
+        observe_answer(limit, answer)
+        metrics.provider_answered(family.name, answer)
+        if answer.status != 429:
+            break
+    return _record_answer(ctx, sent, family, answer, moment())
+
+
+def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: datetime) -> dict:
+    """Every member's message, by row ID: the frozen payload, or (a first attempt) a render frozen
+    now. Before the seal, a member whose message a batch cannot carry leaves and goes on alone."""
+    db, settings = ctx.db, ctx.settings
+    ids = [member.id for member in batch.members]
+    messages = frozen_messages(db, ids)
+    if batch.sealed:
+        if len(messages) != len(ids):
+            raise FreezeError("a sealed batch lacks a member's frozen payload")
+        return messages
+    payloads, misfits = [], {}
+    for member in batch.members:
+        if member.id in messages:
+            continue
+        try:
+            rendered = family.render(json.loads(member.template_input), settings, now=now)
+            payload = payload_of(member.id, rendered, now=now)
+        except Exception as error:
+            log.warning("batch member %s did not render (%s); it goes alone", member.id, type(error).__name__)
+            misfits[member.id] = WOULD_NOT_RENDER
+            continue
+        if payload["attachment_content"] is not None:
+            misfits[member.id] = CANNOT_RIDE
+            continue
+        payloads.append(payload)
+    freeze_batch_payloads(db, payloads)
+    messages = frozen_messages(db, ids)
+    misfits.update({member.id: CANNOT_RIDE for member in batch.members if _cannot_ride(messages.get(member.id))})
+    for reason in set(misfits.values()):
+        _go_alone(ctx, batch, [outbox_id for outbox_id, why in misfits.items() if why == reason], reason, now)
+    return messages
+
+
+def _cannot_ride(message) -> bool:
+    return message is not None and bool(message.attachments)
+
+
+def _go_alone(ctx: PortalContext, batch: ClaimedBatch, outbox_ids: list[str], reason: str, now: datetime) -> None:
+    left = let_members_go(ctx.db, batch, outbox_ids, reason, now=now)
+    if left:
+        _publish(ctx, left, now)
+
+
+def _publish(ctx: PortalContext, outbox_ids: list[str], now: datetime) -> None:
+    """Members that left go on as single emails: their own messages, at once (the relay would find
+    them too, a stale period later)."""
+    publish_outbox_rows(
+        ctx.db,
+        ctx.redis,
+        outbox_ids,
+        request_id="batch",
+        job_timeout=ctx.settings.outbox_job_timeout_seconds,
+        families=ctx.families,
+        now=now,
+    )
+
+
+def _record_answer(ctx: PortalContext, batch: ClaimedBatch, family: Family, answer, at: datetime) -> DeliveryOutcome:
+    db, settings = ctx.db, ctx.settings
+    if answer.kind == answers.ACCEPTED:
+        mark_batch_sent(db, batch, list(answer.message_ids), now=at)
+        for member in batch.unsettled:
+            metrics.email_accepted(family.name, member.created_at)
+        return DeliveryOutcome(SETTLED, "sent")
+    if answer.kind == answers.UNKNOWN_OUTCOME or (answer.kind == answers.REJECTED and batch.outcome_unknown):
+        settle_batch_unsent(db, batch, DEAD_LETTER, UNKNOWN_OUTCOME, now=at)
+        return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
+    if answer.kind == answers.REJECTED:
+        left = dissolve_batch(db, batch, answer.reason or FAILED, now=at)
+        if left:
+            _publish(ctx, left, at)
+        return DeliveryOutcome(SETTLED, "batch_dissolved")
+    delay = family_retry_delay(family, batch.attempt, settings, answer.retry_after)
+    release_batch(db, batch, delay, answer.reason or "retry", answer.ambiguous, now=at)
+    return DeliveryOutcome(
+        RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=batch.attempt, carrier=batch.carrier
+    )
+
+
+def _release_after(db, batch: ClaimedBatch, error: Exception, settings, family: Family, now: datetime):
+    delay = family_retry_delay(family, batch.attempt, settings)
+    reason = f"error: {type(error).__name__}"
+    release_batch(db, batch, delay, reason, False, now=now)
+    return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=batch.attempt, carrier=batch.carrier)
