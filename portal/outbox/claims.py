@@ -33,24 +33,8 @@ class ClaimedRow:
     outcome_unknown: bool
     first_attempt_at: str | None
     suppressed: bool  # the recipient is on the suppression list at claim time
-    install_id: str  # this database's, created once by its first migration run (portal_install)
+    provider_key: str  # the idempotency key, stored with the row (intents.py) and never recomputed
     created_at: str | None = None  # the commit of the row: commit-to-accepted latency (metrics.py)
-    row_keys_since: str | None = None  # rows created from then on have keys by row ID (migration 0020)
-
-    @property
-    def provider_key(self) -> str:
-        """The idempotency key the provider sees: the row's random ID under the environment and install.
-
-        Not the domain's key: it is built from local IDs (invitation:1:send:1), which a database
-        restored from a backup hands out again (its install ID is the backup's), so a new invitation
-        would meet the key of one the lost rows sent, and the provider would refuse an email that was
-        never sent (a 409, then unknown_outcome). The row's ID is random and fixed for every attempt,
-        and a replayed intent finds its row by the domain key, so a retry still reuses its key.
-        A row created before that rule (migration 0020) keeps the key it may have been sent under.
-        """
-        if self.row_keys_since is None or (self.created_at or "") < self.row_keys_since:
-            return f"{self.environment}:{self.install_id}:{self.idempotency_key}"
-        return f"{self.environment}:{self.install_id}:{self.id}"
 
 
 # Which rows a delivery may claim: waiting and due, or in flight under an expired claim; never one
@@ -88,10 +72,8 @@ _CLAIM = Statement(
 _CLAIMED = Statement(
     f"""
     SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
-           environment, outcome_unknown, first_attempt_at, created_at,
-           {_SUPPRESSED} AS suppressed,
-           (SELECT install_id FROM portal_install WHERE id = 1) AS install_id,
-           (SELECT row_keys_since FROM portal_install WHERE id = 1) AS row_keys_since
+           environment, outcome_unknown, first_attempt_at, created_at, provider_key,
+           {_SUPPRESSED} AS suppressed
     FROM email_outbox WHERE id = :id
     """
 )

@@ -32,13 +32,19 @@ class EmailIntent:
     subject_ref: str | None = None
 
 
+# The provider's idempotency key is written with the row, once, and every attempt of every release
+# reads it (claims.py): the row's random ID under the environment and the install. Not the domain's
+# key: that is built from local IDs (invitation:1:send:1), which a database restored from a backup
+# hands out again, so a new email would meet the key of one the lost rows sent.
 _INSERT_ROW = sa.text(
     """
     INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
         template_version, layout_version, template_input, environment, subject_ref,
-        relay_since, created_at, updated_at)
+        provider_key, relay_since, created_at, updated_at)
     VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
-        :layout_version, :data, :environment, :subject_ref, :relay_since, :now, :now)
+        :layout_version, :data, :environment, :subject_ref,
+        :environment || ':' || (SELECT install_id FROM portal_install WHERE id = 1) || ':' || :id,
+        :relay_since, :now, :now)
     ON CONFLICT (idempotency_key) DO NOTHING
     """
 )

@@ -221,18 +221,6 @@ def test_a_restored_database_never_meets_the_keys_its_lost_rows_sent(ctx, make_o
     assert [m["to"] for m in provider_model.sent()] == [["before@example.org"], ["after@example.org"]]
 
 
-def test_a_row_from_before_keys_by_row_keeps_the_key_it_may_have_been_sent_under(ctx, make_outbox_row, provider_model):
-    """A retry after the deploy that made keys end in the row's ID: a new key could be a second email."""
-    with ctx.db.read() as conn:
-        install_id, since = conn.execute(sa.text("SELECT install_id, row_keys_since FROM portal_install")).one()
-    older = make_outbox_row(
-        key="invitation:7:send:1", status="retry", provider_message_id=None, created_at="2026-01-01T00:00:00.000000Z"
-    )
-    assert "2026-01-01T00:00:00.000000Z" < since
-    assert deliver(ctx, older) == "ack:sent"
-    assert provider_model.requests()[0]["idempotency_key"] == f"development:{install_id}:invitation:7:send:1"
-
-
 def test_a_reset_database_never_meets_the_keys_of_the_old_one(
     ctx, settings, make_outbox_row, provider_model, migrated_template, tmp_path
 ):
