@@ -16,7 +16,7 @@ from portal.campaigns import audiences, emails, sending
 from portal.campaigns.markdown import MAX_BODY_BYTES
 from portal.core import clock
 from portal.core.text import InputError
-from portal.outbox import cancel_unattempted, reads, write_then_publish
+from portal.outbox import cancel_unsent, reads, write_then_publish
 
 MAX_NAME = 120
 MAX_SUBJECT = 200
@@ -146,7 +146,7 @@ def cancel(db, *, campaign_id: int) -> int:
             )
         ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
         now = clock.utcnow()
-        cancelled = len(cancel_unattempted(conn, ids, CANCEL_REASON, now=now))
+        cancelled = len(cancel_unsent(conn, ids, CANCEL_REASON, now=now))
         if campaign.status == "sent" and not cancelled:
             raise CampaignError("Every email of this campaign has gone to the provider; there is nothing to cancel.")
         conn.execute(
@@ -158,7 +158,7 @@ def cancel(db, *, campaign_id: int) -> int:
 
 def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
     """No more campaigns for this person (transactional email is not affected). Rows of a campaign
-    already written that no attempt has reached are cancelled too. False if they had already unsubscribed."""
+    already written of which nothing can have gone out are cancelled too. False if they had already unsubscribed."""
     now = clock.utcnow()
     with db.write() as conn:
         if conn.execute(sa.text("SELECT 1 FROM users WHERE id = :u"), {"u": user_id}).first() is None:
@@ -183,7 +183,7 @@ def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
             key = emails.recipient_key(sending_id, user_id)
             outbox_id = reads.id_by_key(conn, key)
             if outbox_id:
-                cancel_unattempted(conn, [outbox_id], UNSUBSCRIBE_REASON, now=now)
+                cancel_unsent(conn, [outbox_id], UNSUBSCRIBE_REASON, now=now)
         return bool(new)
 
 

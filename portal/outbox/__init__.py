@@ -17,7 +17,7 @@ from portal.outbox.periodic import PeriodicTask
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
 from portal.outbox.rendering import Attachment
 from portal.outbox.retry import RetryPolicy
-from portal.outbox.rows import cancel_unattempted
+from portal.outbox.rows import cancel_unsent
 from portal.outbox.unit_of_work import EmailWork, write_then_publish
 
 FACES = (
@@ -40,6 +40,6 @@ __all__ = [
     "PeriodicTask",
     "PortalContext",
     "RetryPolicy",
-    "cancel_unattempted",
+    "cancel_unsent",
     "write_then_publish",
 ]

@@ -14,7 +14,7 @@ eligible rows among them and leaves the rest untouched.
 - send_again: the same dead letter, sent as a new email under a new key, after the operator
   confirmed that the person may receive it twice. The old row stays a dead letter marked
   `sent_again`, so it leaves the list of rows that need a person and cannot be sent a third time.
-- cancel: a row no attempt has reached (`rows.cancel_unattempted`).
+- cancel: a waiting row of which nothing can have been sent (`rows.cancel_unsent`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from portal.core import clock
 from portal.core.db import json_array
 from portal.outbox.intents import EmailIntent
 from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
-from portal.outbox.rows import ALWAYS_DUE, cancel_unattempted
+from portal.outbox.rows import ALWAYS_DUE, CANCELLABLE, cancel_unsent
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PENDING, SENT, WAITING, sql_list
 from portal.outbox.unit_of_work import write_then_publish
 
@@ -52,14 +52,14 @@ ELIGIBLE = {
     RETRY: f"status IN {sql_list((FAILED, DEAD_LETTER))} AND provider_message_id IS NULL AND outcome_unknown = 0",
     CONFIRM_SENT: _OUTCOME_UNKNOWN,
     SEND_AGAIN: _OUTCOME_UNKNOWN + " AND recipient != ''",
-    CANCEL: f"status IN {sql_list(WAITING)} AND first_attempt_at IS NULL AND provider_message_id IS NULL",
+    CANCEL: CANCELLABLE,
 }
 # Why a row is not eligible, in the operator's words.
 RULES = {
     RETRY: "Only a failed email or a dead letter of which nothing can have been sent can be retried.",
     CONFIRM_SENT: "Only an email whose outcome is unknown can be confirmed as sent.",
     SEND_AGAIN: "Only an email whose outcome is unknown, and whose content is still kept, can be sent again.",
-    CANCEL: "Only an email no attempt has reached yet can be cancelled.",
+    CANCEL: "Only a waiting email of which nothing can have been sent can be cancelled.",
 }
 
 
@@ -169,7 +169,7 @@ def apply_action(
             new_ids = work.add(*intents) if intents else []
             related = dict(zip(changed, new_ids, strict=True))
         else:
-            changed = cancel_unattempted(conn, ids, CANCELLED_BY_OPERATOR, now=now)
+            changed = cancel_unsent(conn, ids, CANCELLED_BY_OPERATOR, now=now)
         if not changed:
             raise ActionRefused(RULES[action])
         for outbox_id in changed:
@@ -248,6 +248,6 @@ def eligible_actions(row: dict) -> list[str]:
         allowed.append(CONFIRM_SENT)
         if row["recipient"]:
             allowed.append(SEND_AGAIN)
-    if row["status"] in WAITING and row["first_attempt_at"] is None and row["provider_message_id"] is None:
+    if row["status"] in WAITING and nothing_sent and not row.get("in_sealed_batch"):
         allowed.append(CANCEL)
     return allowed

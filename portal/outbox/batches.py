@@ -245,6 +245,17 @@ _SETTLE_SUPPRESSED_MEMBERS = Statement(
       AND outcome_unknown = 0 AND {_SUPPRESSED}
     """
 )
+# Before the seal only: members cancelled while this batch was claimed (rows.cancel_unsent asked them
+# to stop) are cancelled now, and leave with the rest.
+_CANCEL_ASKED_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{CANCELLED}', last_error = cancel_reason, claim_expires_at = NULL,
+        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+    WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
+      AND outcome_unknown = 0 AND cancel_requested_at IS NOT NULL
+    """
+)
 _LEAVE = Statement(
     f"""
     UPDATE email_outbox SET batch_id = NULL, batch_position = NULL
@@ -310,6 +321,7 @@ def _let_leavers_go(conn: sa.Connection, params: dict) -> bool:
     """Unsealed only: settle members that may not be sent, and take every settled one off the list
     (recomposing the key). True when the list changed."""
     _SETTLE_SUPPRESSED_MEMBERS(conn, params)
+    _CANCEL_ASKED_MEMBERS(conn, params)
     if _LEAVE(conn, params).rowcount == 0:
         return False
     _RENUMBER(conn, params)

@@ -34,6 +34,7 @@ class ClaimedRow:
     first_attempt_at: str | None
     suppressed: bool  # the recipient is on the suppression list at claim time
     provider_key: str  # the idempotency key, stored with the row (intents.py) and never recomputed
+    cancel_reason: str | None  # cancelled while an earlier delivery held it (rows.cancel_unsent): never sent
     created_at: str | None = None  # the commit of the row: commit-to-accepted latency (metrics.py)
 
 
@@ -59,6 +60,7 @@ _CLAIM = Statement(
                                THEN 1 ELSE outcome_unknown END,
         first_attempt_at = CASE WHEN first_attempt_at IS NULL AND :first_attempt_at IS NOT NULL
                                      AND attempt_count + 1 <= :max_attempts AND NOT {_SUPPRESSED}
+                                     AND cancel_requested_at IS NULL
                                 THEN :first_attempt_at ELSE first_attempt_at END,
         status = '{PROCESSING}',
         attempt_count = attempt_count + 1,
@@ -73,6 +75,7 @@ _CLAIMED = Statement(
     f"""
     SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
            environment, outcome_unknown, first_attempt_at, created_at, provider_key,
+           CASE WHEN cancel_requested_at IS NOT NULL THEN cancel_reason END AS cancel_reason,
            {_SUPPRESSED} AS suppressed
     FROM email_outbox WHERE id = :id
     """

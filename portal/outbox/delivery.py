@@ -29,8 +29,8 @@ from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_o
 from portal.outbox.handles import PortalContext
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
-from portal.outbox.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent
-from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
+from portal.outbox.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent, stop_reason
+from portal.outbox.statuses import CANCELLED, DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
 
 log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
@@ -40,6 +40,10 @@ RATE_WAITED = "rate_waited"
 RATE_WAIT_RETRY_SECONDS = 1.0
 # Provider requests one claim may make while the provider answers 429 (each after a shared pause).
 RATE_LIMITED_TRIES = 3
+# A wait for a rate slot longer than this is long enough for a person to act in (a colleague
+# deactivated, a campaign cancelled): the row is read once more before the call. A slot taken at
+# once costs no read: the claim that just committed was the check.
+RECHECK_AFTER_WAIT_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,12 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family, *, no
     if row.suppressed:
         settled_as = SUPPRESSED if not row.outcome_unknown else UNKNOWN_OUTCOME
         return _settle(db, row, SUPPRESSED, "recipient_suppressed", settled_as, now)
+    if row.cancel_reason is not None:
+        # Cancelled while an earlier delivery held it: never sent now (if that one may have sent
+        # it, a person decides).
+        return _settle(
+            db, row, CANCELLED, row.cancel_reason, CANCELLED if not row.outcome_unknown else UNKNOWN_OUTCOME, now
+        )
 
     try:
         if message is None:
@@ -138,10 +148,15 @@ def _send(ctx, row: ClaimedRow, family: Family, message, limit, deadline: float,
     answer = None
     for _ in range(RATE_LIMITED_TRIES):
         try:
+            asked = time.monotonic()
             if not limit.acquire(deadline):
                 if answer is not None:
                     break  # the 429 stands: a retry no sooner than its retry-after
                 return _release_after_wait(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()), moment())
+            if time.monotonic() - asked > RECHECK_AFTER_WAIT_SECONDS:
+                reason = stop_reason(db, row.id)
+                if reason is not None:
+                    return _settle(db, row, CANCELLED, reason, CANCELLED, moment())
         except Exception as error:
             if answer is not None:
                 break

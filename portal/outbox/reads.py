@@ -86,7 +86,7 @@ def suppressed_among(conn: sa.Connection, emails: list[str]) -> set[str]:
 
 
 def unsettled_ids_for_recipient(conn: sa.Connection, email: str) -> list[str]:
-    """Rows to this address that have not settled (for cancel_unattempted, which keeps the attempted)."""
+    """Rows to this address that have not settled (for cancel_unsent, which keeps those that may have gone out)."""
     return list(
         conn.execute(
             sa.text(f"SELECT id FROM email_outbox WHERE recipient = :email AND status IN {sql_list(UNSETTLED)}"),

@@ -77,10 +77,16 @@ def mark_sent(db: Database, outbox_id: str, provider_message_id: str, *, now: da
     return changed == 1
 
 
+# A row cancelled while this delivery held it (rows.cancel_unsent), released with nothing sent, is
+# cancelled by the release itself; one that may have gone out waits for its next claim (delivery.py).
+_STOPS_HERE = "(cancel_requested_at IS NOT NULL AND outcome_unknown = 0 AND :unknown = 0)"
 _MARK_RETRY = Statement(
     f"""
     UPDATE email_outbox
-    SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
+    SET status = CASE WHEN {_STOPS_HERE} THEN '{CANCELLED}' ELSE '{RETRY}' END,
+        next_attempt_at = CASE WHEN {_STOPS_HERE} THEN NULL ELSE :next_at END,
+        relay_since = CASE WHEN {_STOPS_HERE} THEN NULL ELSE :next_at END,
+        last_error = CASE WHEN {_STOPS_HERE} THEN cancel_reason ELSE :reason END,
         claim_expires_at = NULL, attempt_count = attempt_count - :given_back,
         outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
     WHERE id = :id AND provider_message_id IS NULL AND status = '{PROCESSING}' AND attempt_count = :attempt
@@ -146,7 +152,8 @@ _SETTLE_UNCLAIMED = Statement(
 def settle_unsent(
     db: Database, outbox_id: str, attempt: int, status: str, reason: str | None, *, now: datetime
 ) -> bool:
-    """The claim holder's final state in which we hold no message ID (failed, suppressed, dead letter)."""
+    """The claim holder's final state in which we hold no message ID (failed, suppressed, cancelled,
+    dead letter); a row that may have gone out becomes a dead letter with unknown_outcome instead."""
     return _settle(db, _SETTLE_CLAIMED, outbox_id, status, reason, now, attempt=attempt)
 
 
@@ -168,7 +175,7 @@ def mark_unclaimed_row_failed(db: Database, outbox_id: str, *, now: datetime) ->
 def _settle(
     db: Database, statement: Statement, outbox_id: str, status: str, reason: str | None, now: datetime, **extra
 ) -> bool:
-    assert status in (FAILED, SUPPRESSED, DEAD_LETTER)
+    assert status in (FAILED, SUPPRESSED, DEAD_LETTER, CANCELLED)
     with db.write() as conn:
         changed = statement(
             conn, {"id": outbox_id, "status": status, "reason": reason, "now": clock.iso(now), **extra}
@@ -179,27 +186,57 @@ def _settle(
     return changed == 1
 
 
-# Never attempted: no provider request was made under the row's key, so nothing can have gone out.
-_CANCEL_UNATTEMPTED = sa.text(
+# A row of which no email can have gone out: every answer that might have sent one (a lost answer, a
+# 5xx, a claim that expired after its first attempt) sets outcome_unknown, and nothing clears it. A
+# row that only waited for a rate slot, met a 429 or failed before its call has outcome_unknown = 0,
+# whatever its first_attempt_at says. A member of a sealed batch stays: its list is frozen (batches.py).
+NOTHING_SENT = """
+    provider_message_id IS NULL AND outcome_unknown = 0
+    AND (batch_id IS NULL OR NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id
+                                         AND b.sealed_at IS NOT NULL AND b.settled_at IS NULL))
+"""
+# The rows the operator's "cancel" and cancel_unsent settle at once: waiting, nothing sent.
+CANCELLABLE = f"status IN {sql_list(WAITING)} AND {NOTHING_SENT}"
+_CANCEL_WAITING = sa.text(
     f"""
     UPDATE email_outbox
     SET status = '{CANCELLED}', last_error = :reason, claim_expires_at = NULL, next_attempt_at = NULL,
         relay_since = NULL, updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids))
-      AND status IN {sql_list(WAITING)} AND first_attempt_at IS NULL AND provider_message_id IS NULL
+    WHERE id IN (SELECT value FROM json_each(:ids)) AND {CANCELLABLE}
+    RETURNING id
+    """
+)
+# In flight: the holder settles it before its provider call (delivery.py, batches.py), or the next
+# claim does. Stamped once: the first reason stands.
+_ASK_TO_STOP = sa.text(
+    f"""
+    UPDATE email_outbox SET cancel_requested_at = :now, cancel_reason = :reason
+    WHERE id IN (SELECT value FROM json_each(:ids)) AND status = '{PROCESSING}' AND {NOTHING_SENT}
+      AND cancel_requested_at IS NULL
     RETURNING id
     """
 )
 
 
-def cancel_unattempted(conn: sa.Connection, outbox_ids: list[str], reason: str, *, now: datetime) -> list[str]:
-    """Cancel, inside the caller's transaction, those of these rows no attempt has reached yet;
-    returns the IDs cancelled. A row claimed right now, or attempted before, is left as it is:
-    its outcome is the delivery's to settle."""
+def cancel_unsent(conn: sa.Connection, outbox_ids: list[str], reason: str, *, now: datetime) -> list[str]:
+    """Cancel, inside the caller's transaction, every one of these rows of which no email can have
+    gone out, whatever its status: a waiting row (pending, enqueued, retry after a rate-limit wait)
+    is cancelled now; a row a delivery holds is asked to stop, and is never sent. Returns the IDs of
+    both. A row that may have gone out (or rides in a sealed batch) follows the provider's answer."""
     if not outbox_ids:
         return []
     params = {"ids": json_array(outbox_ids), "reason": reason, "now": clock.iso(now)}
-    return list(conn.execute(_CANCEL_UNATTEMPTED, params).scalars())
+    cancelled = list(conn.execute(_CANCEL_WAITING, params).scalars())
+    return cancelled + list(conn.execute(_ASK_TO_STOP, params).scalars())
+
+
+_STOP_REASON = Statement("SELECT cancel_reason FROM email_outbox WHERE id = :id AND cancel_requested_at IS NOT NULL")
+
+
+def stop_reason(db: Database, outbox_id: str) -> str | None:
+    """Why the row was cancelled while a delivery held it (cancel_unsent); None if it was not."""
+    with db.read() as conn:
+        return _STOP_REASON(conn, {"id": outbox_id}).scalar()
 
 
 _NOT_YET_DUE = Statement(

@@ -11,7 +11,7 @@ from portal.auth import end_all_sessions
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.text import InputError
-from portal.outbox import cancel_unattempted, reads
+from portal.outbox import cancel_unsent, reads
 
 log = logging.getLogger(__name__)
 LEFT_THE_COMPANY = "recipient_deactivated"  # the cancelled rows' reason
@@ -26,8 +26,8 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
 
     The hours they attended until now stay with the company (their sessions keep their company,
     and company_memberships says when they belonged); sessions after today count for nobody.
-    Their open reset links close, and emails to them that no attempt has reached are cancelled
-    (a report with the company's figures, a campaign): they left. Returns their address.
+    Their open reset links close, and every email to them of which nothing can have gone out is
+    cancelled (a report with the company's figures, a campaign), whatever its status: they left. Returns their address.
     """
     if user_id == acting_user_id:
         raise PeopleError("You cannot deactivate your own account.")
@@ -48,6 +48,6 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
             {"id": user_id, "now": now},
         )
         end_all_sessions(conn, user_id)
-        cancel_unattempted(conn, reads.unsettled_ids_for_recipient(conn, email), LEFT_THE_COMPANY, now=clock.parse(now))
+        cancel_unsent(conn, reads.unsettled_ids_for_recipient(conn, email), LEFT_THE_COMPANY, now=clock.parse(now))
     log.info("user %s deactivated by user %s", user_id, acting_user_id)
     return email

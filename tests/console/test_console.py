@@ -210,14 +210,21 @@ def test_retry_only_where_nothing_was_sent_and_under_the_same_key(
     assert refused.status_code == 409 and outbox_row(maybe_sent)["status"] == "dead_letter"
 
 
-def test_cancel_only_before_any_attempt(client, admin, make_outbox_row, unknown_outcome, outbox_row):
+def test_cancel_only_while_nothing_can_have_gone_out(client, admin, make_outbox_row, unknown_outcome, outbox_row):
     waiting = make_outbox_row()
     assert act(client, waiting, action="cancel", reason="Sent by mistake").status_code == 302
     assert outbox_row(waiting)["status"] == "cancelled"
 
-    attempted = make_outbox_row(status="retry", provider_message_id=None, first_attempt_at=clock.now_iso())
-    assert act(client, attempted, action="cancel", reason="Stop it").status_code == 409
-    assert outbox_row(attempted)["status"] == "retry"
+    # Released after a wait for a rate slot: attempted, but nothing reached the provider.
+    waited = make_outbox_row(status="retry", provider_message_id=None, first_attempt_at=clock.now_iso())
+    assert act(client, waited, action="cancel", reason="Stop it").status_code == 302
+    assert outbox_row(waited)["status"] == "cancelled"
+
+    maybe_sent = make_outbox_row(
+        status="retry", provider_message_id=None, first_attempt_at=clock.now_iso(), outcome_unknown=1
+    )
+    assert act(client, maybe_sent, action="cancel", reason="Stop it").status_code == 409
+    assert outbox_row(maybe_sent)["status"] == "retry"
 
 
 def bulk(client, action, expected_count=None, **filters):

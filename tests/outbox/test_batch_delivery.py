@@ -17,7 +17,7 @@ from portal.outbox.intents import EmailIntent, add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import BULK_EMAIL_QUEUE, queue_named
 from portal.outbox.rate_limit import PAUSE_KEY
-from portal.outbox.rows import cancel_unattempted
+from portal.outbox.rows import cancel_unsent
 
 BATCH = "/emails/batch"
 
@@ -209,7 +209,7 @@ def test_a_row_cancelled_before_the_first_request_leaves_and_the_key_changes(ctx
             sa.text("SELECT provider_key FROM email_batches WHERE id = :id"), {"id": batch_id}
         ).scalar()
     with ctx.db.write() as conn:
-        assert cancel_unattempted(conn, [ids[0]], "left_the_company", now=clock.utcnow()) == [ids[0]]
+        assert cancel_unsent(conn, [ids[0]], "left_the_company", now=clock.utcnow()) == [ids[0]]
     assert deliver(ids[0]) == "ack:sent", "the carrier's message still carries the batch"
     (request,) = batch_requests(provider_model)
     assert request["idempotency_key"] != composed_key
@@ -242,7 +242,7 @@ def test_after_the_seal_a_row_follows_the_batch_and_cannot_be_cancelled(ctx, pro
     provider_model.fail_next("drop_after_accept", path=BATCH)
     deliver(ids[0])
     with ctx.db.write() as conn:
-        assert cancel_unattempted(conn, ids, "campaign_cancelled", now=clock.utcnow()) == []
+        assert cancel_unsent(conn, ids, "campaign_cancelled", now=clock.utcnow()) == []
     expire_claims(ctx.db)
     assert deliver(ids[0], attempt=2) == "ack:sent"
     first, retry = batch_requests(provider_model)

@@ -1,30 +1,37 @@
-"""Cancelling rows no attempt has reached: the engine's side of a campaign cancel or a person's."""
+"""Cancelling rows of which nothing can have been sent: the engine's side of a campaign cancel, an
+unsubscribe, a deactivation and the operator's cancel."""
 
 import sqlalchemy as sa
 
 from portal.core import clock, schema
 from portal.core.db import Database
-from portal.outbox.rows import cancel_unattempted
+from portal.outbox.rows import cancel_unsent
 
 
-def test_only_rows_no_attempt_reached_are_cancelled(ctx, make_outbox_row, outbox_row):
+def test_only_rows_of_which_nothing_can_have_been_sent_are_cancelled(ctx, make_outbox_row, outbox_row):
     waiting = make_outbox_row(publish=True)
     retrying = make_outbox_row(status="retry", provider_message_id=None)
-    attempted = make_outbox_row(status="retry", provider_message_id=None, first_attempt_at="2026-12-01T10:00:00Z")
+    # Released after a rate-limit wait (or a 429): its first attempt is stamped, no email went out.
+    waited = make_outbox_row(status="retry", provider_message_id=None, first_attempt_at="2026-12-01T10:00:00Z")
+    maybe_sent = make_outbox_row(
+        status="retry", provider_message_id=None, first_attempt_at="2026-12-01T10:00:00Z", outcome_unknown=1
+    )
     in_flight = make_outbox_row(status="processing", provider_message_id=None)
     sent = make_outbox_row(status="sent")
 
     with ctx.db.write() as conn:
-        cancelled = cancel_unattempted(
-            conn, [waiting, retrying, attempted, in_flight, sent], "campaign_cancelled", now=clock.utcnow()
+        cancelled = cancel_unsent(
+            conn, [waiting, retrying, waited, maybe_sent, in_flight, sent], "campaign_cancelled", now=clock.utcnow()
         )
 
-    assert sorted(cancelled) == sorted([waiting, retrying])
+    assert sorted(cancelled) == sorted([waiting, retrying, waited, in_flight])
     assert outbox_row(waiting)["status"] == "cancelled"
     assert outbox_row(waiting)["last_error"] == "campaign_cancelled"
     assert outbox_row(waiting)["relay_since"] is None, "the relay never republishes a cancelled row"
-    assert outbox_row(attempted)["status"] == "retry", "an attempted row may have gone out"
-    assert outbox_row(in_flight)["status"] == "processing"
+    assert outbox_row(waited)["status"] == "cancelled", "no request reached the provider"
+    assert outbox_row(maybe_sent)["status"] == "retry", "it may have gone out: the provider's answer decides"
+    assert outbox_row(in_flight)["status"] == "processing", "its holder settles it"
+    assert outbox_row(in_flight)["cancel_reason"] == "campaign_cancelled"
     assert outbox_row(sent)["status"] == "sent"
 
 

@@ -71,6 +71,7 @@ def test_the_history_triggers_are_on_the_outbox_table(db):
         "email_outbox_events_on_insert",
         "email_outbox_events_on_change",
         "email_outbox_events_on_erase",
+        "email_outbox_provider_key_on_insert",
     }
 
 

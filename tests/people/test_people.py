@@ -102,14 +102,23 @@ def test_emails_waiting_for_a_colleague_who_left_are_cancelled(
     manager = make_user("manager", company="Acme Ltd")
     leaver = make_user("employee", company="Acme Ltd")
     waiting = make_outbox_row(recipient=leaver, publish=True)
-    in_flight = make_outbox_row(
+    # Claimed, then released after a wait for a rate slot: its first attempt is stamped, nothing was sent.
+    waited = make_outbox_row(
         recipient=leaver, status="retry", provider_message_id=None, first_attempt_at="2026-12-01T10:00:00.000000Z"
+    )
+    maybe_sent = make_outbox_row(
+        recipient=leaver,
+        status="retry",
+        provider_message_id=None,
+        first_attempt_at="2026-12-01T10:00:00.000000Z",
+        outcome_unknown=1,
     )
     someone_else = make_outbox_row(recipient=manager, publish=True)
     auth.login(manager)
     assert post_with_csrf(client, f"/people/{user_id(leaver)}/deactivate").status_code == 302
     assert (outbox_row(waiting)["status"], outbox_row(waiting)["last_error"]) == ("cancelled", "recipient_deactivated")
-    assert outbox_row(in_flight)["status"] == "retry", "an attempt may have reached the provider: its delivery decides"
+    assert outbox_row(waited)["status"] == "cancelled", "no request reached the provider: deactivation wins"
+    assert outbox_row(maybe_sent)["status"] == "retry", "it may have gone out: its delivery decides"
     assert outbox_row(someone_else)["status"] == "enqueued"
 
 
