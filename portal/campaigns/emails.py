@@ -84,7 +84,8 @@ def recipient_email(shared: dict, *, user_id: int, email: str, name: str) -> Ema
         recipient=email,
         idempotency_key=recipient_key(shared["campaign_id"], user_id),
         subject_ref=subject_ref(shared["campaign_id"]),
-        data={**shared, "user_id": user_id, "recipient_name": name},
+        data={"user_id": user_id, "recipient_name": name},
+        shared=shared,
     )
 
 

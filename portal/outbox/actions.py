@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import json_array
-from portal.outbox.intents import EmailIntent
+from portal.outbox.intents import TEMPLATE_INPUT, EmailIntent
 from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
 from portal.outbox.rows import ALWAYS_DUE, CANCELLABLE, cancel_unsent
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PENDING, SENT, WAITING, sql_list
@@ -76,7 +76,7 @@ class ActionResult:
 
 
 _STATES = sa.text(
-    "SELECT id, status, attempt_count, family, recipient, idempotency_key, template_input, subject_ref "
+    f"SELECT id, status, attempt_count, family, recipient, idempotency_key, {TEMPLATE_INPUT} AS template_input, subject_ref "
     "FROM email_outbox WHERE id IN (SELECT value FROM json_each(:ids))"
 )
 _RETRY = sa.text(

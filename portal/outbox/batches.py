@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, Statement, json_array
 from portal.outbox.claims import CLAIMABLE
+from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
     CANCELLED,
     DEAD_LETTER,
@@ -228,9 +229,9 @@ _BATCH = Statement(
     """
 )
 _MEMBERS = Statement(
-    """
+    f"""
     SELECT id, recipient, status, attempt_count, outcome_unknown, first_attempt_at,
-           provider_message_id, template_input, created_at
+           provider_message_id, {TEMPLATE_INPUT} AS template_input, created_at
     FROM email_outbox WHERE batch_id = :batch ORDER BY batch_position
     """
 )

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, Statement
 from portal.core.settings import Settings
+from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import PROCESSING, WAITING, sql_list
 
 DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
@@ -73,7 +74,7 @@ _CLAIM = Statement(
 )
 _CLAIMED = Statement(
     f"""
-    SELECT id, family, recipient, idempotency_key, attempt_count, template_input,
+    SELECT id, family, recipient, idempotency_key, attempt_count, {TEMPLATE_INPUT} AS template_input,
            environment, outcome_unknown, first_attempt_at, created_at, provider_key,
            CASE WHEN cancel_requested_at IS NOT NULL THEN cancel_reason END AS cancel_reason,
            {_SUPPRESSED} AS suppressed

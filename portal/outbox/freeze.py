@@ -17,6 +17,7 @@ from datetime import datetime
 from portal.core import clock
 from portal.core.db import Database, Statement
 from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
+from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.rendering import Attachment, RenderedEmail
 from portal.outbox.rows import record_first_attempt
 from portal.outbox.statuses import PROCESSING
@@ -61,7 +62,7 @@ _FREEZE_CLAIMED = Statement(
 )
 # The input of a row a claim would take now and no attempt has reached: what to render first.
 _FIRST_ATTEMPT_INPUT = Statement(
-    f"SELECT template_input FROM email_outbox WHERE id = :id AND first_attempt_at IS NULL AND {CLAIMABLE}"
+    f"SELECT {TEMPLATE_INPUT} FROM email_outbox WHERE id = :id AND first_attempt_at IS NULL AND {CLAIMABLE}"
 )
 
 

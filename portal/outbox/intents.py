@@ -8,6 +8,7 @@ same intent (same idempotency key) creates no second row. Publication happens af
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +31,15 @@ class EmailIntent:
     idempotency_key: str  # stable for the domain event: a replay must build the same key
     data: dict = field(default_factory=dict)  # the template input; stored on the row as JSON
     subject_ref: str | None = None
+    # Template input many rows of one write share (a campaign's body): stored once, and the row's own
+    # `data` is patched onto it when the row is rendered (TEMPLATE_INPUT).
+    shared: dict | None = None
+
+
+# A row's whole template input, as every reader that renders it must read it.
+TEMPLATE_INPUT = """CASE WHEN email_outbox.shared_input_id IS NULL THEN email_outbox.template_input
+    ELSE json_patch((SELECT s.data FROM email_shared_inputs s WHERE s.id = email_outbox.shared_input_id),
+                    email_outbox.template_input) END"""
 
 
 # The provider's idempotency key is written with the row, once, and every attempt of every release
@@ -40,14 +50,16 @@ _INSERT_ROW = sa.text(
     """
     INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
         template_version, layout_version, template_input, environment, subject_ref,
-        provider_key, relay_since, created_at, updated_at)
+        provider_key, shared_input_id, relay_since, created_at, updated_at)
     VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
         :layout_version, :data, :environment, :subject_ref,
         :environment || ':' || (SELECT install_id FROM portal_install WHERE id = 1) || ':' || :id,
-        :relay_since, :now, :now)
+        :shared_input_id, :relay_since, :now, :now)
     ON CONFLICT (idempotency_key) DO NOTHING
     """
 )
+
+_INSERT_SHARED = sa.text("INSERT OR IGNORE INTO email_shared_inputs (id, data, created_at) VALUES (:id, :data, :now)")
 
 _IDS_BY_KEY = sa.text(
     "SELECT idempotency_key, id FROM email_outbox WHERE idempotency_key IN (SELECT value FROM json_each(:keys))"
@@ -59,9 +71,14 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     existing or new, in order."""
     if not intents:
         return []
-    rows = []
+    rows, shared = [], {}
     for intent in intents:
         family = intent.family
+        shared_id = None
+        if intent.shared is not None:
+            data = json.dumps(intent.shared, sort_keys=True)
+            shared_id = "shr_" + hashlib.sha256(data.encode()).hexdigest()[:32]
+            shared[shared_id] = {"id": shared_id, "data": data, "now": clock.iso(now)}
         rows.append(
             {
                 "id": family.new_outbox_id(),
@@ -75,10 +92,13 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
                 "data": json.dumps(intent.data, sort_keys=True),
                 "environment": settings.portal_env,
                 "subject_ref": intent.subject_ref,
+                "shared_input_id": shared_id,
                 "relay_since": ALWAYS_DUE,
                 "now": clock.iso(now),
             }
         )
+    if shared:
+        conn.execute(_INSERT_SHARED, list(shared.values()))
     conn.execute(_INSERT_ROW, rows)
     # A replayed intent kept its first row: read every ID back by key.
     ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())

@@ -32,8 +32,17 @@ _PURGE_RECEIPTS = Statement(
 )
 _ERASE_OUTBOX = Statement(
     f"""
-    UPDATE email_outbox SET recipient = '{ERASED_RECIPIENT}', template_input = '{ERASED_INPUT}'
+    UPDATE email_outbox SET recipient = '{ERASED_RECIPIENT}', template_input = '{ERASED_INPUT}',
+        shared_input_id = NULL
     WHERE status IN {sql_list(SETTLED)} AND updated_at < :cutoff AND recipient != '{ERASED_RECIPIENT}'
+    """
+)
+
+# A shared input goes with the last row that used it.
+_DELETE_UNUSED_SHARED = Statement(
+    """
+    DELETE FROM email_shared_inputs
+    WHERE NOT EXISTS (SELECT 1 FROM email_outbox o WHERE o.shared_input_id = email_shared_inputs.id)
     """
 )
 
@@ -54,6 +63,8 @@ def purge(db: Database, settings: Settings, *, now: datetime) -> PurgeReport:
     with db.write() as conn:
         receipts = _PURGE_RECEIPTS(conn, {"cutoff": receipts_cutoff}).rowcount
         erased = _ERASE_OUTBOX(conn, {"cutoff": outbox_cutoff}).rowcount
+        if erased:
+            _DELETE_UNUSED_SHARED(conn, {})
     return PurgeReport(receipt_bodies_deleted=receipts, outbox_rows_erased=erased)
 
 

@@ -129,3 +129,36 @@ def test_a_campaign_cancelled_before_its_batch_request_sends_nothing(
     assert provider_model.requests() == [] and {row["status"] for row in outbox_rows(family="campaign")} == {
         "cancelled"
     }
+
+
+def test_the_campaigns_body_is_stored_once_and_every_email_carries_it(
+    ctx, people, draft, outbox_rows, deliver, provider_model
+):
+    from datetime import timedelta
+
+    from portal.core import clock
+    from portal.outbox.retention import purge
+
+    body = "A long letter. " * 2_000 + "**The end.**"
+    company, emails = people(volunteers=5)
+    campaign = draft(f"company:{company}", body=body)
+    operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+    campaign_pass(ctx)
+    rows = outbox_rows(family="campaign")
+    assert len(rows) == len(emails)
+    assert all(len(row["template_input"]) < 200 for row in rows), "each row keeps only its own part"
+    with ctx.db.read() as conn:
+        (stored,) = conn.execute(sa.text("SELECT data FROM email_shared_inputs")).scalars()
+    assert body in stored
+
+    for row in rows:
+        deliver(row["id"])
+    sent = provider_model.sent()
+    assert len(sent) == len(emails)
+    assert all("The end." in email["text"] and "<strong>The end.</strong>" in email["html"] for email in sent)
+
+    # Past retention, the rows are erased and the shared body goes with the last of them.
+    later = clock.utcnow() + timedelta(days=ctx.settings.outbox_retention_days + 1)
+    assert purge(ctx.db, ctx.settings, now=later).outbox_rows_erased == len(emails)
+    with ctx.db.read() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM email_shared_inputs")).scalar() == 0

@@ -13,6 +13,7 @@ from portal.campaigns import operations
 from portal.campaigns.emails import CAMPAIGN
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock
+from portal.outbox.intents import TEMPLATE_INPUT
 
 
 def sent_campaign(ctx, people, draft, outbox_rows, volunteers=1):
@@ -38,9 +39,11 @@ def test_a_retry_after_a_lost_answer_sends_the_first_attempts_bytes(
     first_attempt_at = clock.utcnow()
     assert deliver(row["id"], now=first_attempt_at).startswith("retry:")
     # The render states the second it was prepared: a render a minute later differs.
-    fresh = CAMPAIGN.render(
-        json.loads(row["template_input"]), ctx.settings, now=first_attempt_at + timedelta(minutes=1)
-    )
+    with ctx.db.read() as conn:
+        template_input = conn.execute(
+            sa.text(f"SELECT {TEMPLATE_INPUT} FROM email_outbox WHERE id = :id"), {"id": row["id"]}
+        ).scalar()
+    fresh = CAMPAIGN.render(json.loads(template_input), ctx.settings, now=first_attempt_at + timedelta(minutes=1))
     first = next(email for email in provider_model.sent() if email["to"] == [row["recipient"]])
     assert fresh.html != first["html"], "the render includes the time of rendering"
 
