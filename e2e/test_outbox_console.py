@@ -153,3 +153,35 @@ def test_failed_emails_are_retried_together_after_confirming_the_count(pages, pa
         "refused0@northwind.example",
         "refused1@northwind.example",
     ]
+
+
+def test_an_invitation_sent_in_a_batch_shows_its_batch_and_requests(pages, page, stack):
+    """A manager invites three colleagues at once: their invitations ride in one provider request.
+    The provider answers the first with a 500; the retry sends the same list under the same key."""
+    stack.model.fail_next("http_500", path="/emails/batch")
+    pages.sign_in("manager@northwind.example", DEMO_PASSWORD)
+    page.goto(f"{stack.url}/invitations/new")
+    page.get_by_label("Email addresses").fill("dag@northwind.example\neva@northwind.example\nfin@northwind.example")
+    page.get_by_label("TEEI Language").check()
+    page.get_by_role("button", name="Send invitations").click()
+    expect(page.get_by_role("status")).to_contain_text("Invited 3 colleagues")
+    row = wait_for_row(stack.db, "recipient = 'eva@northwind.example' AND status IN ('sent', 'delivered')")
+    batch_requests = [entry for entry in stack.model.requests() if entry["path"] == "/emails/batch"]
+    assert [entry["status"] for entry in batch_requests] == [500, 200]
+    assert len({entry["idempotency_key"] for entry in batch_requests}) == 1
+    assert sorted(email["to"][0] for email in stack.model.sent()) == [
+        "dag@northwind.example",
+        "eva@northwind.example",
+        "fin@northwind.example",
+    ]
+
+    page.get_by_role("button", name="Sign out").click()
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/outbox/{row['id']}")
+    section = page.get_by_role("region", name="Sent in a batch")
+    expect(section).to_contain_text("one provider request with 2 others")
+    requests = page.get_by_role("table", name="Requests")
+    expect(requests.get_by_role("row")).to_have_count(3)
+    expect(requests).to_contain_text("500: provider_error")
+    expect(requests).to_contain_text("accepted: 3 message IDs")
+    shoot(page, "console-batch")

@@ -180,23 +180,29 @@ def _publish(ctx: PortalContext, outbox_ids: list[str], now: datetime) -> None:
     )
 
 
+def _answer_text(answer) -> str:
+    """The answer as the console's request log keeps it: status and reason, never an address."""
+    return f"{answer.status or 'no answer'}: {answer.reason or answer.kind}"
+
+
 def _record_answer(ctx: PortalContext, batch: ClaimedBatch, family: Family, answer, at: datetime) -> DeliveryOutcome:
     db, settings = ctx.db, ctx.settings
+    said = _answer_text(answer)
     if answer.kind == answers.ACCEPTED:
         mark_batch_sent(db, batch, list(answer.message_ids), now=at)
         for member in batch.unsettled:
             metrics.email_accepted(family.name, member.created_at)
         return DeliveryOutcome(SETTLED, "sent")
     if answer.kind == answers.UNKNOWN_OUTCOME or (answer.kind == answers.REJECTED and batch.outcome_unknown):
-        settle_batch_unsent(db, batch, DEAD_LETTER, UNKNOWN_OUTCOME, now=at)
+        settle_batch_unsent(db, batch, DEAD_LETTER, UNKNOWN_OUTCOME, now=at, request_answer=said)
         return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
     if answer.kind == answers.REJECTED:
-        left = dissolve_batch(db, batch, answer.reason or FAILED, now=at)
+        left = dissolve_batch(db, batch, answer.reason or FAILED, now=at, request_answer=said)
         if left:
             _publish(ctx, left, at)
         return DeliveryOutcome(SETTLED, "batch_dissolved")
     delay = family_retry_delay(family, batch.attempt, settings, answer.retry_after)
-    release_batch(db, batch, delay, answer.reason or "retry", answer.ambiguous, now=at)
+    release_batch(db, batch, delay, answer.reason or "retry", answer.ambiguous, now=at, request_answer=said)
     return DeliveryOutcome(
         RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=batch.attempt, carrier=batch.carrier
     )

@@ -411,6 +411,30 @@ _STAMP_FIRST_ATTEMPT = Statement(
 )
 
 
+_LOG_REQUEST = Statement(
+    f"""
+    INSERT INTO email_batch_requests (batch_id, number, provider_key, size, requested_at)
+    SELECT id, request_count, provider_key,
+           (SELECT COUNT(*) FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
+              AND provider_message_id IS NULL), :now
+    FROM email_batches WHERE id = :batch
+    """
+)
+# The answer to this claim's latest request (never to an earlier one a dead worker left unanswered).
+_LOG_ANSWER = Statement(
+    """
+    UPDATE email_batch_requests SET answer = :request_answer, answered_at = :now
+    WHERE batch_id = :batch AND answer IS NULL
+      AND number = (SELECT request_count FROM email_batches WHERE id = :batch AND attempt_count = :attempt)
+    """
+)
+
+
+def _log_answer(conn: sa.Connection, params: dict, request_answer: str | None) -> None:
+    if request_answer is not None:
+        _LOG_ANSWER(conn, {**params, "request_answer": request_answer})
+
+
 def seal_batch_request(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | None:
     """Record, in one write, that a request of this batch is about to be made; returns the batch as
     it will be sent, or None when it must not be (our claim was lost, or no member is left).
@@ -423,6 +447,7 @@ def seal_batch_request(db: Database, batch: ClaimedBatch, *, now: datetime) -> C
             _let_leavers_go(conn, params)
         if _SEAL(conn, params).rowcount != 1:
             return None
+        _LOG_REQUEST(conn, params)
         _STAMP_FIRST_ATTEMPT(conn, params)
         return _read_claimed(conn, params)
 
@@ -452,9 +477,10 @@ _DELETE_MEMBER_PAYLOADS = Statement(
 def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *, now: datetime) -> int:
     """The provider took the list: each member gets the ID at its position. Returns how many changed
     (a member a receipt settled meanwhile already holds its ID)."""
-    params = {"batch": batch.id, "now": clock.iso(now), "answer": "sent"}
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now), "answer": "sent"}
     changed = 0
     with db.write() as conn:
+        _log_answer(conn, params, f"accepted: {len(message_ids)} message IDs")
         for member, message_id in zip(batch.members, message_ids, strict=True):
             changed += _MARK_MEMBER_SENT(conn, {**params, "id": member.id, "message_id": message_id}).rowcount
         _finish(conn, params)
@@ -487,6 +513,7 @@ def release_batch(
     *,
     now: datetime,
     counts_as_attempt: bool = True,
+    request_answer: str | None = None,
 ) -> bool:
     """Our claim ends; every member waits for the batch's next attempt, `delay_seconds` after `now`.
     A release in which nothing was sent and nothing went wrong (a wait for a rate slot) gives the
@@ -495,6 +522,7 @@ def release_batch(
     params.update(next_at=clock.iso_in(delay_seconds, now), unknown=int(outcome_unknown))
     params["given_back"] = int(not counts_as_attempt)
     with db.write() as conn:
+        _log_answer(conn, params, request_answer)
         changed = _RELEASE_MEMBERS(conn, params).rowcount
         _RELEASE_BATCH(conn, params)
     return changed > 0
@@ -514,13 +542,16 @@ _SETTLE_MEMBERS_UNSENT = Statement(
 )
 
 
-def settle_batch_unsent(db: Database, batch: ClaimedBatch, status: str, reason: str, *, now: datetime) -> int:
+def settle_batch_unsent(
+    db: Database, batch: ClaimedBatch, status: str, reason: str, *, now: datetime, request_answer: str | None = None
+) -> int:
     """The claim holder's final state for every member still in flight, none holding a message ID
     (failed, or a dead letter: exhausted, unknown outcome)."""
     assert status in (FAILED, DEAD_LETTER)
     params = {"batch": batch.id, "attempt": batch.attempt_count, "status": status, "reason": reason}
     params.update(now=clock.iso(now), answer=reason)
     with db.write() as conn:
+        _log_answer(conn, params, request_answer)
         changed = _SETTLE_MEMBERS_UNSENT(conn, params).rowcount
         _finish(conn, params)
     return changed
@@ -542,12 +573,15 @@ _SETTLE_DISSOLVED = Statement(
 )
 
 
-def dissolve_batch(db: Database, batch: ClaimedBatch, reason: str, *, now: datetime) -> list[str]:
+def dissolve_batch(
+    db: Database, batch: ClaimedBatch, reason: str, *, now: datetime, request_answer: str | None = None
+) -> list[str]:
     """A strict batch refused as a whole (a 4xx: nothing of it was sent, and no earlier request may
     have been): its members go on alone, each under its own key, so the one the provider refuses
     fails by itself and the others are sent. Returns the IDs that left; the caller publishes them."""
     params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
     with db.write() as conn:
+        _log_answer(conn, params, request_answer)
         left = list(_DISSOLVE_MEMBERS(conn, params).scalars())
         _SETTLE_DISSOLVED(conn, params)
     return left
@@ -589,3 +623,26 @@ def batch_facts(conn: sa.Connection, outbox_id: str) -> BatchFacts | None:
     """The batch a row rides (or rode) in, for the console; None for a row sent alone."""
     row = conn.execute(_FACTS, {"id": outbox_id}).mappings().first()
     return None if row is None else BatchFacts(**row)
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    number: int
+    provider_key: str
+    size: int
+    requested_at: str
+    answer: str | None  # None: no answer was recorded (the worker died, or the answer was lost)
+    answered_at: str | None
+
+
+_REQUESTS = sa.text(
+    """
+    SELECT number, provider_key, size, requested_at, answer, answered_at
+    FROM email_batch_requests WHERE batch_id = :batch ORDER BY number
+    """
+)
+
+
+def batch_requests(conn: sa.Connection, batch_id: str) -> list[BatchRequest]:
+    """Every request the batch made, oldest first."""
+    return [BatchRequest(**row) for row in conn.execute(_REQUESTS, {"batch": batch_id}).mappings()]

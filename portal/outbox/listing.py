@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from portal.core.db import Database
 from portal.outbox import reads
+from portal.outbox.batches import batch_facts, batch_requests
 from portal.outbox.statuses import ALL
 
 PER_PAGE = 50
@@ -135,18 +136,25 @@ def family_status_counts(db: Database) -> dict[str, dict[str, int]]:
 
 
 def outbox_row(db: Database, outbox_id: str) -> dict | None:
-    """One row as the console shows it (with its key and subject reference; never its content)."""
+    """One row as the console shows it (with its key and subject reference; never its content), and
+    the batch it rode in: `batch` (batches.BatchFacts or None), `batch_requests`, and
+    `in_sealed_batch` (its list is frozen: the row follows the batch's answer)."""
     with db.read() as conn:
         row = (
             conn.execute(
                 sa.text(
-                    f"SELECT {_COLUMNS}, idempotency_key, subject_ref, next_attempt_at, claim_expires_at, "
-                    "sent_at, last_event_at, enqueued_at, template, template_input = '{}' AS content_erased "
-                    "FROM email_outbox WHERE id = :id"
+                    f"SELECT {_COLUMNS}, idempotency_key, provider_key, subject_ref, next_attempt_at, "
+                    "claim_expires_at, sent_at, last_event_at, enqueued_at, template, "
+                    "template_input = '{}' AS content_erased FROM email_outbox WHERE id = :id"
                 ),
                 {"id": outbox_id},
             )
             .mappings()
             .first()
         )
-    return dict(row) if row else None
+        if row is None:
+            return None
+        batch = batch_facts(conn, outbox_id)
+        requests = batch_requests(conn, batch.id) if batch else []
+    sealed = batch is not None and batch.sealed_at is not None and batch.settled_at is None
+    return {**row, "batch": batch, "batch_requests": requests, "in_sealed_batch": sealed}

@@ -309,3 +309,38 @@ def test_the_list_answers_at_the_contracts_path_without_a_redirect(client, admin
     for path in ("/admin/outbox?status=pending", "/admin/outbox/?status=pending"):
         page = client.get(path)
         assert page.status_code == 200 and "ada@example.org" in page.get_data(as_text=True), path
+
+
+def test_a_batched_emails_page_shows_its_batch_its_requests_and_what_a_person_may_still_do(
+    client, admin, ctx, provider_model, deliver, make_due
+):
+    from tests.outbox.test_batch_delivery import batch_of, campaign_rows, publish
+
+    ids = campaign_rows(ctx, 3)
+    publish(ctx, ids)
+    before = client.get(f"/admin/outbox/{ids[1]}").get_data(as_text=True)
+    assert "Sent in a batch" in before and "position 2 of 3" in before
+    assert "No request has been made yet" in before and "No request yet." in before
+    assert 'value="cancel"' in before, "before its first request, a member can still leave"
+
+    provider_model.fail_next("http_500", path="/emails/batch")
+    assert deliver(ids[0]).startswith("retry:")
+    sealed = client.get(f"/admin/outbox/{ids[1]}").get_data(as_text=True)
+    assert "its list is frozen" in sealed
+    assert "500: provider_error: 500 application_error" in sealed, "the first request's answer"
+    assert 'value="cancel"' not in sealed and 'value="retry"' not in sealed
+    refused = act(client, ids[1], action="cancel", reason="Sent by mistake")
+    assert refused.status_code == 409
+    assert "nothing can have been sent" in refused.get_data(as_text=True)
+
+    for outbox_id in ids:
+        make_due(outbox_id)
+    assert deliver(ids[0], attempt=2) == "ack:sent"
+    settled = client.get(f"/admin/outbox/{ids[1]}").get_data(as_text=True)
+    assert "The batch is settled" in settled
+    assert "accepted: 3 message IDs" in settled, "the second request's answer"
+    with ctx.db.read() as conn:
+        key = conn.execute(
+            sa.text("SELECT provider_key FROM email_batches WHERE id = :b"), {"b": batch_of(ctx.db, ids[1])}
+        ).scalar()
+    assert key in settled
