@@ -454,13 +454,15 @@ def seal_batch_request(db: Database, batch: ClaimedBatch, *, now: datetime) -> C
 
 # --- settling what the answer said ---------------------------------------------------------------
 
-_MARK_MEMBER_SENT = Statement(
+# One statement for the whole list (the write lock is held for one, not a hundred): each member
+# takes the ID at its position in the answer.
+_MARK_MEMBERS_SENT = Statement(
     f"""
     UPDATE email_outbox
-    SET status = '{SENT}', provider_message_id = :message_id, sent_at = :now,
-        claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, last_error = NULL,
-        outcome_unknown = 0, updated_at = :now
-    WHERE id = :id AND batch_id = :batch AND provider_message_id IS NULL
+    SET status = '{SENT}', provider_message_id = json_extract(:message_ids, '$[' || batch_position || ']'),
+        sent_at = :now, claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL,
+        last_error = NULL, outcome_unknown = 0, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND batch_position < json_array_length(:message_ids)
     """
 )
 _RECORD_ANSWER = Statement("UPDATE email_batches SET last_answer = :answer, updated_at = :now WHERE id = :batch")
@@ -478,11 +480,11 @@ def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *
     """The provider took the list: each member gets the ID at its position. Returns how many changed
     (a member a receipt settled meanwhile already holds its ID)."""
     params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now), "answer": "sent"}
-    changed = 0
+    if len(message_ids) != len(batch.members):
+        raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
     with db.write() as conn:
         _log_answer(conn, params, f"accepted: {len(message_ids)} message IDs")
-        for member, message_id in zip(batch.members, message_ids, strict=True):
-            changed += _MARK_MEMBER_SENT(conn, {**params, "id": member.id, "message_id": message_id}).rowcount
+        changed = _MARK_MEMBERS_SENT(conn, {**params, "message_ids": json_array(message_ids)}).rowcount
         _finish(conn, params)
     return changed
 
