@@ -27,6 +27,8 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 
 
+# A campaign's rows all render the same body: it is converted once per worker, not once per person.
+@lru_cache(maxsize=8)
 def to_html(body: str) -> str:
     html = _parser().render(body)
     return nh3.clean(
@@ -38,6 +40,7 @@ def to_html(body: str) -> str:
     )
 
 
+@lru_cache(maxsize=8)
 def to_text(body: str) -> str:
     """The plain-text part: what the Markdown says, without its marks."""
     out: list[str] = []
