@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -36,8 +37,7 @@ import sqlalchemy as sa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from devtools.processes import stop_process  # noqa: E402
-from devtools.provider_model import ProviderModel  # noqa: E402
+from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
 from devtools.testing import PrivateRedis, process_env  # noqa: E402
 from portal.auth.queries import load_user  # noqa: E402
 from portal.campaigns import operations  # noqa: E402
@@ -129,7 +129,7 @@ def measure_writing(ctx, admin_id: int, audience: str, runs: int) -> tuple[list[
     return ours, bare, written
 
 
-def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audience, args) -> dict:
+def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audience, args, invitations: int) -> dict:
     """Two real workers already waiting; the campaign is sent, and meanwhile an invitation is
     committed every half second. Returns the drain's and the invitations' figures."""
     env = process_env(
@@ -162,7 +162,7 @@ def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audie
         deadline = time.monotonic() + max(120, 4 * args.recipients / (100 * args.limit))
         next_invitation, drained = time.monotonic(), 0
         while time.monotonic() < deadline:
-            if len(committed) < args.invitations and time.monotonic() >= next_invitation:
+            if len(committed) < invitations and time.monotonic() >= next_invitation:
                 address = f"invitee{len(committed)}-{uuid.uuid4().hex[:6]}@bench.example"
                 invite_colleagues(ctx, manager=manager, addresses=[address], programme="language")
                 committed[address] = time.time()
@@ -176,7 +176,7 @@ def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audie
                 invited = conn.execute(
                     sa.text("SELECT COUNT(*) FROM email_outbox WHERE family = 'invitation' AND sent_at IS NOT NULL")
                 ).scalar_one()
-            if drained == args.recipients and len(committed) == args.invitations and invited >= args.invitations:
+            if drained == args.recipients and len(committed) == invitations and invited >= invitations:
                 break
             time.sleep(0.1)
         with ctx.db.read() as conn:
@@ -197,8 +197,8 @@ def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audie
             stop_process(worker)
     if drained != args.recipients:
         raise SystemExit(f"only {drained} of {args.recipients} campaign emails were accepted in time")
-    if len(latencies) < args.invitations:
-        raise SystemExit(f"only {len(latencies)} of {args.invitations} invitations were accepted")
+    if len(latencies) < invitations:
+        raise SystemExit(f"only {len(latencies)} of {invitations} invitations were accepted")
     requests = [entry for entry in model.requests() if entry["path"] == "/emails/batch"]
     per_recipient = Counter(email["to"][0] for email in model.sent() if email["subject"] == "Draining")
     return {
@@ -210,6 +210,54 @@ def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audie
         "latencies": sorted(latencies),
         "peak_rss_kib": peak_rss_kib,
     }
+
+
+def drain_once(ctx, settings, workdir, model, admin_id, audience, args, invitations: int) -> dict:
+    """One drain from a clean queue: the earlier runs' campaign rows are out of the way."""
+    with ctx.db.write() as conn:
+        conn.execute(
+            sa.text("UPDATE email_outbox SET status = 'cancelled' WHERE family = 'campaign' AND status != 'sent'")
+        )
+    ctx.redis.flushdb()
+    return measure_drain(ctx, settings, workdir, model, admin_id, audience, args, invitations)
+
+
+class ModelProcess:
+    """The provider model in a process of its own, as the provider is another machine: its clock for
+    the rate limit is not slowed by this process's polling of the database."""
+
+    def __init__(self, limit: int):
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "devtools.provider_model", "--port", str(port), "--rate-limit", str(limit)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(port, process=self.process)
+
+    def _call(self, path: str, body: bytes | None = None):
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=body,
+            method="POST" if body is not None else "GET",
+            headers={"Content-Type": "application/json"} if body is not None else {},
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.load(answer)
+
+    def sent(self) -> list[dict]:
+        return self._call("/_model/sent")
+
+    def requests(self) -> list[dict]:
+        return self._call("/_model/requests")
+
+    def reset(self) -> None:
+        self._call("/_model/reset", b"{}")
+
+    def stop(self) -> None:
+        stop_process(self.process)
 
 
 def _rss_kib(pid: int) -> int:
@@ -244,7 +292,7 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-campaign-"))
     redis_server = PrivateRedis().start()
-    model = ProviderModel(port=0, rate_limit_per_second=args.limit).start()
+    model = ModelProcess(args.limit)
     settings = Settings.from_env(
         {
             "DATABASE_URL": f"sqlite+libsql:///{workdir / 'portal.db'}",
@@ -285,26 +333,24 @@ def main() -> int:
         )
         print(f"  ratio campaign/bare: {ratio:.2f}   (target < 2: {'met' if ratio < 2 else 'missed'})")
 
-        print(
-            f"\ndraining a {args.recipients:,}-recipient campaign with 2 workers at {args.limit} req/s; "
-            f"{args.invitations} invitations meanwhile…"
-        )
-        with ctx.db.write() as conn:  # the writing runs' rows are not part of the drain
-            conn.execute(sa.text("UPDATE email_outbox SET status = 'cancelled' WHERE family = 'campaign'"))
-        ctx.redis.flushdb()
-        drain = measure_drain(ctx, settings, workdir, model, admin_id, audience, args)
-        latencies = drain["latencies"]
+        ideal = math.ceil(args.recipients / BATCH_LIMIT) / args.limit
+        print(f"\ndraining a {args.recipients:,}-recipient campaign with 2 workers at {args.limit} req/s…")
+        alone = drain_once(ctx, settings, workdir, model, admin_id, audience, args, invitations=0)
+        print(f"  accepted in {alone['seconds']:.1f} s; workers' peak RSS {alone['peak_rss_kib'] / 1024:.0f} MiB")
+        print(f"again, with {args.invitations} invitations committed meanwhile, one every half second…")
+        busy = drain_once(ctx, settings, workdir, model, admin_id, audience, args, invitations=args.invitations)
+        latencies = busy["latencies"]
         p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
         print(
             f"  invitation commit -> provider accepted: p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, "
-            f"max {latencies[-1] * 1000:.0f} ms  (goal p99 < 2 s: {'met' if p99 < 2 else 'missed'})"
+            f"max {latencies[-1] * 1000:.0f} ms  (goal p99 < 2 s: {'met' if p99 < 2 else 'missed'}); "
+            f"the campaign took {busy['seconds']:.1f} s beside them, 429s {busy['refused']}, "
+            f"duplicates {busy['duplicates']}"
         )
-        print(f"  workers' peak RSS: {drain['peak_rss_kib'] / 1024:.0f} MiB; recipients missing: {drain['missing']}")
-        ideal = math.ceil(args.recipients / BATCH_LIMIT) / args.limit
         print(
-            f"campaign {args.recipients} at {args.limit} req/s: accepted in {drain['seconds']:.1f} s "
-            f"(ideal {ideal:.1f} s), ratio {drain['seconds'] / ideal:.2f}, requests {drain['requests']}, "
-            f"429s {drain['refused']}, duplicates {drain['duplicates']}"
+            f"campaign {args.recipients} at {args.limit} req/s: accepted in {alone['seconds']:.1f} s "
+            f"(ideal {ideal:.1f} s), ratio {alone['seconds'] / ideal:.2f}, requests {alone['requests']}, "
+            f"429s {alone['refused']}, duplicates {alone['duplicates']}"
         )
     finally:
         ctx.db.dispose()
