@@ -23,17 +23,8 @@ from datetime import datetime, timedelta
 
 from portal.outbox import metrics
 from portal.outbox import provider as answers
-from portal.outbox.batches import (
-    ClaimedBatch,
-    claim_batch,
-    dissolve_batch,
-    let_members_go,
-    mark_batch_sent,
-    release_batch,
-    seal_batch_request,
-    seconds_until_batch_due,
-    settle_batch_unsent,
-)
+from portal.outbox.batch_outcomes import dissolve_batch, mark_batch_sent, release_batch, settle_batch_unsent
+from portal.outbox.batches import ClaimedBatch, claim_batch, let_members_go, seal_batch_request, seconds_until_batch_due
 from portal.outbox.delivery import (
     NOT_YET_DUE,
     RATE_LIMITED_TRIES,

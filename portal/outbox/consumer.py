@@ -18,8 +18,8 @@ from rq import get_current_job
 
 from portal.core import clock
 from portal.core.log_context import envelope_context
+from portal.outbox.batch_composition import batch_of_row
 from portal.outbox.batch_delivery import deliver_batch
-from portal.outbox.batches import batch_of_row
 from portal.outbox.delivery import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver_outbox_row
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import PortalContext

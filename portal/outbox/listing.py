@@ -15,7 +15,6 @@ import sqlalchemy as sa
 
 from portal.core.db import Database
 from portal.outbox import reads
-from portal.outbox.batches import batch_facts, batch_requests
 from portal.outbox.statuses import ALL
 
 PER_PAGE = 50
@@ -137,7 +136,7 @@ def family_status_counts(db: Database) -> dict[str, dict[str, int]]:
 
 def outbox_row(db: Database, outbox_id: str) -> dict | None:
     """One row as the console shows it (with its key and subject reference; never its content), and
-    the batch it rode in: `batch` (batches.BatchFacts or None), `batch_requests`, and
+    the batch it rode in: `batch` (BatchFacts or None), `batch_requests`, and
     `in_sealed_batch` (its list is frozen: the row follows the batch's answer)."""
     with db.read() as conn:
         row = (
@@ -158,3 +157,58 @@ def outbox_row(db: Database, outbox_id: str) -> dict | None:
         requests = batch_requests(conn, batch.id) if batch else []
     sealed = batch is not None and batch.sealed_at is not None and batch.settled_at is None
     return {**row, "batch": batch, "batch_requests": requests, "in_sealed_batch": sealed}
+
+
+# --- the batch a row rode in ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchFacts:
+    id: str
+    provider_key: str
+    composition: int
+    position: int
+    size: int
+    request_count: int
+    sealed_at: str | None
+    settled_at: str | None
+    last_answer: str | None
+
+
+_FACTS = sa.text(
+    """
+    SELECT b.id, b.provider_key, b.composition, o.batch_position AS position,
+           (SELECT COUNT(*) FROM email_outbox m WHERE m.batch_id = b.id) AS size,
+           b.request_count, b.sealed_at, b.settled_at, b.last_answer
+    FROM email_outbox o JOIN email_batches b ON b.id = o.batch_id WHERE o.id = :id
+    """
+)
+
+
+def batch_facts(conn: sa.Connection, outbox_id: str) -> BatchFacts | None:
+    """The batch a row rides (or rode) in, for the console; None for a row sent alone."""
+    row = conn.execute(_FACTS, {"id": outbox_id}).mappings().first()
+    return None if row is None else BatchFacts(**row)
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    number: int
+    provider_key: str
+    size: int
+    requested_at: str
+    answer: str | None  # None: no answer was recorded (the worker died, or the answer was lost)
+    answered_at: str | None
+
+
+_REQUESTS = sa.text(
+    """
+    SELECT number, provider_key, size, requested_at, answer, answered_at
+    FROM email_batch_requests WHERE batch_id = :batch ORDER BY number
+    """
+)
+
+
+def batch_requests(conn: sa.Connection, batch_id: str) -> list[BatchRequest]:
+    """Every request the batch made, oldest first."""
+    return [BatchRequest(**row) for row in conn.execute(_REQUESTS, {"batch": batch_id}).mappings()]

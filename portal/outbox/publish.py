@@ -21,7 +21,7 @@ from rq import Queue
 from portal.core.db import Database
 from portal.core.log_context import current_request_id
 from portal.core.settings import Settings
-from portal.outbox.batches import messages_to_publish
+from portal.outbox.batch_composition import messages_to_publish
 from portal.outbox.families import FamilyRegistry
 from portal.outbox.queues import EMAIL_QUEUE, build_envelope, queue_named
 from portal.outbox.rows import record_publication
@@ -77,7 +77,7 @@ def publish_outbox_rows(
 ) -> PublishResult:
     """`families` names each row's queue, and which rows may ride in a batch; without it, every row
     goes to the email queue alone. With a `batch_size` above one, rows of a batchable family are
-    grouped into batches first (batches.messages_to_publish) and one message carries each batch.
+    grouped into batches first (batch_composition.messages_to_publish) and one message carries each batch.
 
     `now` is the caller's moment: a row published at it is not republished for a stale period."""
     if not outbox_ids:

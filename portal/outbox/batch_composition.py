@@ -1,0 +1,108 @@
+"""Composing batches at publication: which waiting rows ride together, in which order, under which key.
+
+Publication (publish.py) hands its rows here first: rows of a batchable family that no attempt has
+reached are grouped, in creation order, into batches of up to OUTBOX_BATCH_SIZE, and each batch's
+row, key and members' positions are written in one write before its one message reaches the queue.
+What happens to a batch after that is batches.py's (claim, seal) and batch_outcomes.py's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from portal.core import clock
+from portal.core.db import Database, Statement, json_array
+from portal.outbox.provider import BATCH_LIMIT
+from portal.outbox.statuses import WAITING, sql_list
+
+BATCH_ID_PREFIX = "bat"
+
+
+def provider_key_of(environment: str, install_id: str, batch_id: str, composition: int) -> str:
+    """The key the provider sees for one composition of a batch: unique across databases (the
+    install ID) and environments, and new whenever the list changed before its first request."""
+    return f"{environment}:{install_id}:{batch_id}:{composition}"
+
+
+# Rows that may join a batch: waiting, never attempted, in none yet. Their creation order is the
+# batch's order (rowid: one page of the table, and the order intents were written in).
+_JOINABLE = sa.text(
+    f"""
+    SELECT id, family, environment, batch_id FROM email_outbox
+    WHERE id IN (SELECT value FROM json_each(:ids)) AND provider_message_id IS NULL
+      AND status IN {sql_list(WAITING)}
+    ORDER BY rowid
+    """
+)
+_INSERT_BATCH = Statement(
+    """
+    INSERT INTO email_batches (id, family, provider_key, composition, created_at, updated_at)
+    VALUES (:batch, :family, :provider_key, 1, :now, :now)
+    """
+)
+_JOIN = Statement(
+    f"""
+    UPDATE email_outbox SET batch_id = :batch, batch_position = :position
+    WHERE id = :id AND batch_id IS NULL AND first_attempt_at IS NULL AND provider_message_id IS NULL
+      AND status IN {sql_list(WAITING)}
+    """
+)
+_INSTALL_ID = Statement("SELECT install_id FROM portal_install WHERE id = 1")
+
+
+def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str], size: int, *, now: datetime):
+    """The IDs whose messages carry these rows: rows of a `batchable` family that no attempt has
+    reached are grouped, `size` at a time in creation order, into batches written now; each batch
+    is carried by one message, its first member's ID. Every other row is carried by its own.
+
+    A group of one stays a single email, so a lone invitation costs no batch at all.
+    """
+    size = min(size, BATCH_LIMIT)
+    if size < 2 or len(outbox_ids) < 2:
+        return list(outbox_ids)
+    carried: dict[str, str] = {}  # row ID -> the ID of the message that carries it
+    with db.write() as conn:
+        rows = conn.execute(_JOINABLE, {"ids": json_array(outbox_ids)}).mappings().all()
+        install_id = None
+        groups: dict[tuple[str, str], list[str]] = {}
+        for row in rows:
+            if row["batch_id"] is not None:
+                carried[row["id"]] = carried.setdefault(row["batch_id"], row["id"])
+            elif row["family"] in batchable:
+                groups.setdefault((row["family"], row["environment"]), []).append(row["id"])
+        for (family, environment), ids in groups.items():
+            for start in range(0, len(ids), size):
+                group = ids[start : start + size]
+                if len(group) < 2:
+                    continue
+                install_id = install_id or _INSTALL_ID(conn, {}).scalar()
+                batch_id = f"{BATCH_ID_PREFIX}_{uuid.uuid4().hex}"
+                key = provider_key_of(environment, install_id, batch_id, 1)
+                _INSERT_BATCH(conn, {"batch": batch_id, "family": family, "provider_key": key, "now": clock.iso(now)})
+                for position, outbox_id in enumerate(group):
+                    _JOIN(conn, {"batch": batch_id, "position": position, "id": outbox_id})
+                    carried[outbox_id] = group[0]
+    published, seen = [], set()
+    for outbox_id in outbox_ids:
+        carrier = carried.get(outbox_id, outbox_id)
+        if carrier not in seen:
+            seen.add(carrier)
+            published.append(carrier)
+    return published
+
+
+_BATCH_OF_ROW = Statement(
+    """
+    SELECT o.batch_id FROM email_outbox o JOIN email_batches b ON b.id = o.batch_id
+    WHERE o.id = :id AND b.settled_at IS NULL
+    """
+)
+
+
+def batch_of_row(db: Database, outbox_id: str) -> str | None:
+    """The open batch this row rides in, or None: a row of no batch, or of one already settled."""
+    with db.read() as conn:
+        return _BATCH_OF_ROW(conn, {"id": outbox_id}).scalar()

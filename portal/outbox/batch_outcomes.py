@@ -1,0 +1,173 @@
+"""What a batch's request ended in, settled for every member in one write, with the request log's answer.
+
+Every settle here carries the batch claim's number (OWN_CLAIM): a delivery whose claim expired and
+was taken over changes nothing. A settled batch's frozen payloads go with it; until then a sealed
+batch keeps every member's, since each retry rebuilds the whole list from them (rows.py keeps them
+too when a receipt settles one member alone).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from portal.core import clock
+from portal.core.db import Database, Statement, json_array
+from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE, ClaimedBatch
+from portal.outbox.statuses import DEAD_LETTER, FAILED, PROCESSING, RETRY, SENT, UNKNOWN_OUTCOME
+
+# The answer to this claim's latest request (never to an earlier one a dead worker left unanswered).
+_LOG_ANSWER = Statement(
+    """
+    UPDATE email_batch_requests SET answer = :request_answer, answered_at = :now
+    WHERE batch_id = :batch AND answer IS NULL
+      AND number = (SELECT request_count FROM email_batches WHERE id = :batch AND attempt_count = :attempt)
+    """
+)
+
+
+def _log_answer(conn: sa.Connection, params: dict, request_answer: str | None) -> None:
+    if request_answer is not None:
+        _LOG_ANSWER(conn, {**params, "request_answer": request_answer})
+
+
+# One statement for the whole list (the write lock is held for one, not a hundred): each member
+# takes the ID at its position in the answer.
+_MARK_MEMBERS_SENT = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{SENT}', provider_message_id = json_extract(:message_ids, '$[' || batch_position || ']'),
+        sent_at = :now, claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL,
+        last_error = NULL, outcome_unknown = 0, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND batch_position < json_array_length(:message_ids)
+    """
+)
+_RECORD_ANSWER = Statement("UPDATE email_batches SET last_answer = :answer, updated_at = :now WHERE id = :batch")
+# A settled batch's payloads go with it (a sealed, unsettled batch keeps every member's: see rows.py).
+_DELETE_MEMBER_PAYLOADS = Statement(
+    """
+    DELETE FROM email_frozen_payloads
+    WHERE outbox_id IN (SELECT id FROM email_outbox WHERE batch_id = :batch)
+      AND EXISTS (SELECT 1 FROM email_batches WHERE id = :batch AND settled_at IS NOT NULL)
+    """
+)
+
+
+def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *, now: datetime) -> int:
+    """The provider took the list: each member gets the ID at its position. Returns how many changed
+    (a member a receipt settled meanwhile already holds its ID)."""
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now), "answer": "sent"}
+    if len(message_ids) != len(batch.members):
+        raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
+    with db.write() as conn:
+        _log_answer(conn, params, f"accepted: {len(message_ids)} message IDs")
+        changed = _MARK_MEMBERS_SENT(conn, {**params, "message_ids": json_array(message_ids)}).rowcount
+        _finish(conn, params)
+    return changed
+
+
+_RELEASE_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
+        claim_expires_at = NULL, attempt_count = attempt_count - :given_back,
+        outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}' AND {OWN_CLAIM}
+    """
+)
+_RELEASE_BATCH = Statement(
+    """
+    UPDATE email_batches SET claim_expires_at = NULL, last_answer = :reason, updated_at = :now
+    WHERE id = :batch AND attempt_count = :attempt
+    """
+)
+
+
+def release_batch(
+    db: Database,
+    batch: ClaimedBatch,
+    delay_seconds: float,
+    reason: str,
+    outcome_unknown: bool,
+    *,
+    now: datetime,
+    counts_as_attempt: bool = True,
+    request_answer: str | None = None,
+) -> bool:
+    """Our claim ends; every member waits for the batch's next attempt, `delay_seconds` after `now`.
+    A release in which nothing was sent and nothing went wrong (a wait for a rate slot) gives the
+    attempt back. Only the claim holder's release counts."""
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
+    params.update(next_at=clock.iso_in(delay_seconds, now), unknown=int(outcome_unknown))
+    params["given_back"] = int(not counts_as_attempt)
+    with db.write() as conn:
+        _log_answer(conn, params, request_answer)
+        changed = _RELEASE_MEMBERS(conn, params).rowcount
+        _RELEASE_BATCH(conn, params)
+    return changed > 0
+
+
+# The same rule as rows.py's settle: a member that may already have gone out becomes a dead letter
+# with unknown_outcome, never failed.
+_SETTLE_MEMBERS_UNSENT = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}' ELSE :status END,
+        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
+        outcome_unknown = CASE WHEN outcome_unknown = 1 OR :reason = '{UNKNOWN_OUTCOME}' THEN 1 ELSE 0 END,
+        claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}' AND {OWN_CLAIM}
+    """
+)
+
+
+def settle_batch_unsent(
+    db: Database, batch: ClaimedBatch, status: str, reason: str, *, now: datetime, request_answer: str | None = None
+) -> int:
+    """The claim holder's final state for every member still in flight, none holding a message ID
+    (failed, or a dead letter: exhausted, unknown outcome)."""
+    assert status in (FAILED, DEAD_LETTER)
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "status": status, "reason": reason}
+    params.update(now=clock.iso(now), answer=reason)
+    with db.write() as conn:
+        _log_answer(conn, params, request_answer)
+        changed = _SETTLE_MEMBERS_UNSENT(conn, params).rowcount
+        _finish(conn, params)
+    return changed
+
+
+_DISSOLVE_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
+        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}'
+      AND outcome_unknown = 0 AND {OWN_CLAIM}
+    RETURNING id
+    """
+)
+_SETTLE_DISSOLVED = Statement(
+    "UPDATE email_batches SET settled_at = :now, claim_expires_at = NULL, last_answer = :reason, "
+    "updated_at = :now WHERE id = :batch AND attempt_count = :attempt"
+)
+
+
+def dissolve_batch(
+    db: Database, batch: ClaimedBatch, reason: str, *, now: datetime, request_answer: str | None = None
+) -> list[str]:
+    """A strict batch refused as a whole (a 4xx: nothing of it was sent, and no earlier request may
+    have been): its members go on alone, each under its own key, so the one the provider refuses
+    fails by itself and the others are sent. Returns the IDs that left; the caller publishes them."""
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
+    with db.write() as conn:
+        _log_answer(conn, params, request_answer)
+        left = list(_DISSOLVE_MEMBERS(conn, params).scalars())
+        _SETTLE_DISSOLVED(conn, params)
+    return left
+
+
+def _finish(conn: sa.Connection, params: dict) -> None:
+    _RECORD_ANSWER(conn, params)
+    SETTLE_BATCH_IF_DONE(conn, params)
+    _DELETE_MEMBER_PAYLOADS(conn, params)
