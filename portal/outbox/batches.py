@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database, Statement
-from portal.outbox.claims import CLAIMABLE
+from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
     CANCELLED,
@@ -109,22 +109,9 @@ _CLAIM_BATCH = Statement(
     """
 )
 _UNCLAIM_BATCH = Statement("UPDATE email_batches SET claim_expires_at = NULL WHERE id = :batch")
-# The same rule as a row's claim (claims.py): a member in flight under an expired claim whose first
-# request was made (the seal stamped it) may have gone out.
-_CLAIM_MEMBERS = Statement(
-    f"""
-    UPDATE email_outbox
-    SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
-                               THEN 1 ELSE outcome_unknown END,
-        status = '{PROCESSING}',
-        attempt_count = attempt_count + 1,
-        claim_expires_at = :claim_expires_at,
-        next_attempt_at = NULL,
-        relay_since = :relay_since,
-        updated_at = :now
-    WHERE batch_id = :batch AND {CLAIMABLE}
-    """
-)
+# The same rule as a row's claim (claims.TAKE_CLAIM): a member in flight under an expired claim whose
+# first request was made (the seal stamped it) may have gone out.
+_CLAIM_MEMBERS = Statement(f"UPDATE email_outbox SET {TAKE_CLAIM} WHERE batch_id = :batch AND {CLAIMABLE}")
 _BATCH = Statement(
     """
     SELECT id, family, provider_key, attempt_count, sealed_at, request_count

@@ -51,24 +51,30 @@ CLAIMABLE = f"""
 NOT_IN_OPEN_BATCH = """(email_outbox.batch_id IS NULL OR EXISTS (
     SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id AND b.settled_at IS NOT NULL))"""
 _SUPPRESSED = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
+# The takeover rule, for a row and for a batch's members alike: a row in flight under an expired
+# claim, whose first request may have been made, may have gone out; SET expressions read the row as
+# it was. The claim itself moves the row to this attempt.
+TAKE_CLAIM = f"""
+    outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
+                           THEN 1 ELSE outcome_unknown END,
+    status = '{PROCESSING}',
+    attempt_count = attempt_count + 1,
+    claim_expires_at = :claim_expires_at,
+    next_attempt_at = NULL,
+    relay_since = :relay_since,
+    updated_at = :now
+"""
 # Built once: these run for every email. Two statements, not one UPDATE ... RETURNING: libSQL
 # prepares every statement anew, and preparing the RETURNING clause cost more than the SELECT.
 # SET expressions read the row as it was, so attempt_count + 1 is this attempt.
 _CLAIM = Statement(
     f"""
     UPDATE email_outbox
-    SET outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
-                               THEN 1 ELSE outcome_unknown END,
-        first_attempt_at = CASE WHEN first_attempt_at IS NULL AND :first_attempt_at IS NOT NULL
+    SET first_attempt_at = CASE WHEN first_attempt_at IS NULL AND :first_attempt_at IS NOT NULL
                                      AND attempt_count + 1 <= :max_attempts AND NOT {_SUPPRESSED}
                                      AND cancel_requested_at IS NULL
                                 THEN :first_attempt_at ELSE first_attempt_at END,
-        status = '{PROCESSING}',
-        attempt_count = attempt_count + 1,
-        claim_expires_at = :claim_expires_at,
-        next_attempt_at = NULL,
-        relay_since = :relay_since,
-        updated_at = :now
+        {TAKE_CLAIM}
     WHERE id = :id AND {CLAIMABLE} AND {NOT_IN_OPEN_BATCH}
     """
 )
