@@ -23,6 +23,7 @@ from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
 from portal.invitations.operations import invite_colleagues, invite_manager
 from portal.notices.operations import send_notice
+from portal.outbox.intents import TEMPLATE_INPUT
 from portal.report_emails.operations import test_send as send_test_report
 
 VAGUE_LINK_TEXT = {"click here", "here", "link", "this link", "more", "read more", "open"}
@@ -110,7 +111,7 @@ def every_family_sent(ctx, make_user, user_id):
 
     rendered: dict[str, list] = {}
     with ctx.db.read() as conn:
-        rows = conn.exec_driver_sql("SELECT id, template_input FROM email_outbox").all()
+        rows = conn.exec_driver_sql(f"SELECT id, {TEMPLATE_INPUT} FROM email_outbox").all()
     for outbox_id, template_input in rows:
         family = ctx.families.for_outbox_id(outbox_id)
         rendered.setdefault(family.name, []).append(
