@@ -69,3 +69,40 @@ def test_the_database_file_is_readable_by_its_owner_only(tmp_path):
     db.dispose()
     assert path.stat().st_mode & 0o077 == 0
     assert path.parent.stat().st_mode & 0o077 == 0
+
+
+def test_a_comment_after_a_statement_does_not_glue_the_next_one_to_it():
+    sql = (
+        "-- a whole-line comment\n"
+        "ALTER TABLE t ADD COLUMN x INTEGER;  -- why x\n"
+        "\n"
+        "CREATE INDEX t_x ON t (x) WHERE x IS NOT NULL;\n"
+        "INSERT INTO t (note) VALUES ('a -- kept; inside quotes');\n"
+    )
+    assert schema.split_statements(sql) == [
+        "ALTER TABLE t ADD COLUMN x INTEGER",
+        "CREATE INDEX t_x ON t (x) WHERE x IS NOT NULL",
+        "INSERT INTO t (note) VALUES ('a -- kept; inside quotes')",
+    ]
+
+
+def test_every_index_a_migration_creates_exists(db):
+    """A statement that never ran leaves no error behind: compare what the migrations ask for with
+    what the database has."""
+    import re
+
+    wanted = {
+        name
+        for migration in schema.discover()
+        for statement in schema.split_statements(migration.sql)
+        for name in re.findall(r"CREATE (?:UNIQUE )?INDEX (?:IF NOT EXISTS )?(\w+)", statement)
+    }
+    dropped = {
+        name
+        for migration in schema.discover()
+        for statement in schema.split_statements(migration.sql)
+        for name in re.findall(r"DROP INDEX (?:IF EXISTS )?(\w+)", statement)
+    }
+    with db.read() as conn:
+        present = set(conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'index'")).scalars())
+    assert wanted - dropped <= present, wanted - dropped - present

@@ -88,11 +88,14 @@ def upgrade(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
 
 
 def split_statements(sql: str) -> list[str]:
-    """Split a migration into statements; `--` comments are dropped first.
+    """Split a migration into statements; `--` comments are dropped first, whole lines and the ends
+    of lines (a `--` inside a quoted string is kept).
 
-    Migrations are plain DDL, so a semicolon at the end of a line ends a statement.
+    Migrations are plain DDL, so a semicolon at the end of a line's code ends a statement. A comment
+    after it must not hide it: "ADD COLUMN x INTEGER;  -- why" once ran with the next statement
+    glued on, and SQLite ran only the first (0021's index was never made).
     """
-    lines = [line for line in sql.splitlines() if not line.strip().startswith("--")]
+    lines = [_without_comment(line) for line in sql.splitlines()]
     statements, current = [], []
     for line in lines:
         current.append(line)
@@ -105,3 +108,14 @@ def split_statements(sql: str) -> list[str]:
     if tail:
         statements.append(tail)
     return statements
+
+
+def _without_comment(line: str) -> str:
+    """The line up to its first `--` outside single quotes."""
+    quoted = False
+    for index, char in enumerate(line):
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and line.startswith("--", index):
+            return line[:index]
+    return line
