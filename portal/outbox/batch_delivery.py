@@ -24,12 +24,20 @@ from datetime import datetime, timedelta
 from portal.outbox import metrics
 from portal.outbox import provider as answers
 from portal.outbox.batch_outcomes import dissolve_batch, mark_batch_sent, release_batch, settle_batch_unsent
-from portal.outbox.batches import ClaimedBatch, claim_batch, let_members_go, seal_batch_request, seconds_until_batch_due
+from portal.outbox.batches import (
+    ClaimedBatch,
+    claim_batch,
+    let_members_go,
+    reopen_if_asked,
+    seal_batch_request,
+    seconds_until_batch_due,
+)
 from portal.outbox.delivery import (
     NOT_YET_DUE,
     RATE_LIMITED_TRIES,
     RATE_WAIT_RETRY_SECONDS,
     RATE_WAITED,
+    RECHECK_AFTER_WAIT_SECONDS,
     RETRYING,
     SETTLED,
     SKIPPED,
@@ -82,26 +90,36 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
 
     # As for a single row: the wait ends in time for the send to finish inside the claim.
     deadline = started + settings.outbox_claim_seconds - settings.provider_timeout_seconds
-    answer, sent = None, batch
-    for _ in range(RATE_LIMITED_TRIES):
-        try:
-            if not limit.acquire(deadline):
-                if answer is not None:
-                    break  # the 429 stands
-                delay = max(RATE_WAIT_RETRY_SECONDS, limit.pause_left())
-                release_batch(db, sent, delay, "rate_limit_wait", False, now=moment(), counts_as_attempt=False)
-                return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, carrier=sent.carrier)
-        except Exception as error:
-            if answer is not None:
-                break
-            return _release_after(db, sent, error, settings, family, moment())
-        sealed = seal_batch_request(db, sent, now=moment())
+    answer, sent, tries = None, batch, 0
+    while tries < RATE_LIMITED_TRIES:
+        # Seal first, then take the slot: the request then follows its slot at once.
+        sealed = seal_batch_request(db, sent, now=moment(), previous_answer=answer and _answer_text(answer))
         if sealed is None:
             return DeliveryOutcome(SKIPPED, "batch_not_ours")
         sent = sealed
         if sent.outcome_unknown and provider_window_closing(sent.sealed_at, settings, now=moment()):
             settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment())
             return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
+        try:
+            asked = time.monotonic()
+            if not limit.acquire(deadline):
+                if answer is not None:
+                    # The 429 stands; the request sealed for the next try was never made.
+                    return _record_answer(ctx, sent, family, answer, moment(), withdraw=True)
+                delay = max(RATE_WAIT_RETRY_SECONDS, limit.pause_left())
+                release_batch(
+                    db, sent, delay, "rate_limit_wait", False, now=moment(), counts_as_attempt=False, withdraw=True
+                )
+                return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, carrier=sent.carrier)
+            if time.monotonic() - asked > RECHECK_AFTER_WAIT_SECONDS:
+                reopened = reopen_if_asked(db, sent, now=moment())
+                if reopened is not None:
+                    # A member left during the wait: a new list, a new key, a new slot.
+                    answer, sent = None, reopened
+                    continue
+        except Exception as error:
+            return _release_after(db, sent, error, settings, family, moment(), withdraw=True)
+        tries += 1
         items = [
             BatchItem(messages[member.id], to=member.recipient, family=family.name, outbox_id=member.id)
             for member in sent.members
@@ -176,7 +194,11 @@ def _answer_text(answer) -> str:
     return f"{answer.status or 'no answer'}: {answer.reason or answer.kind}"
 
 
-def _record_answer(ctx: PortalContext, batch: ClaimedBatch, family: Family, answer, at: datetime) -> DeliveryOutcome:
+def _record_answer(
+    ctx: PortalContext, batch: ClaimedBatch, family: Family, answer, at: datetime, withdraw: bool = False
+) -> DeliveryOutcome:
+    """Settle every member as the answer says. `withdraw`: a request sealed after this answer was
+    never made (a 429 stood, and no slot came for the next try)."""
     db, settings = ctx.db, ctx.settings
     said = _answer_text(answer)
     if answer.kind == answers.ACCEPTED:
@@ -193,14 +215,18 @@ def _record_answer(ctx: PortalContext, batch: ClaimedBatch, family: Family, answ
             _publish(ctx, left, at)
         return DeliveryOutcome(SETTLED, "batch_dissolved")
     delay = family_retry_delay(family, batch.attempt, settings, answer.retry_after)
-    release_batch(db, batch, delay, answer.reason or "retry", answer.ambiguous, now=at, request_answer=said)
+    release_batch(
+        db, batch, delay, answer.reason or "retry", answer.ambiguous, now=at, request_answer=said, withdraw=withdraw
+    )
     return DeliveryOutcome(
         RETRYING, answer.reason or "retry", delay_seconds=delay, attempt=batch.attempt, carrier=batch.carrier
     )
 
 
-def _release_after(db, batch: ClaimedBatch, error: Exception, settings, family: Family, now: datetime):
+def _release_after(
+    db, batch: ClaimedBatch, error: Exception, settings, family: Family, now: datetime, withdraw: bool = False
+):
     delay = family_retry_delay(family, batch.attempt, settings)
     reason = f"error: {type(error).__name__}"
-    release_batch(db, batch, delay, reason, False, now=now)
+    release_batch(db, batch, delay, reason, False, now=now, withdraw=withdraw)
     return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=batch.attempt, carrier=batch.carrier)

@@ -312,18 +312,98 @@ _LOG_REQUEST = Statement(
 )
 
 
-def seal_batch_request(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | None:
+_LOG_ANSWER = Statement(
+    """
+    UPDATE email_batch_requests SET answer = :request_answer, answered_at = :now
+    WHERE batch_id = :batch AND answer IS NULL
+      AND number = (SELECT request_count FROM email_batches WHERE id = :batch AND attempt_count = :attempt)
+    """
+)
+
+
+def log_answer(conn: sa.Connection, params: dict, request_answer: str | None) -> None:
+    """In the caller's write: what the provider answered to this claim's latest request."""
+    if request_answer is not None:
+        _LOG_ANSWER(conn, {**params, "request_answer": request_answer})
+
+
+# A request sealed but never made (no slot came, or a member was asked to stop during the wait) is
+# taken back: the batch counts it no more, and a batch left with no request is open again, its
+# members' first attempts unstamped, since nothing of it has reached the provider.
+_WITHDRAW_LOGGED = Statement(
+    """
+    DELETE FROM email_batch_requests WHERE batch_id = :batch AND answer IS NULL
+      AND number = (SELECT request_count FROM email_batches WHERE id = :batch AND attempt_count = :attempt)
+    """
+)
+_WITHDRAW = Statement(
+    """
+    UPDATE email_batches
+    SET request_count = request_count - 1,
+        sealed_at = CASE WHEN request_count = 1 THEN NULL ELSE sealed_at END, updated_at = :now
+    WHERE id = :batch AND attempt_count = :attempt AND request_count > 0
+    """
+)
+_UNSTAMP_FIRST_ATTEMPT = Statement(
+    f"""
+    UPDATE email_outbox SET first_attempt_at = NULL, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
+      AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
+      AND status IN {sql_list(UNSETTLED)}
+    """
+)
+
+
+def withdraw_request(conn: sa.Connection, params: dict) -> None:
+    """In the caller's write: the request the last seal recorded was never made."""
+    if _WITHDRAW_LOGGED(conn, params).rowcount == 1 and _WITHDRAW(conn, params).rowcount == 1:
+        _UNSTAMP_FIRST_ATTEMPT(conn, params)
+
+
+def seal_batch_request(
+    db: Database, batch: ClaimedBatch, *, now: datetime, previous_answer: str | None = None
+) -> ClaimedBatch | None:
     """Record, in one write, that a request of this batch is about to be made; returns the batch as
     it will be sent, or None when it must not be (our claim was lost, or no member is left).
+    `previous_answer`: what the provider said to this claim's previous request (a 429).
 
-    An unsealed batch lets its leavers go first, so this is the last check before the provider call:
-    a member cancelled or deactivated until now never rides."""
+    An unsealed batch lets its leavers go first. The slot for the request is taken after the seal,
+    so that the request reaches the provider right after its slot (a seal waiting for the write lock
+    between the two let a request reach the provider's window late, with a 429 for it)."""
     params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
     with db.write() as conn:
+        log_answer(conn, params, previous_answer)
         if batch.sealed_at is None:
             _let_leavers_go(conn, params)
         if _SEAL(conn, params).rowcount != 1:
             return None
         _LOG_REQUEST(conn, params)
         _STAMP_FIRST_ATTEMPT(conn, params)
+        return _read_claimed(conn, params)
+
+
+_ASKED_TO_LEAVE = Statement(
+    f"""
+    SELECT 1 FROM email_outbox
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
+      AND status IN {sql_list(UNSETTLED)} AND (cancel_requested_at IS NOT NULL OR {_SUPPRESSED})
+    LIMIT 1
+    """
+)
+
+
+def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | None:
+    """After a wait for a slot, before a batch's first request is made: if a member was asked to stop
+    or suppressed meanwhile, take the sealed request back and let it leave (the batch is open again,
+    and its next seal makes a new list under a new key). None when nothing changed: the request
+    stands. A batch whose earlier request may have reached the provider is frozen: never reopened."""
+    if batch.request_count != 1:
+        return None
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
+    with db.read() as conn:
+        if _ASKED_TO_LEAVE(conn, params).first() is None:
+            return None
+    with db.write() as conn:
+        withdraw_request(conn, params)
+        _let_leavers_go(conn, params)
         return _read_claimed(conn, params)

@@ -207,12 +207,16 @@ _CANCEL_WAITING = sa.text(
     """
 )
 # In flight: the holder settles it before its provider call (delivery.py, batches.py), or the next
-# claim does. Stamped once: the first reason stands.
+# claim does. Stamped once: the first reason stands. A member of a batch sealed for its first request
+# is asked too: the batch takes the slot after the seal, and a member asked during that wait leaves
+# (batches.reopen_if_asked); once an earlier request may have reached the provider, the list is frozen.
 _ASK_TO_STOP = sa.text(
     f"""
     UPDATE email_outbox SET cancel_requested_at = :now, cancel_reason = :reason
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND status = '{PROCESSING}' AND {NOTHING_SENT}
-      AND cancel_requested_at IS NULL
+    WHERE id IN (SELECT value FROM json_each(:ids)) AND status = '{PROCESSING}'
+      AND provider_message_id IS NULL AND outcome_unknown = 0 AND cancel_requested_at IS NULL
+      AND (batch_id IS NULL OR NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id
+                                           AND b.request_count > 1 AND b.settled_at IS NULL))
     RETURNING id
     """
 )

@@ -299,3 +299,16 @@ def test_a_sealed_members_payload_outlives_its_own_settlement_until_the_batch_se
     with ctx.db.read() as conn:
         left = conn.execute(sa.text("SELECT COUNT(*) FROM email_frozen_payloads")).scalar()
     assert left == 0, "the settled batch's payloads go with it"
+
+
+def test_every_request_of_a_batch_is_logged_with_its_answer(ctx, provider_model, deliver, make_due):
+    ids = campaign_rows(ctx, 3)
+    publish(ctx, ids)
+    provider_model.fail_next("http_429", path=BATCH, retry_after=0)
+    assert deliver(ids[0]).startswith("retry:rate_limited")
+    for outbox_id in ids:
+        make_due(outbox_id)
+    assert deliver(ids[0], attempt=2) == "ack:sent"
+    with ctx.db.read() as conn:
+        logged = [tuple(row) for row in conn.execute(sa.text("SELECT number, answer FROM email_batch_requests"))]
+    assert logged == [(1, "429: rate_limited: rate_limit_exceeded"), (2, "accepted: 3 message IDs")]

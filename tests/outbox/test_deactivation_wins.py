@@ -172,3 +172,64 @@ def test_a_member_of_a_sealed_batch_is_not_cancelled(ctx, provider_model, delive
     assert deliver(ids[0], attempt=2) == "ack:sent"
     assert sorted(emails_by_row(provider_model)) == sorted(ids)
     assert len({r["body"] for r in batch_requests(provider_model)}) == 1
+
+
+def test_a_member_asked_to_stop_while_its_sealed_batch_waits_for_a_slot_leaves_under_a_new_key(
+    settings, provider_model
+):
+    """The batch is sealed for its first request, then waits for a slot (the slot comes after the
+    seal, so the request follows it at once). A member cancelled during that wait leaves: the
+    request is taken back, and the list goes without it under a new key."""
+    from portal.outbox.consumer import use_context
+
+    long_claims = build_context(settings.with_overrides(outbox_claim_seconds=30))
+    use_context(long_claims)
+    try:
+        ids = campaign_rows(long_claims, 3)
+        publish(long_claims, ids)
+        long_claims.redis.set(PAUSE_KEY, "1", px=1_500)
+        decisions = []
+        delivery = threading.Thread(
+            target=lambda: decisions.append(
+                handle_message(long_claims, build_envelope(ids[0]), attempt=1, dead_letter=False, now=clock.utcnow())
+            )
+        )
+        delivery.start()
+
+        def sealed():
+            with long_claims.db.read() as conn:
+                return conn.execute(sa.text("SELECT sealed_at IS NOT NULL FROM email_batches")).scalar()
+
+        assert wait_until(sealed, timeout=10), "sealed, waiting for its slot"
+        with long_claims.db.write() as conn:
+            assert cancel_unsent(conn, [ids[1]], "recipient_deactivated", now=clock.utcnow()) == [ids[1]]
+        delivery.join(timeout=30)
+        assert decisions == ["ack:sent"]
+        (request,) = batch_requests(provider_model)
+        assert request["idempotency_key"].endswith(":2"), "a new list, a new key"
+        assert sorted(emails_by_row(provider_model)) == sorted([ids[0], ids[2]])
+        with long_claims.db.read() as conn:
+            left = conn.execute(sa.text("SELECT status FROM email_outbox WHERE id = :id"), {"id": ids[1]}).scalar()
+            logged = conn.execute(sa.text("SELECT number, answer FROM email_batch_requests")).all()
+        assert left == "cancelled"
+        assert [tuple(row) for row in logged] == [(1, "accepted: 2 message IDs")], "the withdrawn request is gone"
+    finally:
+        use_context(None)
+        long_claims.db.dispose()
+
+
+def test_a_batch_released_after_its_wait_for_a_slot_is_open_again_and_its_members_can_be_cancelled(
+    ctx, provider_model, deliver
+):
+    ids = campaign_rows(ctx, 3)
+    publish(ctx, ids)
+    ctx.redis.set(PAUSE_KEY, "1", px=20_000)  # longer than the claim allows a wait
+    assert deliver(ids[0]) == "retry:rate_limit_wait"
+    with ctx.db.read() as conn:
+        batch = conn.execute(sa.text("SELECT sealed_at, request_count FROM email_batches")).one()
+        stamped = conn.execute(sa.text("SELECT COUNT(*) FROM email_outbox WHERE first_attempt_at IS NOT NULL")).scalar()
+        logged = conn.execute(sa.text("SELECT COUNT(*) FROM email_batch_requests")).scalar()
+    assert tuple(batch) == (None, 0) and stamped == 0 and logged == 0, "no request was made: nothing of it stays"
+    with ctx.db.write() as conn:
+        assert cancel_unsent(conn, [ids[1]], "recipient_deactivated", now=clock.utcnow()) == [ids[1]]
+    assert provider_model.requests() == []
