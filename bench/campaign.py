@@ -6,7 +6,7 @@
    underneath it measured in the same run: the same 10,000 rows inserted in batches of 500, each
    batch one transaction, each followed by one pipelined publish. Median of --runs each,
    interleaved. Target: ratio < 2.
-2. The drain, at the provider's limit: two real `python worker.py` processes send the campaign
+2. The drain, at the provider's limit: --workers real `python worker.py` processes (2) send the campaign
    through the provider model at --limit requests/s (Resend's default 5), in batches of 100; the
    time from the send to the last acceptance against the ideal, ceil(N / 100) / limit. Goal:
    ratio <= 1.25, no 429, no duplicate. Meanwhile an invitation is committed every half second;
@@ -131,7 +131,7 @@ def measure_writing(ctx, admin_id: int, audience: str, runs: int) -> tuple[list[
 
 
 def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audience, args, invitations: int) -> dict:
-    """Two real workers already waiting; the campaign is sent, and meanwhile an invitation is
+    """--workers real workers (2) already waiting; the campaign is sent, and meanwhile an invitation is
     committed every half second. Returns the drain's and the invitations' figures."""
     env = process_env(
         settings,
@@ -145,7 +145,7 @@ def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audie
         subprocess.Popen(
             [sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        for _ in range(2)
+        for _ in range(args.workers)
     ]
     manager = load_user(ctx.db, _user_id(ctx.db, "manager@northwind.example"))
     committed: dict[str, float] = {}
@@ -291,6 +291,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--invitations", type=int, default=20)
     parser.add_argument("--limit", type=int, default=5, help="the provider's requests per second")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes draining the campaign")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-campaign-"))
@@ -337,7 +338,7 @@ def main() -> int:
         print(f"  ratio campaign/bare: {ratio:.2f}   (target < 2: {'met' if ratio < 2 else 'missed'})")
 
         ideal = math.ceil(args.recipients / BATCH_LIMIT) / args.limit
-        print(f"\ndraining a {args.recipients:,}-recipient campaign with 2 workers at {args.limit} req/s…")
+        print(f"\ndraining a {args.recipients:,}-recipient campaign with {args.workers} workers at {args.limit} req/s…")
         alone = drain_once(ctx, settings, workdir, model, admin_id, audience, args, invitations=0)
         print(
             f"  accepted in {alone['seconds']:.1f} s, the first request {alone['first_request']:.1f} s after the send; "
