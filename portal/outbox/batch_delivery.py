@@ -97,9 +97,6 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
         if sealed is None:
             return DeliveryOutcome(SKIPPED, "batch_not_ours")
         sent = sealed
-        if sent.outcome_unknown and provider_window_closing(sent.sealed_at, settings, now=moment()):
-            settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment())
-            return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
         try:
             asked = time.monotonic()
             if not limit.acquire(deadline):
@@ -119,6 +116,11 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
                     continue
         except Exception as error:
             return _release_after(db, sent, error, settings, family, moment(), withdraw=True)
+        # Checked immediately before the call, as for a single row: after a wait, the provider may
+        # be about to forget the key an earlier request used.
+        if sent.outcome_unknown and provider_window_closing(sent.sealed_at, settings, now=moment()):
+            settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment(), withdraw=True)
+            return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
         tries += 1
         items = [
             BatchItem(messages[member.id], to=member.recipient, family=family.name, outbox_id=member.id)

@@ -113,7 +113,14 @@ _SETTLE_MEMBERS_UNSENT = Statement(
 
 
 def settle_batch_unsent(
-    db: Database, batch: ClaimedBatch, status: str, reason: str, *, now: datetime, request_answer: str | None = None
+    db: Database,
+    batch: ClaimedBatch,
+    status: str,
+    reason: str,
+    *,
+    now: datetime,
+    request_answer: str | None = None,
+    withdraw: bool = False,
 ) -> int:
     """The claim holder's final state for every member still in flight, none holding a message ID
     (failed, or a dead letter: exhausted, unknown outcome)."""
@@ -121,6 +128,8 @@ def settle_batch_unsent(
     params = {"batch": batch.id, "attempt": batch.attempt_count, "status": status, "reason": reason}
     params.update(now=clock.iso(now), answer=reason)
     with db.write() as conn:
+        if withdraw:
+            withdraw_request(conn, params)
         log_answer(conn, params, request_answer)
         changed = _SETTLE_MEMBERS_UNSENT(conn, params).rowcount
         _finish(conn, params)

@@ -197,6 +197,9 @@ def test_a_sealed_batch_whose_window_is_closing_settles_unknown_without_a_reques
     window = ctx.settings.provider_idempotency_window_seconds
     assert deliver(ids[0], attempt=2, now=clock.utcnow() + timedelta(seconds=window)) == "ack:unknown_outcome"
     assert len(batch_requests(provider_model)) == 1, "no request once the provider may have forgotten the key"
+    with ctx.db.read() as conn:
+        logged = conn.execute(sa.text("SELECT COUNT(*) FROM email_batch_requests")).scalar()
+    assert logged == 1, "the request sealed but never made is not in the batch's log"
     assert {(r["status"], r["last_error"]) for r in rows(ctx.db, ids).values()} == {("dead_letter", "unknown_outcome")}
 
 
