@@ -14,10 +14,10 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database, Statement, json_array
-from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE, ClaimedBatch, log_answer, withdraw_request
+from portal.outbox.batch_log import close_request
+from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE, ClaimedBatch
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PROCESSING, RETRY, SENT, UNKNOWN_OUTCOME
 
-# The answer to this claim's latest request (never to an earlier one a dead worker left unanswered).
 # One statement for the whole list (the write lock is held for one, not a hundred): each member
 # takes the ID at its position in the answer.
 _MARK_MEMBERS_SENT = Statement(
@@ -47,7 +47,7 @@ def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *
     if len(message_ids) != len(batch.members):
         raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
     with db.write() as conn:
-        log_answer(conn, params, f"accepted: {len(message_ids)} message IDs")
+        close_request(conn, params, f"accepted: {len(message_ids)} message IDs")
         changed = _MARK_MEMBERS_SENT(conn, {**params, "message_ids": json_array(message_ids)}).rowcount
         _finish(conn, params)
     return changed
@@ -90,9 +90,7 @@ def release_batch(
     params.update(next_at=clock.iso_in(delay_seconds, now), unknown=int(outcome_unknown))
     params["given_back"] = int(not counts_as_attempt)
     with db.write() as conn:
-        if withdraw:
-            withdraw_request(conn, params)
-        log_answer(conn, params, request_answer)
+        close_request(conn, params, request_answer, withdraw=withdraw)
         changed = _RELEASE_MEMBERS(conn, params).rowcount
         _RELEASE_BATCH(conn, params)
     return changed > 0
@@ -128,9 +126,7 @@ def settle_batch_unsent(
     params = {"batch": batch.id, "attempt": batch.attempt_count, "status": status, "reason": reason}
     params.update(now=clock.iso(now), answer=reason)
     with db.write() as conn:
-        if withdraw:
-            withdraw_request(conn, params)
-        log_answer(conn, params, request_answer)
+        close_request(conn, params, request_answer, withdraw=withdraw)
         changed = _SETTLE_MEMBERS_UNSENT(conn, params).rowcount
         _finish(conn, params)
     return changed
@@ -160,7 +156,7 @@ def dissolve_batch(
     fails by itself and the others are sent. Returns the IDs that left; the caller publishes them."""
     params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
     with db.write() as conn:
-        log_answer(conn, params, request_answer)
+        close_request(conn, params, request_answer)
         left = list(_DISSOLVE_MEMBERS(conn, params).scalars())
         _SETTLE_DISSOLVED(conn, params)
     return left

@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database, Statement
+from portal.outbox.batch_log import close_request, log_request
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
@@ -301,65 +302,6 @@ _STAMP_FIRST_ATTEMPT = Statement(
 )
 
 
-_LOG_REQUEST = Statement(
-    f"""
-    INSERT INTO email_batch_requests (batch_id, number, provider_key, size, requested_at)
-    SELECT id, request_count, provider_key,
-           (SELECT COUNT(*) FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
-              AND provider_message_id IS NULL), :now
-    FROM email_batches WHERE id = :batch
-    """
-)
-
-
-_LOG_ANSWER = Statement(
-    """
-    UPDATE email_batch_requests SET answer = :request_answer, answered_at = :now
-    WHERE batch_id = :batch AND answer IS NULL
-      AND number = (SELECT request_count FROM email_batches WHERE id = :batch AND attempt_count = :attempt)
-    """
-)
-
-
-def log_answer(conn: sa.Connection, params: dict, request_answer: str | None) -> None:
-    """In the caller's write: what the provider answered to this claim's latest request."""
-    if request_answer is not None:
-        _LOG_ANSWER(conn, {**params, "request_answer": request_answer})
-
-
-# A request sealed but never made (no slot came, or a member was asked to stop during the wait) is
-# taken back: the batch counts it no more, and a batch left with no request is open again, its
-# members' first attempts unstamped, since nothing of it has reached the provider.
-_WITHDRAW_LOGGED = Statement(
-    """
-    DELETE FROM email_batch_requests WHERE batch_id = :batch AND answer IS NULL
-      AND number = (SELECT request_count FROM email_batches WHERE id = :batch AND attempt_count = :attempt)
-    """
-)
-_WITHDRAW = Statement(
-    """
-    UPDATE email_batches
-    SET request_count = request_count - 1,
-        sealed_at = CASE WHEN request_count = 1 THEN NULL ELSE sealed_at END, updated_at = :now
-    WHERE id = :batch AND attempt_count = :attempt AND request_count > 0
-    """
-)
-_UNSTAMP_FIRST_ATTEMPT = Statement(
-    f"""
-    UPDATE email_outbox SET first_attempt_at = NULL, updated_at = :now
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
-      AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
-      AND status IN {sql_list(UNSETTLED)}
-    """
-)
-
-
-def withdraw_request(conn: sa.Connection, params: dict) -> None:
-    """In the caller's write: the request the last seal recorded was never made."""
-    if _WITHDRAW_LOGGED(conn, params).rowcount == 1 and _WITHDRAW(conn, params).rowcount == 1:
-        _UNSTAMP_FIRST_ATTEMPT(conn, params)
-
-
 def seal_batch_request(
     db: Database, batch: ClaimedBatch, *, now: datetime, previous_answer: str | None = None
 ) -> ClaimedBatch | None:
@@ -372,12 +314,12 @@ def seal_batch_request(
     between the two let a request reach the provider's window late, with a 429 for it)."""
     params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
     with db.write() as conn:
-        log_answer(conn, params, previous_answer)
+        close_request(conn, params, previous_answer)
         if batch.sealed_at is None:
             _let_leavers_go(conn, params)
         if _SEAL(conn, params).rowcount != 1:
             return None
-        _LOG_REQUEST(conn, params)
+        log_request(conn, params)
         _STAMP_FIRST_ATTEMPT(conn, params)
         return _read_claimed(conn, params)
 
@@ -404,6 +346,6 @@ def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> Clai
         if _ASKED_TO_LEAVE(conn, params).first() is None:
             return None
     with db.write() as conn:
-        withdraw_request(conn, params)
+        close_request(conn, params, None, withdraw=True)
         _let_leavers_go(conn, params)
         return _read_claimed(conn, params)
