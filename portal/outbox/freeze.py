@@ -15,7 +15,7 @@ import json
 from datetime import datetime
 
 from portal.core import clock
-from portal.core.db import Database, Statement
+from portal.core.db import Database, Statement, json_array
 from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.rendering import Attachment, RenderedEmail
@@ -51,6 +51,9 @@ _FREEZE = Statement(
     """
 )
 _READ_FROZEN = Statement("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
+_READ_FROZEN_MANY = Statement(
+    "SELECT * FROM email_frozen_payloads WHERE outbox_id IN (SELECT value FROM json_each(:ids))"
+)
 # Inside the claim's transaction, just after it: the row is ours and had no first attempt.
 _FREEZE_CLAIMED = Statement(
     """
@@ -225,5 +228,5 @@ def freeze_batch_payloads(db: Database, payloads: list[dict]) -> None:
 def frozen_messages(db: Database, outbox_ids: list[str]) -> dict[str, RenderedEmail]:
     """The stored payloads of these rows, validated, by row ID (a row without one is absent)."""
     with db.read() as conn:
-        stored = [_READ_FROZEN(conn, {"id": outbox_id}).mappings().first() for outbox_id in outbox_ids]
-    return {row["outbox_id"]: _validated(row) for row in stored if row is not None}
+        stored = _READ_FROZEN_MANY(conn, {"ids": json_array(outbox_ids)}).mappings().all()
+    return {row["outbox_id"]: _validated(row) for row in stored}
