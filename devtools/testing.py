@@ -59,9 +59,14 @@ class PrivateRedis:
     def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.url)
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """An outage: the server stops, keeping its port, and start() brings it back (empty)."""
         if self.process:
             stop_process(self.process)
+            self.process = None
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

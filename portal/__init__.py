@@ -55,8 +55,11 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
         RATELIMIT_STORAGE_URI=settings.redis_url,
         RATELIMIT_STORAGE_OPTIONS={"socket_timeout": 2, "socket_connect_timeout": 2},
         RATELIMIT_KEY_PREFIX="portal-limits",
-        # The public forms keep working while Redis is down (their emails are published later by the
-        # relay); sign-in does not: it fails closed in portal/auth/throttle.py.
+        # Sign-in and the public forms keep working while Redis is down (their emails are published
+        # later by the relay), and their per-client limits go on counting in each process's memory:
+        # for the outage, a client may make its limit once per web process rather than once in all.
+        # The per-address slow-down of sign-in counts in the database (portal/auth/throttle.py).
+        RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=True,
         RATELIMIT_SWALLOW_ERRORS=True,
     )
     if config:

@@ -7,6 +7,7 @@ from flask_login import current_user, logout_user
 
 from portal.auth import operations, queries, throttle
 from portal.auth.forms import LoginForm
+from portal.core import clock
 from portal.web.access import public, roles_required
 from portal.web.extensions import limiter, portal_context
 from portal.web.sessions import start_session
@@ -16,7 +17,6 @@ bp = Blueprint("auth", __name__)
 # Per client: failed attempts from one address on the network are stopped outright.
 FAILED_LOGIN_LIMIT = "5 per 5 minutes"
 _BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")
-TRY_AGAIN_SHORTLY = "Sign-in is unavailable for a moment. Please try again shortly."
 
 
 def _failed(response) -> bool:
@@ -32,11 +32,7 @@ def login():
         return redirect(url_for("main.home"))
     form = LoginForm()
     if form.validate_on_submit():
-        try:
-            user = _check_password(form.email.data, form.password.data)
-        except throttle.CannotCount:
-            form.form_errors.append(TRY_AGAIN_SHORTLY)
-            return render_template("auth/login.html", form=form), 503
+        user = _check_password(form.email.data, form.password.data)
         if user is not None:
             start_session(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
@@ -46,13 +42,14 @@ def login():
 
 def _check_password(email: str, password: str) -> queries.User | None:
     """authenticate, slowed down per address after repeated failures (see portal/auth/throttle.py)."""
-    context = portal_context()
-    time.sleep(throttle.current_delay(context.redis, email))
-    user = queries.authenticate(context.db, email, password)
+    db = portal_context().db
+    failures = throttle.recent_failures(db, email, now=clock.utcnow())
+    time.sleep(throttle.delay_after(failures))
+    user = queries.authenticate(db, email, password)
     if user is None:
-        throttle.record_failure(context.redis, email)
-    else:
-        throttle.forget_failures(context.redis, email)
+        throttle.record_failure(db, email, now=clock.utcnow())
+    elif failures:
+        throttle.forget_failures(db, email)
     return user
 
 

@@ -6,31 +6,55 @@ that address waits before its password is checked, doubling per failure up to MA
 Its owner can still sign in, a little slower; a guesser gets a few attempts a second at most, and the
 per-client limit (auth/routes.py) still stops any one client outright.
 
-The counts live in Redis, keyed by a hash of the address (no contact details in Redis). When Redis
-cannot count, sign-in fails closed: better "try again shortly" than unlimited guessing.
+The counts live in the database (`login_failures`), keyed by a hash of the address: every process
+and machine sees the same count, and sign-in does not depend on Redis (a Redis outage must not keep
+people out, nor let guessing run unslowed). A failure costs one small write; a success one delete.
+The same count guards the account page's "current password" (portal/account/routes.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime, timedelta
 
-import redis
+import sqlalchemy as sa
 
+from portal.core import clock
+from portal.core.db import Database
 from portal.core.text import normalise_email
 
 FREE_FAILURES = 5
 WINDOW_SECONDS = 15 * 60
 FIRST_DELAY_SECONDS = 0.25
 MAX_DELAY_SECONDS = 2.0
-_PREFIX = "portal-limits:login-failures:"
 
-
-class CannotCount(Exception):
-    """Redis did not answer, so failures cannot be counted; the caller refuses the attempt."""
+_FAILURES_IN_WINDOW = sa.text(
+    "SELECT failures FROM login_failures WHERE address_hash = :key AND window_started_at > :window_start"
+)
+# A failure after the window has ended starts a new window at 1.
+_COUNT_FAILURE = sa.text(
+    """
+    INSERT INTO login_failures (address_hash, failures, window_started_at) VALUES (:key, 1, :now)
+    ON CONFLICT (address_hash) DO UPDATE SET
+        failures = CASE WHEN window_started_at > :window_start THEN failures + 1 ELSE 1 END,
+        window_started_at = CASE WHEN window_started_at > :window_start THEN window_started_at ELSE :now END
+    """
+)
+# Ended windows are dropped as new failures arrive, so the table stays the size of one window.
+_DROP_ENDED_WINDOWS = sa.text("DELETE FROM login_failures WHERE window_started_at <= :window_start")
+_FORGET = sa.text("DELETE FROM login_failures WHERE address_hash = :key")
 
 
 def _key(email: str) -> str:
-    return _PREFIX + hashlib.sha256(normalise_email(email).encode()).hexdigest()[:32]
+    return hashlib.sha256(normalise_email(email).encode()).hexdigest()[:32]
+
+
+def _window(email: str, now: datetime) -> dict:
+    return {
+        "key": _key(email),
+        "now": clock.iso(now),
+        "window_start": clock.iso(now - timedelta(seconds=WINDOW_SECONDS)),
+    }
 
 
 def delay_after(failures: int) -> float:
@@ -39,26 +63,19 @@ def delay_after(failures: int) -> float:
     return 0.0 if beyond < 0 else min(FIRST_DELAY_SECONDS * 2**beyond, MAX_DELAY_SECONDS)
 
 
-def current_delay(client: redis.Redis, email: str) -> float:
-    try:
-        failures = int(client.get(_key(email)) or 0)
-    except redis.RedisError as error:
-        raise CannotCount from error
-    return delay_after(failures)
+def recent_failures(db: Database, email: str, *, now: datetime) -> int:
+    with db.read() as conn:
+        return conn.execute(_FAILURES_IN_WINDOW, _window(email, now)).scalar() or 0
 
 
-def record_failure(client: redis.Redis, email: str) -> None:
-    key = _key(email)
-    try:
-        with client.pipeline() as pipe:
-            pipe.incr(key).expire(key, WINDOW_SECONDS).execute()
-    except redis.RedisError as error:
-        raise CannotCount from error
+def record_failure(db: Database, email: str, *, now: datetime) -> None:
+    params = _window(email, now)
+    with db.write() as conn:
+        conn.execute(_DROP_ENDED_WINDOWS, params)
+        conn.execute(_COUNT_FAILURE, params)
 
 
-def forget_failures(client: redis.Redis, email: str) -> None:
+def forget_failures(db: Database, email: str) -> None:
     """After a successful sign-in: the owner is in, so earlier failures no longer slow them down."""
-    try:
-        client.delete(_key(email))
-    except redis.RedisError:
-        pass  # the count expires on its own
+    with db.write() as conn:
+        conn.execute(_FORGET, {"key": _key(email)})
