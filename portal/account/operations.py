@@ -101,6 +101,10 @@ def reset_password(db: Database, *, token: str, password: str) -> int:
     return user_id
 
 
+class WrongCurrentPassword(AccountError):
+    """A guess at the current password: counted and slowed down like a failed sign-in."""
+
+
 def update_account(
     db: Database, *, user_id: int, name: str, current_password: str = "", new_password: str = ""
 ) -> bool:
@@ -114,7 +118,7 @@ def update_account(
     new_hash = None
     if new_password:
         if not current_password or not verify_password(db, user_id, current_password):
-            raise AccountError("Your current password is not right, so the password was not changed.")
+            raise WrongCurrentPassword("Your current password is not right, so the password was not changed.")
         new_hash = hash_password(new_password)
     now = clock.now_iso()
     with db.write() as conn:

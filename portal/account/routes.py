@@ -4,12 +4,15 @@ A reset link's token is swapped for session state on the first GET, then the pag
 clean URL, so the token does not stay in the address bar, the history or a Referer.
 """
 
-from flask import Blueprint, flash, redirect, render_template, request, session, url_for
+import time
+
+from flask import Blueprint, flash, make_response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
 from portal.account import operations, queries
 from portal.account.forms import AccountForm, ForgotPasswordForm, ResetPasswordForm
-from portal.auth import AccountError, load_user
+from portal.auth import FAILED_PASSWORD_LIMIT, AccountError, guess_delay, load_user, record_failure
+from portal.core import clock
 from portal.web.access import public, roles_required
 from portal.web.extensions import limiter, portal_context
 from portal.web.sessions import start_session
@@ -64,19 +67,34 @@ def reset(token: str | None = None):
     return render_template("account/reset.html", form=form), 200 if request.method == "GET" else 400
 
 
+def _guess_refused(response) -> bool:
+    return response.status_code == 400 and getattr(response, "wrong_current_password", False)
+
+
 @bp.route("/account", methods=["GET", "POST"])
+# The current password is guessed at like a sign-in, so it is limited like one: per client (this
+# limit) and per address (the slow-down of portal/auth/throttle.py).
+@limiter.limit(FAILED_PASSWORD_LIMIT, methods=["POST"], deduct_when=_guess_refused, scope="account-password")
 @roles_required("admin", "manager", "employee")
 def account():
     form = AccountForm(data={"name": current_user.name})
+    guessed = False
     if form.validate_on_submit():
+        db = portal_context().db
+        if form.new_password.data:
+            time.sleep(guess_delay(db, current_user.email, now=clock.utcnow()))
         try:
             changed = operations.update_account(
-                portal_context().db,
+                db,
                 user_id=current_user.id,
                 name=form.name.data,
                 current_password=form.current_password.data or "",
                 new_password=form.new_password.data or "",
             )
+        except operations.WrongCurrentPassword as error:
+            record_failure(db, current_user.email, now=clock.utcnow())
+            form.form_errors.append(str(error))
+            guessed = True
         except AccountError as error:
             form.form_errors.append(str(error))
         else:
@@ -86,4 +104,8 @@ def account():
                 start_session(load_user(portal_context().db, current_user.id))
             flash("Your name and password are saved." if changed else "Your name is saved.", "success")
             return redirect(url_for("account.account"))
-    return render_template("account/account.html", form=form), 200 if request.method == "GET" else 400
+    response = make_response(
+        render_template("account/account.html", form=form), 200 if request.method == "GET" else 400
+    )
+    response.wrong_current_password = guessed
+    return response

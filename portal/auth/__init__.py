@@ -12,14 +12,18 @@ from portal.auth.operations import (
     insert_user,
 )
 from portal.auth.queries import load_user, verify_password
+from portal.auth.throttle import FAILED_PASSWORD_LIMIT, guess_delay, record_failure
 
 __all__ = [
+    "FAILED_PASSWORD_LIMIT",
     "MIN_PASSWORD_LENGTH",
     "AccountError",
     "end_all_sessions",
     "ensure_company",
+    "guess_delay",
     "hash_password",
     "insert_user",
     "load_user",
+    "record_failure",
     "verify_password",
 ]

@@ -14,8 +14,6 @@ from portal.web.sessions import start_session
 
 bp = Blueprint("auth", __name__)
 
-# Per client: failed attempts from one address on the network are stopped outright.
-FAILED_LOGIN_LIMIT = "5 per 5 minutes"
 _BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")
 
 
@@ -25,7 +23,7 @@ def _failed(response) -> bool:
 
 
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(FAILED_LOGIN_LIMIT, methods=["POST"], deduct_when=_failed, scope="login-client")
+@limiter.limit(throttle.FAILED_PASSWORD_LIMIT, methods=["POST"], deduct_when=_failed, scope="login-client")
 @public
 def login():
     if current_user.is_authenticated:

@@ -23,6 +23,8 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.text import normalise_email
 
+# Per client: failed attempts from one address on the network are stopped outright (Flask-Limiter).
+FAILED_PASSWORD_LIMIT = "5 per 5 minutes"
 FREE_FAILURES = 5
 WINDOW_SECONDS = 15 * 60
 FIRST_DELAY_SECONDS = 0.25
@@ -61,6 +63,11 @@ def delay_after(failures: int) -> float:
     """Seconds an attempt waits when the address has `failures` recent failed attempts."""
     beyond = failures - FREE_FAILURES
     return 0.0 if beyond < 0 else min(FIRST_DELAY_SECONDS * 2**beyond, MAX_DELAY_SECONDS)
+
+
+def guess_delay(db: Database, email: str, *, now: datetime) -> float:
+    """How long a password check for `email` waits now."""
+    return delay_after(recent_failures(db, email, now=now))
 
 
 def recent_failures(db: Database, email: str, *, now: datetime) -> int:

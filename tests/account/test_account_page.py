@@ -1,3 +1,5 @@
+from portal.auth import throttle
+from portal.core import clock
 from tests.pages import csrf_from
 
 
@@ -69,3 +71,15 @@ def test_a_password_change_keeps_this_browser_and_ends_the_others(app, client, a
 
     assert client.get("/account").status_code == 200, "the browser that changed it stays signed in"
     assert other_browser.get("/account").status_code == 302, "every other session ended"
+
+
+def test_guesses_at_the_current_password_are_limited_like_sign_in(client, auth, make_user, db):
+    email = make_user("manager")
+    auth.login(email)
+    statuses = [
+        save_account(client, name="Ada", current_password=f"guess-{n}", new_password="new-password-1").status_code
+        for n in range(6)
+    ]
+    assert statuses == [400] * 5 + [429]
+    # The guesses count against the address as failed sign-ins do: the next sign-in there waits.
+    assert throttle.recent_failures(db, email, now=clock.utcnow()) == 5
