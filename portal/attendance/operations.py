@@ -17,6 +17,7 @@ Counts: received = applied + stale; unmatched counts the applied records that wa
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,12 +82,12 @@ _UPSERT = sa.text(f"""
 """)
 
 _CLAIM_DELIVERY = sa.text("""
-    INSERT INTO attendance_deliveries (webhook_id, received_at, received, applied, unmatched, stale)
-    VALUES (:webhook_id, :now, 0, 0, 0, 0)
+    INSERT INTO attendance_deliveries (webhook_id, received_at, received, applied, unmatched, stale, body_sha256)
+    VALUES (:webhook_id, :now, 0, 0, 0, 0, :digest)
     ON CONFLICT (webhook_id) DO NOTHING
 """)
 _DELIVERY_COUNTS = sa.text(
-    "SELECT received, applied, unmatched, stale FROM attendance_deliveries WHERE webhook_id = :webhook_id"
+    "SELECT received, applied, unmatched, stale, body_sha256 FROM attendance_deliveries WHERE webhook_id = :webhook_id"
 )
 _RECORD_COUNTS = sa.text("""
     UPDATE attendance_deliveries SET received = :received, applied = :applied, unmatched = :unmatched,
@@ -109,17 +110,26 @@ def apply_sessions(conn: sa.Connection, records: Sequence[SessionRecord], *, sou
     return Counts(received=len(records), applied=applied, unmatched=unmatched, stale=len(records) - applied)
 
 
-def record_delivery(db: Database, *, webhook_id: str, records: Sequence[SessionRecord]) -> tuple[Counts, bool]:
+class DeliveryIdReused(ValueError):
+    """A webhook-id already delivered with another body: the platform reused an id (409)."""
+
+
+def record_delivery(
+    db: Database, *, webhook_id: str, body: bytes, records: Sequence[SessionRecord]
+) -> tuple[Counts, bool]:
     """A signed API delivery, once per webhook-id: (counts, replayed).
 
-    The delivery row and the sessions commit together. A replayed webhook-id changes nothing and is
-    answered with the counts its first delivery was answered with.
+    The delivery row and the sessions commit together. A replayed webhook-id with the same body
+    changes nothing and is answered with the counts its first delivery was answered with; with
+    another body it raises DeliveryIdReused, so the platform learns its second body was not applied.
     """
-    now = clock.now_iso()
+    now, digest = clock.now_iso(), hashlib.sha256(body).hexdigest()
     with db.write() as conn:
-        if conn.execute(_CLAIM_DELIVERY, {"webhook_id": webhook_id, "now": now}).rowcount == 0:
+        if conn.execute(_CLAIM_DELIVERY, {"webhook_id": webhook_id, "now": now, "digest": digest}).rowcount == 0:
             first = conn.execute(_DELIVERY_COUNTS, {"webhook_id": webhook_id}).one()
-            return Counts(*first), True
+            if first.body_sha256 is not None and first.body_sha256 != digest:
+                raise DeliveryIdReused(webhook_id)
+            return Counts(first.received, first.applied, first.unmatched, first.stale), True
         counts = apply_sessions(conn, records, source=API, now=now)
         conn.execute(_RECORD_COUNTS, {"webhook_id": webhook_id, **counts.as_dict()})
     return counts, False

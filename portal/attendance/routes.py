@@ -11,7 +11,7 @@ from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from portal.attendance import signature
-from portal.attendance.operations import record_delivery
+from portal.attendance.operations import DeliveryIdReused, record_delivery
 from portal.attendance.validation import InvalidSessions, MalformedBody, parse_request
 from portal.web.access import public
 from portal.web.extensions import portal_context
@@ -27,7 +27,7 @@ def receive_attendance():
         body = request.get_data(cache=False)
         webhook_id = signature.verify(portal_context().settings.attendance_webhook_secret, body, request.headers)
         records = parse_request(body)
-        counts, replayed = record_delivery(portal_context().db, webhook_id=webhook_id, records=records)
+        counts, replayed = record_delivery(portal_context().db, webhook_id=webhook_id, body=body, records=records)
     except signature.SignatureError as error:
         current_app.logger.warning("attendance refused: signature not verified (%s)", error)
         return jsonify(error="invalid_signature"), 401
@@ -38,6 +38,10 @@ def receive_attendance():
         current_app.logger.warning("attendance refused: %s", error)
         errors = [{"index": e.position, "reason": e.reason} for e in error.errors]
         return jsonify(error="invalid_sessions", errors=errors), 400
+    except DeliveryIdReused:
+        current_app.logger.warning("attendance refused: a webhook-id delivered before came with another body")
+        message = "This webhook-id was delivered before with another body; send new content under a new id."
+        return jsonify(error="webhook_id_reused", message=message), 409
     except HTTPException:
         raise  # 413 for a body over the limit: answered by the app's handler
     except Exception as error:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ MAX_SESSION_ID_LENGTH = 200
 MAX_EMAIL_LENGTH = 320
 MAX_TIME_LENGTH = 64
 _SPACE = re.compile(r"\s")
+_INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +114,13 @@ def parse_item(item: Mapping[str, Any], *, default_platform: Any = None, from_te
         session_id = session_id.strip()
     if not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID_LENGTH:
         problems.append(f"session_id must be text of 1 to {MAX_SESSION_ID_LENGTH} characters")
+    elif _has_invisible(session_id):
+        problems.append("session_id holds a control or invisible character")
     email = _email(item.get("volunteer_email"))
     if email is None:
         problems.append("volunteer_email is not an email address")
+    elif _has_invisible(email):
+        problems.append("volunteer_email holds a control or invisible character")
     held_at = _utc_time(item.get("held_at"), "held_at", problems)
     minutes = _minutes(item.get("minutes"), from_text)
     if minutes is None:
@@ -126,6 +132,12 @@ def parse_item(item: Mapping[str, Any], *, default_platform: Any = None, from_te
     if problems:
         raise InvalidItem("; ".join(problems))
     return SessionRecord(platform, session_id, email, held_at, minutes, status, updated_at)
+
+
+def _has_invisible(text: str) -> bool:
+    """Control (NUL, ESC), format (zero-width, direction) and separator characters: an identifier
+    holding one would reach a spreadsheet, a CSV or a terminal reading a log as something else."""
+    return any(unicodedata.category(character) in _INVISIBLE for character in text)
 
 
 def _email(value: Any) -> str | None:

@@ -57,11 +57,35 @@ def test_a_replayed_webhook_id_changes_nothing(post_attendance, db, acme, count)
     assert first.get_json()["applied"] == 1
     again = post_attendance([session(minutes=60)], webhook_id="msg_replayed")
     assert again.status_code == 200 and again.get_json() == first.get_json()
-    # Even a newer version of the session under the same webhook-id is not applied: it is a replay.
-    correction = post_attendance([session(minutes=90, updated_at="2026-11-04T09:00:00Z")], webhook_id="msg_replayed")
-    assert correction.status_code == 200 and correction.get_json() == first.get_json()
     assert company_attendance(db, company_id=acme).minutes == 60
     assert count("attendance_deliveries") == 1
+
+
+def test_a_webhook_id_returning_with_another_body_is_409_and_changes_nothing(post_attendance, db, acme, count):
+    post_attendance([session(minutes=60)], webhook_id="msg_reused")
+    correction = post_attendance([session(minutes=90, updated_at="2026-11-04T09:00:00Z")], webhook_id="msg_reused")
+    assert correction.status_code == 409 and correction.get_json()["error"] == "webhook_id_reused"
+    assert company_attendance(db, company_id=acme).minutes == 60
+    # The same correction under its own id is applied.
+    assert post_attendance([session(minutes=90, updated_at="2026-11-04T09:00:00Z")]).get_json()["applied"] == 1
+    assert company_attendance(db, company_id=acme).minutes == 90
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("session_id", "lang-\x001"),
+        ("session_id", "lang-\x1b[31m"),
+        ("session_id", "lang\u202e1"),
+        ("volunteer_email", "heidi\u200b@acme.example"),
+    ],
+)
+def test_control_and_invisible_characters_in_identifiers_are_refused(post_attendance, acme, count, field, value):
+    response = post_attendance([session(1), session(2, **{field: value})])
+    assert response.status_code == 400
+    errors = response.get_json()["errors"]
+    assert [e["index"] for e in errors] == [1] and field in errors[0]["reason"] and "invisible" in errors[0]["reason"]
+    assert count("attendance_sessions") == 0
 
 
 @pytest.mark.parametrize("body", ["{not json", "[]", '{"platform": "language"}', '{"sessions": {}}', "\xff"])
