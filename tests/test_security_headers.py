@@ -40,3 +40,23 @@ def test_hsts_only_in_production(client, settings):
     finally:
         production.extensions[EXTENSION_KEY].db.dispose()
     assert int(hsts.split("max-age=")[1].split(";")[0]) >= 180 * 86400
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("get", "/webhooks/resend", b"", 405),
+        ("post", "/webhooks/no-such-hook", b"{}", 404),
+        ("get", "/api/attendance", b"", 405),
+        ("post", "/api/no-such-endpoint", b"{}", 404),
+        ("post", "/api/attendance", b"x" * (2 * 1024 * 1024), 413),
+    ],
+)
+def test_the_lean_apps_answer_errors_with_the_headers_too(client, method, path, body, status):
+    response = getattr(client, method)(path, data=body)
+    assert response.status_code == status
+    csp = _directives(response.headers["Content-Security-Policy"])
+    assert csp["default-src"] == ["'none'"] and csp["frame-ancestors"] == ["'none'"]
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"] == "no-referrer"

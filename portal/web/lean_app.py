@@ -12,6 +12,16 @@ from flask import Blueprint, Flask
 from portal.web.access import enforce_declared_access
 from portal.web.extensions import EXTENSION_KEY
 
+# JSON for servers: nothing on these answers may load, run or be framed, whatever a browser that
+# lands here makes of them; the same on errors (404, 405, 413) as on answers.
+API_SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+HSTS = "max-age=31536000; includeSubDomains"
+
 
 def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_bytes: int, testing: bool) -> Flask:
     """An app sharing the portal's PortalContext; every view still declares who may call it."""
@@ -20,4 +30,15 @@ def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_byte
     app.extensions[EXTENSION_KEY] = context
     app.before_request(enforce_declared_access)
     app.register_blueprint(blueprint)
+    headers = {
+        **API_SECURITY_HEADERS,
+        **({"Strict-Transport-Security": HSTS} if context.settings.is_production else {}),
+    }
+
+    @app.after_request
+    def add_security_headers(response):
+        for name, value in headers.items():
+            response.headers.setdefault(name, value)
+        return response
+
     return app
