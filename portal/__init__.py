@@ -45,12 +45,12 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
         SECRET_KEY=settings.secret_key,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=settings.is_production,
+        SESSION_COOKIE_SECURE=settings.is_deployed,
         # Flask refuses a session cookie signed longer ago than this; each request signs it anew,
         # so it is how long an idle session lasts (Flask's default is 31 days).
         PERMANENT_SESSION_LIFETIME=SESSION_LIFETIME,
         REMEMBER_COOKIE_HTTPONLY=True,
-        REMEMBER_COOKIE_SECURE=settings.is_production,
+        REMEMBER_COOKIE_SECURE=settings.is_deployed,
         MAX_CONTENT_LENGTH=1024 * 1024,
         RATELIMIT_STORAGE_URI=settings.redis_url,
         RATELIMIT_STORAGE_OPTIONS={"socket_timeout": 2, "socket_connect_timeout": 2},
@@ -74,7 +74,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
 
     init_operations(app, settings)
     _register_error_pages(app)
-    _set_security_headers(app, hsts=settings.is_production)
+    _set_security_headers(app, hsts=settings.is_deployed)
 
     from portal.cli import register_commands
 
@@ -200,7 +200,7 @@ HSTS = "max-age=31536000; includeSubDomains"
 
 
 def _set_security_headers(app: Flask, *, hsts: bool) -> None:
-    """The same headers on every page of the web app, HSTS only in production (served over HTTPS).
+    """The same headers on every page of the web app, HSTS outside development (staging and production are served over HTTPS).
 
     A small after_request rather than flask-talisman: these are fixed strings, with no per-request
     nonce to compute, and Talisman would also redirect to HTTPS and rewrite the session cookie

@@ -102,3 +102,38 @@ def test_start_up_with_bad_configuration_prints_one_line(tmp_path):
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == ["configuration error: SECRET_KEY is required when PORTAL_ENV=production"]
+
+
+STAGING = {**PRODUCTION, "PORTAL_ENV": "staging", "RESEND_API_KEY": "re_x", "SECRET_KEY": "k"}
+
+
+@pytest.mark.parametrize(
+    "env, variable",
+    [
+        ({**STAGING, "RESEND_WEBHOOK_SECRET": "whsec_YQ==", "SECRET_KEY": ""}, "SECRET_KEY"),
+        ({**STAGING, "ATTENDANCE_WEBHOOK_SECRET": "whsec_YQ=="}, "RESEND_WEBHOOK_SECRET"),
+        ({**STAGING, "RESEND_WEBHOOK_SECRET": "whsec_YQ=="}, "ATTENDANCE_WEBHOOK_SECRET"),
+        ({**STAGING, "RESEND_WEBHOOK_SECRET": "whsec_YQ==", "RESEND_API_KEY": ""}, "RESEND_API_KEY"),
+    ],
+)
+def test_staging_refuses_development_secrets_as_production_does(env, variable, tmp_path):
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env(env, instance_path=tmp_path)
+    assert refused.value.variable == variable and "PORTAL_ENV=staging" in str(refused.value)
+
+
+def test_staging_is_served_like_production_secure_cookies_and_hsts(tmp_path):
+    from portal import create_app
+    from portal.web.extensions import EXTENSION_KEY
+
+    staging = Settings.from_env(
+        {**STAGING, "RESEND_WEBHOOK_SECRET": "whsec_YQ==", "ATTENDANCE_WEBHOOK_SECRET": "whsec_Yg=="},
+        instance_path=tmp_path,
+    )
+    app = create_app({"TESTING": True}, settings=staging)
+    try:
+        assert app.config["SESSION_COOKIE_SECURE"] and app.config["REMEMBER_COOKIE_SECURE"]
+        assert "max-age=" in app.test_client().get("/login").headers["Strict-Transport-Security"]
+        assert "max-age=" in app.test_client().post("/webhooks/resend").headers["Strict-Transport-Security"]
+    finally:
+        app.extensions[EXTENSION_KEY].db.dispose()

@@ -75,8 +75,9 @@ class Settings:
         return self.outbox_claim_seconds
 
     @property
-    def is_production(self) -> bool:
-        return self.portal_env == "production"
+    def is_deployed(self) -> bool:
+        """Staging and production: served over HTTPS to real people, with real secrets."""
+        return self.portal_env != "development"
 
     def with_overrides(self, **changes) -> Settings:
         return replace(self, **changes)
@@ -89,17 +90,17 @@ class Settings:
         portal_env = env.get("PORTAL_ENV", "development")
         if portal_env not in ENVIRONMENTS:
             raise ConfigError("PORTAL_ENV", f"must be one of {', '.join(ENVIRONMENTS)}")
-        production = portal_env == "production"
-
-        # Production names what it uses: a default here would be a fresh local database, links to
-        # 127.0.0.1 in every email, a sender no provider accepts (CONTRACT.md: never a silent fallback).
-        if production:
+        # Staging and production name what they use: a default here would be a fresh local database,
+        # links to 127.0.0.1 in every email, a sender no provider accepts, or secrets anyone can read
+        # in this repository (CONTRACT.md: never a silent fallback). Only development has defaults.
+        deployed = portal_env != "development"
+        if deployed:
             for name in ("DATABASE_URL", "PUBLIC_BASE_URL", "EMAIL_FROM"):
                 if not env.get(name):
-                    raise ConfigError(name, "is required when PORTAL_ENV=production")
+                    raise ConfigError(name, f"is required when PORTAL_ENV={portal_env}")
 
-        database_url, redis_url, secret_key = _stores(env, instance, production)
-        base_url, email_from, api_key, api_url, webhook_secret, attendance_secret = _email_and_webhooks(env, production)
+        database_url, redis_url, secret_key = _stores(env, instance, portal_env)
+        base_url, email_from, api_key, api_url, webhook_secret, attendance_secret = _email_and_webhooks(env, portal_env)
         timezone_name = env.get("PORTAL_TIMEZONE") or "Europe/Oslo"
         try:
             ZoneInfo(timezone_name)
@@ -153,7 +154,7 @@ LOG_FORMATS = ("text", "json")
 MAX_TRUSTED_PROXIES = 5
 
 
-def _stores(env: dict, instance: Path, production: bool) -> tuple[str, str, str]:
+def _stores(env: dict, instance: Path, portal_env: str) -> tuple[str, str, str]:
     """DATABASE_URL, REDIS_URL and SECRET_KEY."""
     database_url = env.get("DATABASE_URL") or f"sqlite+libsql:///{instance / 'portal.db'}"
     if not database_url.startswith("sqlite+libsql://"):
@@ -165,19 +166,20 @@ def _stores(env: dict, instance: Path, production: bool) -> tuple[str, str, str]
 
     secret_key = env.get("SECRET_KEY")
     if not secret_key:
-        if production:
-            raise ConfigError("SECRET_KEY", "is required when PORTAL_ENV=production")
+        if portal_env != "development":
+            raise ConfigError("SECRET_KEY", f"is required when PORTAL_ENV={portal_env}")
         secret_key = _dev_secret_key(instance)
 
     return database_url, redis_url, secret_key
 
 
-def _email_and_webhooks(env: dict, production: bool) -> tuple[str, str, str | None, str | None, str, str]:
+def _email_and_webhooks(env: dict, portal_env: str) -> tuple[str, str, str | None, str | None, str, str]:
     """PUBLIC_BASE_URL, EMAIL_FROM, RESEND_API_KEY, RESEND_API_URL and the two webhook secrets."""
+    deployed = portal_env != "development"
     webhook_secret = env.get("RESEND_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET)
     _check_webhook_secret("RESEND_WEBHOOK_SECRET", webhook_secret)
-    if production and webhook_secret == DEV_WEBHOOK_SECRET:
-        raise ConfigError("RESEND_WEBHOOK_SECRET", "must not be the development secret in production")
+    if deployed and webhook_secret == DEV_WEBHOOK_SECRET:
+        raise ConfigError("RESEND_WEBHOOK_SECRET", f"must not be the development secret when PORTAL_ENV={portal_env}")
 
     base_url = env.get("PUBLIC_BASE_URL", "http://127.0.0.1:5000").rstrip("/")
     if not _is_absolute_http(base_url):
@@ -191,13 +193,15 @@ def _email_and_webhooks(env: dict, production: bool) -> tuple[str, str, str | No
         raise ConfigError("EMAIL_FROM", "must be an address, such as Partner Portal <portal@example.org>")
 
     api_key = env.get("RESEND_API_KEY") or None
-    if production and not api_key:
-        raise ConfigError("RESEND_API_KEY", "is required when PORTAL_ENV=production")
+    if deployed and not api_key:
+        raise ConfigError("RESEND_API_KEY", f"is required when PORTAL_ENV={portal_env}")
 
     attendance_secret = env.get("ATTENDANCE_WEBHOOK_SECRET") or DEV_ATTENDANCE_WEBHOOK_SECRET
     _check_webhook_secret("ATTENDANCE_WEBHOOK_SECRET", attendance_secret)
-    if production and attendance_secret == DEV_ATTENDANCE_WEBHOOK_SECRET:
-        raise ConfigError("ATTENDANCE_WEBHOOK_SECRET", "must not be the development secret in production")
+    if deployed and attendance_secret == DEV_ATTENDANCE_WEBHOOK_SECRET:
+        raise ConfigError(
+            "ATTENDANCE_WEBHOOK_SECRET", f"must not be the development secret when PORTAL_ENV={portal_env}"
+        )
 
     return base_url, email_from, api_key, api_url, webhook_secret, attendance_secret
 

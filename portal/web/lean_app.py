@@ -32,7 +32,7 @@ def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_byte
     app.register_blueprint(blueprint)
     headers = {
         **API_SECURITY_HEADERS,
-        **({"Strict-Transport-Security": HSTS} if context.settings.is_production else {}),
+        **({"Strict-Transport-Security": HSTS} if context.settings.is_deployed else {}),
     }
 
     @app.after_request
