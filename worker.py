@@ -11,6 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", action="store_true", help="drain both queues, then exit")
     args = parser.parse_args(argv)
 
+    from portal.account.operations import password_reset_task
     from portal.campaigns.sending import campaign_task
     from portal.context import build_context
     from portal.core.settings import Settings
@@ -19,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings.from_env()
     # The areas' periodic passes; the engine runs them under a lock and never imports an area.
-    periodic = (schedule_task(settings), campaign_task(settings))
+    periodic = (schedule_task(settings), campaign_task(settings), password_reset_task(settings))
     return run_worker(build_context(settings), burst=args.burst, periodic=periodic)
 
 

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from portal.account.operations import request_password_reset
+from portal.account.operations import ask_for_password_reset, send_requested_reset_links
 from portal.applications.operations import record_decision, submit_application
 from portal.auth.queries import load_user
 from portal.campaigns import operations as campaigns
@@ -92,7 +92,8 @@ def every_family_sent(ctx, make_user, user_id):
     request_demo(ctx, name="Ines Moreau", email="ines@atelier.example", company="Atelier", message="Ten people.")
     send_notice(ctx, to="someone@example.org", subject="Planned maintenance", body="Tonight.\n\nThank you.")
     send_test_report(ctx, manager=manager, request_id="a" * 32)
-    request_password_reset(ctx, email=manager.email)
+    ask_for_password_reset(ctx.db, email=manager.email, now=clock.utcnow())
+    send_requested_reset_links(ctx, now=clock.utcnow())
     invite_manager(
         ctx, company_id=manager.company_id, email="second@acme.example", inviter_id=manager.id, inviter_name="Maja"
     )

@@ -7,7 +7,7 @@ account's other sessions (`end_all_sessions`).
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -17,7 +17,7 @@ from portal.auth import MIN_PASSWORD_LENGTH, AccountError, end_all_sessions, has
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.text import InputError, normalise_email
-from portal.outbox import write_then_publish
+from portal.outbox import PeriodicTask, write_then_publish
 
 log = logging.getLogger(__name__)
 
@@ -43,39 +43,76 @@ _INSERT_RESET = sa.text(
 )
 
 
-def request_password_reset(ctx, *, email: str) -> None:
-    """Email a reset link if the address has an active account; otherwise do nothing.
+_ASK = sa.text("INSERT INTO password_reset_requests (address, asked_at) VALUES (:address, :now)")
+_WAITING_REQUESTS = sa.text("SELECT id, address FROM password_reset_requests ORDER BY id LIMIT :limit")
+_FORGET_REQUEST = sa.text("DELETE FROM password_reset_requests WHERE id = :id")
+REQUESTS_PER_PASS = 100
+RESET_PASS_SECONDS = 2
 
-    The caller answers the same in every case, so the form tells nobody whether an address has an
-    account. A new link closes the older ones: only the newest email works.
+
+def ask_for_password_reset(db: Database, *, email: str, now: datetime) -> None:
+    """What the forgot-password form does, for every address alike: one small insert.
+
+    Whether the address has an account is looked at later, by the worker's pass
+    (`send_requested_reset_links`): done here, an unknown address would answer sooner than a known
+    one (no reset to write, no email to publish), and the timing would tell a stranger who has an
+    account. The answer the person reads is the same either way.
     """
-    address = normalise_email(email)
-    now = clock.utcnow()
-    with write_then_publish(ctx, now=now) as work:
-        user = work.conn.execute(_ACTIVE_USER, {"email": address}).first()
-        if user is None:
-            return
-        recent = work.conn.execute(
-            _RECENT_RESETS, {"user_id": user.id, "since": clock.iso(now - timedelta(hours=1))}
-        ).scalar_one()
-        if recent >= RESETS_PER_ADDRESS_PER_HOUR:
-            log.info("password reset for user %s skipped: %s links in the last hour", user.id, recent)
-            return
-        work.conn.execute(_CLOSE_OPEN_RESETS, {"user_id": user.id, "now": clock.iso(now)})
-        nonce = tokens.new_nonce()
-        reset_id = work.conn.execute(
-            _INSERT_RESET,
-            {
-                "user_id": user.id,
-                "nonce": nonce,
-                "hash": tokens.token_hash(tokens.token_for(ctx.settings.secret_key, nonce)),
-                "now": clock.iso(now),
-                "expires": clock.iso(now + timedelta(minutes=RESET_MINUTES)),
-            },
-        ).scalar_one()
-        work.add(
-            password_reset_email(reset_id, address=address, name=user.name, token_nonce=nonce, minutes=RESET_MINUTES)
-        )
+    with db.write() as conn:
+        conn.execute(_ASK, {"address": normalise_email(email), "now": clock.iso(now)})
+
+
+def send_requested_reset_links(ctx, *, now: datetime) -> int:
+    """The worker's pass: a link for each waiting request whose address has an active account.
+
+    Each request is one transaction that writes the reset and its email and deletes the request, so
+    a request is answered once even if two passes overlap; returns how many requests were handled.
+    """
+    with ctx.db.read() as conn:
+        waiting = conn.execute(_WAITING_REQUESTS, {"limit": REQUESTS_PER_PASS}).all()
+    for request in waiting:
+        with write_then_publish(ctx, now=now) as work:
+            if work.conn.execute(_FORGET_REQUEST, {"id": request.id}).rowcount:
+                _write_reset_link(ctx, work, address=request.address, now=now)
+    return len(waiting)
+
+
+def password_reset_task(settings) -> PeriodicTask:
+    """The pass as the worker runs it, one worker at a time."""
+
+    def one_pass(ctx, now: datetime) -> None:
+        handled = send_requested_reset_links(ctx, now=now)
+        if handled:
+            log.info("password reset pass handled %d request(s)", handled)
+
+    return PeriodicTask("password-resets", RESET_PASS_SECONDS, one_pass)
+
+
+def _write_reset_link(ctx, work, *, address: str, now: datetime) -> None:
+    """Inside the caller's transaction: a new link (closing the older ones) and its email, if the
+    address has an active account and has not had too many links this hour."""
+    user = work.conn.execute(_ACTIVE_USER, {"email": address}).first()
+    if user is None:
+        return
+    recent = work.conn.execute(
+        _RECENT_RESETS, {"user_id": user.id, "since": clock.iso(now - timedelta(hours=1))}
+    ).scalar_one()
+    if recent >= RESETS_PER_ADDRESS_PER_HOUR:
+        log.info("password reset for user %s skipped: %s links in the last hour", user.id, recent)
+        return
+    work.conn.execute(_CLOSE_OPEN_RESETS, {"user_id": user.id, "now": clock.iso(now)})
+    nonce = tokens.new_nonce()
+    reset_id = work.conn.execute(
+        _INSERT_RESET,
+        {
+            "user_id": user.id,
+            "nonce": nonce,
+            "hash": tokens.token_hash(tokens.token_for(ctx.settings.secret_key, nonce)),
+            "now": clock.iso(now),
+            "expires": clock.iso(now + timedelta(minutes=RESET_MINUTES)),
+        },
+    ).scalar_one()
+    work.add(password_reset_email(reset_id, address=address, name=user.name, token_nonce=nonce, minutes=RESET_MINUTES))
     log.info("password reset %s recorded for user %s", reset_id, user.id)
 
 

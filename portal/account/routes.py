@@ -34,7 +34,7 @@ SAME_ANSWER = (
 def forgot():
     form = ForgotPasswordForm()
     if form.validate_on_submit():
-        operations.request_password_reset(portal_context(), email=form.email.data)
+        operations.ask_for_password_reset(portal_context().db, email=form.email.data, now=clock.utcnow())
         flash(SAME_ANSWER, "success")
         return redirect(url_for("account.forgot"))
     return render_template("account/forgot.html", form=form), 200 if request.method == "GET" else 400

@@ -4,17 +4,22 @@ import json
 
 import pytest
 
+from portal.account.operations import send_requested_reset_links
 from portal.account.tokens import token_for
+from portal.core import clock
 from tests.pages import csrf_from
 
 
 @pytest.fixture
-def ask_reset(client):
-    """ask_reset(email): submit the forgot-password form as a visitor; returns the response."""
+def ask_reset(client, ctx):
+    """ask_reset(email): submit the forgot-password form as a visitor, then run the worker's pass
+    that sends the link; returns the form's response."""
 
     def ask(email):
         token = csrf_from(client.get("/password/forgot").get_data(as_text=True))
-        return client.post("/password/forgot", data={"email": email, "csrf_token": token})
+        answer = client.post("/password/forgot", data={"email": email, "csrf_token": token})
+        send_requested_reset_links(ctx, now=clock.utcnow())
+        return answer
 
     return ask
 

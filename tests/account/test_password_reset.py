@@ -2,9 +2,10 @@ import json
 
 import sqlalchemy as sa
 
-from portal.account.operations import RESETS_PER_ADDRESS_PER_HOUR
+from portal.account.operations import RESETS_PER_ADDRESS_PER_HOUR, send_requested_reset_links
 from portal.core import clock
 from portal.email_families import FAMILIES
+from tests.pages import csrf_from
 
 NEW_PASSWORD = "a-brand-new-password"
 
@@ -114,3 +115,28 @@ def test_the_email_carries_the_link_and_the_stored_input_does_not(ctx, ask_reset
 
 def test_the_login_page_links_to_the_reset(client):
     assert 'href="/password/forgot"' in client.get("/login").get_data(as_text=True)
+
+
+def test_the_form_does_the_same_work_for_a_known_and_an_unknown_address(app, client, make_user, db, count, ctx):
+    """The timing of the answer cannot tell who has an account: both write one request, nothing else."""
+    email = make_user("employee")
+    statements = {}
+    for address in (email, "nobody@example.org"):
+        seen = statements[address] = []
+
+        def listener(conn, cursor, sql, *args, seen=seen):
+            seen.append(sql.split()[0].upper())
+
+        token = csrf_from(client.get("/password/forgot").get_data(as_text=True))
+        sa.event.listen(db.engine, "before_cursor_execute", listener)
+        try:
+            client.post("/password/forgot", data={"email": address, "csrf_token": token})
+        finally:
+            sa.event.remove(db.engine, "before_cursor_execute", listener)
+    assert statements[email] == statements["nobody@example.org"] and "INSERT" in statements[email]
+    assert count("email_outbox", "family = 'password_reset'") == 0 and count("password_reset_requests") == 2
+
+    send_requested_reset_links(ctx, now=clock.utcnow())
+    # The pass answered both requests and kept neither address: only the account's email remains.
+    assert count("password_reset_requests") == 0
+    assert count("email_outbox", "family = 'password_reset'") == 1
