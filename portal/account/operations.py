@@ -116,7 +116,7 @@ def _write_reset_link(ctx, work, *, address: str, now: datetime) -> None:
     log.info("password reset %s recorded for user %s", reset_id, user.id)
 
 
-def reset_password(db: Database, *, token: str, password: str) -> int:
+def reset_password(db: Database, *, token_hash: str, password: str) -> int:
     """Set a new password with a reset link, using the link up; return the user's ID."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise PasswordResetError(f"Use at least {MIN_PASSWORD_LENGTH} characters.")
@@ -130,7 +130,7 @@ def reset_password(db: Database, *, token: str, password: str) -> int:
                 "AND expires_at > :now AND user_id IN (SELECT id FROM users WHERE deactivated_at IS NULL) "
                 "RETURNING user_id"
             ),
-            {"hash": tokens.token_hash(token), "now": now},
+            {"hash": token_hash, "now": now},
         ).scalar()
         if user_id is None:
             raise PasswordResetError("This reset link is no longer valid. Ask for a new one.")

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.account import tokens
 from portal.core import clock
 from portal.core.db import Database
 
 
-def reset_link_problem(db: Database, token: str) -> str | None:
-    """None if the link can set a password; otherwise why not: 'unknown', 'used' or 'expired'."""
+def reset_link_problem(db: Database, token_hash: str) -> str | None:
+    """None if the link (by its token's hash) can set a password; otherwise why not: 'unknown',
+    'used' or 'expired'."""
     with db.read() as conn:
         row = conn.execute(
             sa.text(
                 "SELECT r.used_at, r.expires_at, u.deactivated_at FROM password_resets r "
                 "JOIN users u ON u.id = r.user_id WHERE r.token_hash = :hash"
             ),
-            {"hash": tokens.token_hash(token)},
+            {"hash": token_hash},
         ).first()
     if row is None or row.deactivated_at is not None:
         return "unknown"

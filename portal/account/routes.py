@@ -9,7 +9,7 @@ import time
 from flask import Blueprint, flash, make_response, redirect, render_template, request, session, url_for
 from flask_login import current_user
 
-from portal.account import operations, queries
+from portal.account import operations, queries, tokens
 from portal.account.forms import AccountForm, ForgotPasswordForm, ResetPasswordForm
 from portal.auth import FAILED_PASSWORD_LIMIT, AccountError, guess_delay, load_user, record_failure
 from portal.core import clock
@@ -21,7 +21,7 @@ bp = Blueprint("account", __name__)
 
 FORGOT_LIMIT = "5 per 15 minutes"
 RESET_LIMIT = "10 per 15 minutes"
-RESET_TOKEN_KEY = "password_reset_token"
+RESET_LINK_KEY = "password_reset_link"
 SAME_ANSWER = (
     "If an account uses that address, a link to reset its password is on its way. "
     f"It works once, for {operations.RESET_MINUTES} minutes."
@@ -46,22 +46,24 @@ def forgot():
 @public
 def reset(token: str | None = None):
     if token is not None and request.method == "GET":
-        session[RESET_TOKEN_KEY] = token
+        # The session (a signed, readable cookie) keeps only the token's hash, the server's reference
+        # to the link: the token itself is in no cookie, address bar, history or Referer.
+        session[RESET_LINK_KEY] = tokens.token_hash(token)
         return redirect(url_for("account.reset"))
-    token = token or session.get(RESET_TOKEN_KEY)
+    token_hash = tokens.token_hash(token) if token else session.get(RESET_LINK_KEY)
     db = portal_context().db
-    problem = queries.reset_link_problem(db, token) if token else "unknown"
+    problem = queries.reset_link_problem(db, token_hash) if token_hash else "unknown"
     if problem is not None:
-        session.pop(RESET_TOKEN_KEY, None)
+        session.pop(RESET_LINK_KEY, None)
         return render_template("account/reset_unavailable.html", problem=problem), 404 if problem == "unknown" else 410
     form = ResetPasswordForm()
     if form.validate_on_submit():
         try:
-            operations.reset_password(db, token=token, password=form.password.data)
+            operations.reset_password(db, token_hash=token_hash, password=form.password.data)
         except (operations.PasswordResetError, AccountError) as error:
             form.form_errors.append(str(error))
         else:
-            session.pop(RESET_TOKEN_KEY, None)
+            session.pop(RESET_LINK_KEY, None)
             flash("Your password is changed. Sign in with your new password.", "success")
             return redirect(url_for("auth.login"))
     return render_template("account/reset.html", form=form), 200 if request.method == "GET" else 400

@@ -1,4 +1,6 @@
+import base64
 import json
+import zlib
 
 import sqlalchemy as sa
 
@@ -42,6 +44,17 @@ def test_the_token_leaves_the_address_bar_after_the_first_visit(client, ask_rese
     response = client.get(link)
     assert response.status_code == 302 and response.headers["Location"] == "/password/reset"
     assert "Choose a new password" in client.get("/password/reset").get_data(as_text=True)
+    # Nor is it in the session cookie, which is signed but readable by whoever holds it.
+    token = link.rsplit("/", 1)[1]
+    cookie = client.get_cookie("session").value
+    assert token not in decoded_session(cookie)
+
+
+def decoded_session(cookie: str) -> str:
+    """What anyone holding the cookie reads in it (itsdangerous: base64 of zlib-compressed JSON)."""
+    payload = cookie.lstrip(".").split(".")[0]
+    raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    return (zlib.decompress(raw) if cookie.startswith(".") else raw).decode()
 
 
 def test_a_newer_link_closes_the_older_one(ask_reset, reset_links, set_password, make_user):
