@@ -113,6 +113,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.invitations.routes import bp as invitations
     from portal.main.routes import bp as main
     from portal.people.routes import bp as people
+    from portal.privacy.routes import bp as privacy
     from portal.report_emails.routes import bp as report_emails
     from portal.reports.routes import bp as reports
     from portal.suppressions.routes import bp as suppressions
@@ -127,6 +128,7 @@ def _register_blueprints(app: Flask) -> None:
         demo,
         invitations,
         people,
+        privacy,
         suppressions,
         campaigns,
         unsubscribe,
@@ -142,6 +144,7 @@ def _register_blueprints(app: Flask) -> None:
             ("suppressions.index", "Suppressions"),
             ("campaigns.index", "Campaigns"),
             ("console.index", "Outbox"),
+            ("privacy.find_person", "People's data"),
         ],
         "manager": [
             ("reports.index", "Report"),

@@ -12,7 +12,7 @@ from portal.auth.operations import (
     insert_user,
 )
 from portal.auth.queries import load_user, verify_password
-from portal.auth.throttle import FAILED_PASSWORD_LIMIT, guess_delay, record_failure
+from portal.auth.throttle import FAILED_PASSWORD_LIMIT, guess_delay, login_failure_key, record_failure
 
 __all__ = [
     "FAILED_PASSWORD_LIMIT",
@@ -24,6 +24,7 @@ __all__ = [
     "hash_password",
     "insert_user",
     "load_user",
+    "login_failure_key",
     "record_failure",
     "verify_password",
 ]

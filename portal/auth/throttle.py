@@ -47,13 +47,14 @@ _DROP_ENDED_WINDOWS = sa.text("DELETE FROM login_failures WHERE window_started_a
 _FORGET = sa.text("DELETE FROM login_failures WHERE address_hash = :key")
 
 
-def _key(email: str) -> str:
+def login_failure_key(email: str) -> str:
+    """The hash an address's failures are counted under (no address is stored)."""
     return hashlib.sha256(normalise_email(email).encode()).hexdigest()[:32]
 
 
 def _window(email: str, now: datetime) -> dict:
     return {
-        "key": _key(email),
+        "key": login_failure_key(email),
         "now": clock.iso(now),
         "window_start": clock.iso(now - timedelta(seconds=WINDOW_SECONDS)),
     }
@@ -85,4 +86,4 @@ def record_failure(db: Database, email: str, *, now: datetime) -> None:
 def forget_failures(db: Database, email: str) -> None:
     """After a successful sign-in: the owner is in, so earlier failures no longer slow them down."""
     with db.write() as conn:
-        conn.execute(_FORGET, {"key": _key(email)})
+        conn.execute(_FORGET, {"key": login_failure_key(email)})

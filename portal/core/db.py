@@ -71,6 +71,9 @@ class Database:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            # Deleted and overwritten content is zeroed, not left in free pages: an erased person's
+            # address must not stay readable in the file (portal/privacy/operations.py).
+            cursor.execute("PRAGMA secure_delete=ON")
         cursor.execute("PRAGMA foreign_keys=ON")
 
     @staticmethod
@@ -78,6 +81,17 @@ class Database:
         # Straight to the driver: this runs for every transaction, and SQLAlchemy's statement
         # machinery would triple its cost.
         conn.connection.dbapi_connection.execute("BEGIN " + conn.info.pop("begin_mode", "DEFERRED"))
+
+    def flush_erased_pages(self) -> None:
+        """Move the write-ahead log into the file and empty it, so pages that held erased data are
+        gone from both (a local file; a server keeps its own log, see docs/deploy.md)."""
+        if not self.is_local_file:
+            return
+        connection = self.engine.raw_connection()  # outside any transaction, or it cannot checkpoint
+        try:
+            connection.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            connection.close()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

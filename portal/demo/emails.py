@@ -25,8 +25,13 @@ SALES_NOTIFICATION = Family(
 FAMILIES = (CONFIRMATION, SALES_NOTIFICATION)
 
 
+def submission_subject(submission_id: int) -> str:
+    """The subject_ref that ties a demo request's emails to it."""
+    return f"demo_submission:{submission_id}"
+
+
 def demo_emails(submission_id: int, *, name, email, company, message, sales_inbox) -> list[EmailIntent]:
-    subject_ref = f"demo_submission:{submission_id}"
+    subject_ref = submission_subject(submission_id)
     return [
         EmailIntent(
             family=CONFIRMATION,

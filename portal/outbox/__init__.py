@@ -4,7 +4,8 @@ their handles (`PortalContext`: a database, Redis, settings, the provider and th
 Everything above the engine reaches it through its faces, named in `FACES` and nowhere else:
 - this module, for an area's emails: `Family` to declare them (in `<area>/emails.py`, listed in
   `portal/email_families.py`), `EmailIntent` and `write_then_publish` to write rows and their
-  emails in one transaction, `PeriodicTask` for a scheduled pass;
+  emails in one transaction, `PeriodicTask` for a scheduled pass, `erase_address` for a person's
+  erasure;
 - `portal.outbox.reads` to show email state, and `portal.outbox.statuses` to name it;
 - `portal.outbox.operator` for the console, the suppression list, the CLI and /metrics;
 - `portal.outbox.receipts` for the provider's delivery receipts.
@@ -14,6 +15,7 @@ from portal.outbox.families import Family, FamilyRegistry
 from portal.outbox.handles import PortalContext
 from portal.outbox.intents import EmailIntent
 from portal.outbox.periodic import PeriodicTask
+from portal.outbox.personal_data import EmailsInFlight, erase_address, unsettled_about
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
 from portal.outbox.rendering import Attachment
 from portal.outbox.retry import RetryPolicy
@@ -35,11 +37,14 @@ __all__ = [
     "Attachment",
     "EmailIntent",
     "EmailWork",
+    "EmailsInFlight",
     "Family",
     "FamilyRegistry",
     "PeriodicTask",
     "PortalContext",
     "RetryPolicy",
     "cancel_unsent",
+    "erase_address",
+    "unsettled_about",
     "write_then_publish",
 ]

@@ -19,6 +19,7 @@ from portal.core import clock
 from portal.core.db import json_array
 from portal.core.settings import Settings
 from portal.outbox.families import Family
+from portal.outbox.personal_data import restore_erased_suppressions
 from portal.outbox.rendering import LAYOUT_VERSION
 from portal.outbox.rows import ALWAYS_DUE
 from portal.outbox.statuses import PENDING
@@ -99,6 +100,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
         )
     if shared:
         conn.execute(_INSERT_SHARED, list(shared.values()))
+    restore_erased_suppressions(conn, [row["recipient"] for row in rows], settings.secret_key)
     conn.execute(_INSERT_ROW, rows)
     # A replayed intent kept its first row: read every ID back by key.
     ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())

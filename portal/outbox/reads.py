@@ -8,10 +8,12 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from portal.core.db import Database, json_array
+from portal.outbox.personal_data import emails_to
 from portal.outbox.statuses import UNSETTLED, sql_list
 
 # The reads face: how areas show email state (portal.outbox.FACES).
 __all__ = [
+    "emails_to",
     "family_status_counts",
     "id_by_key",
     "ids_for_subject",

@@ -11,9 +11,18 @@ import pytest
 import sqlalchemy as sa
 
 from portal.core.db import Statement
-from portal.outbox import batch_composition, batch_log, batch_outcomes, batches, claims, freeze, rows
+from portal.outbox import (
+    batch_composition,
+    batch_log,
+    batch_outcomes,
+    batches,
+    claims,
+    freeze,
+    personal_data,
+    rows,
+)
 
-MODULES = (batch_composition, batches, batch_log, batch_outcomes, claims, freeze, rows)
+MODULES = (batch_composition, batches, batch_log, batch_outcomes, claims, freeze, personal_data, rows)
 PARAMETER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 

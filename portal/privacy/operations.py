@@ -1,0 +1,150 @@
+"""Recording a download, and erasing a person: one db.write() each.
+
+An erasure replaces the address everywhere by a pseudonym (erased-<random>@erased.invalid, the same
+in every table, so the rows still join), blanks names and free text the person wrote, removes
+secrets (password, links) and what only served them (subscriptions, reset requests, failure
+counts), and cancels every email to them of which nothing can have gone out. Hours stay with the
+company: a session keeps its minutes, company and account (now "Former volunteer"), so reports
+keep their totals, and a closed year's snapshot (figures only) never changes. The email tables are
+erased by the engine (portal.outbox.erase_address), which keeps a bounce or complaint as a keyed
+hash. The audit (`privacy_events`) records who erased, when, and the pseudonym: not the address.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from portal.applications import application_subject
+from portal.auth import login_failure_key
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.text import normalise_email
+from portal.demo import submission_subject
+from portal.outbox import EmailsInFlight, cancel_unsent, erase_address, unsettled_about
+from portal.outbox.reads import unsettled_ids_for_recipient
+
+log = logging.getLogger(__name__)
+
+ERASED_NAME = "Former volunteer"
+CANCEL_REASON = "recipient_erased"
+
+_RECORD = sa.text(
+    """
+    INSERT INTO privacy_events (action, subject_user_id, pseudonym, actor_user_id, created_at)
+    VALUES (:action, :subject, :pseudonym, :actor, :now)
+    """
+)
+_USER = sa.text("SELECT id FROM users WHERE email = :address")
+# Statements of one erasure, in order; each binds :address, :pseudonym, :user_id, :now and :unusable.
+_ERASE = [
+    """UPDATE users SET email = :pseudonym, name = :name, password_hash = :unusable,
+              session_generation = session_generation + 1, deactivated_at = COALESCE(deactivated_at, :now)
+       WHERE id = :user_id""",
+    """UPDATE invitations SET email = :pseudonym, token_nonce = :unusable || '-n-' || id,
+              token_hash = :unusable || '-h-' || id
+       WHERE email = :address""",
+    "UPDATE attendance_sessions SET volunteer_email = :pseudonym WHERE volunteer_email = :address",
+    "UPDATE campaign_recipients SET email = :pseudonym, name = :name WHERE email = :address OR user_id = :user_id",
+    """UPDATE company_applications SET contact_email = :pseudonym, contact_name = :name, message = ''
+       WHERE contact_email = :address""",
+    "UPDATE demo_submissions SET email = :pseudonym, name = :name, message = '' WHERE email = :address",
+    "UPDATE demo_leads SET email = :pseudonym, name = :name WHERE email = :address",
+    "DELETE FROM password_resets WHERE user_id = :user_id",
+    "DELETE FROM password_reset_requests WHERE address = :address",
+    "DELETE FROM report_subscriptions WHERE user_id = :user_id",
+    "DELETE FROM login_failures WHERE address_hash = :failure_key",
+]
+
+
+_DEMO_REQUESTS = sa.text("SELECT id FROM demo_submissions WHERE email = :address")
+_APPLICATIONS = sa.text("SELECT id FROM company_applications WHERE contact_email = :address")
+
+
+def _subjects_about(conn, address: str) -> list[str]:
+    """The rows whose emails to others (the sales or TEEI inbox) carry what this person wrote."""
+    params = {"address": address}
+    return [submission_subject(i) for i in conn.execute(_DEMO_REQUESTS, params).scalars()] + [
+        application_subject(i) for i in conn.execute(_APPLICATIONS, params).scalars()
+    ]
+
+
+class NothingToErase(ValueError):
+    """The portal holds nothing under that address."""
+
+
+@dataclass(frozen=True)
+class Erasure:
+    pseudonym: str
+    emails_cancelled: int
+    emails_erased: int
+    waiting_for: int = 0  # emails being sent right now: nothing was erased, ask again shortly
+
+    @property
+    def done(self) -> bool:
+        return self.waiting_for == 0
+
+
+def record_download(db: Database, *, subject_user_id: int | None, actor_user_id: int, now: datetime) -> None:
+    with db.write() as conn:
+        conn.execute(
+            _RECORD,
+            {
+                "action": "download",
+                "subject": subject_user_id,
+                "pseudonym": None,
+                "actor": actor_user_id,
+                "now": clock.iso(now),
+            },
+        )
+
+
+def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_data: bool) -> Erasure:
+    """Erase everything held about `address`, in one transaction (see the module's docstring).
+
+    While an email to the address is being handed to the provider, only the cancellations commit and
+    the result says how many emails to wait for; the admin asks again a moment later."""
+    if not holds_data:
+        raise NothingToErase("The portal holds nothing under that address.")
+    address = normalise_email(address)
+    pseudonym = f"erased-{secrets.token_hex(6)}@erased.invalid"
+    with ctx.db.write() as conn:
+        about = _subjects_about(conn, address)
+        unsent = unsettled_ids_for_recipient(conn, address) + unsettled_about(conn, about)
+        cancelled = cancel_unsent(conn, unsent, CANCEL_REASON, now=now)
+        try:
+            erased = erase_address(
+                conn, address, about=about, pseudonym=pseudonym, secret_key=ctx.settings.secret_key, now=now
+            )
+        except EmailsInFlight as waiting:
+            return Erasure(pseudonym="", emails_cancelled=len(cancelled), emails_erased=0, waiting_for=waiting.count)
+        user_id = conn.execute(_USER, {"address": address}).scalar()
+        params = {
+            "address": address,
+            "pseudonym": pseudonym,
+            "user_id": user_id,
+            "name": ERASED_NAME,
+            "now": clock.iso(now),
+            "unusable": "erased-" + secrets.token_hex(16),
+            "failure_key": login_failure_key(address),
+        }
+        for statement in _ERASE:
+            conn.execute(sa.text(statement), params)
+        conn.execute(
+            _RECORD,
+            {
+                "action": "erase",
+                "subject": user_id,
+                "pseudonym": pseudonym,
+                "actor": actor_user_id,
+                "now": params["now"],
+            },
+        )
+    # Pages that held the address leave the write-ahead log, and secure_delete zeroed them in place.
+    ctx.db.flush_erased_pages()
+    log.info("person erased as %s by user %s", pseudonym, actor_user_id)
+    return Erasure(pseudonym=pseudonym, emails_cancelled=len(cancelled), emails_erased=erased.emails)

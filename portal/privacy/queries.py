@@ -1,0 +1,104 @@
+"""Everything the portal holds about one email address, section by section.
+
+Each section is a list of plain rows, written into the download as JSON and CSV. What belongs to
+other people stays out: an email's template input (it may name the inviter), a password hash, a
+token. The email tables are read through the engine (portal.outbox.reads.emails_to).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from portal.core.db import Database
+from portal.core.text import normalise_email
+from portal.outbox.reads import emails_to
+
+# Section name -> (what it is, for the README in the download).
+SECTIONS = {
+    "account": "Your account: address, name, role, company and when it was made or deactivated.",
+    "memberships": "The companies you belonged to, and when (your hours count for the company of the day).",
+    "invitations": "Invitations sent to your address, and whether they were accepted or revoked.",
+    "attendance": "Every session the programme platforms reported for your address.",
+    "emails": "Every email the portal wrote to your address: its kind, status and times (not its content).",
+    "receipts": "What the email provider reported about those emails (delivered, bounced, opened...).",
+    "suppressions": "Whether the portal stopped emailing your address (a bounce or complaint), and when.",
+    "suppression_history": "Every change to that entry.",
+    "campaign_recipients": "The campaigns (newsletters) that were sent to you.",
+    "campaign_unsubscribes": "Campaigns you unsubscribed from.",
+    "applications": "Partner applications you sent as a company's contact.",
+    "demo_requests": "Demo requests you sent.",
+    "report_subscriptions": "Report emails you subscribed to as a manager.",
+    "password_resets": "Password reset links made for your account (never the link itself).",
+    "decisions_taken": "Decisions on partner applications you took as an admin.",
+    "outbox_actions_taken": "Actions you took on emails in the operator's console, as an admin.",
+    "privacy_events": "Every download and erasure of this data.",
+}
+
+_BY_USER = {
+    "memberships": """SELECT c.name AS company, m.started_at, m.ended_at FROM company_memberships m
+                      JOIN companies c ON c.id = m.company_id WHERE m.user_id = :user_id ORDER BY m.started_at""",
+    "campaign_unsubscribes": """SELECT c.name AS campaign, u.created_at FROM campaign_unsubscribes u
+                                LEFT JOIN campaigns c ON c.id = u.campaign_id WHERE u.user_id = :user_id""",
+    "report_subscriptions": """SELECT c.name AS company, s.frequency, s.since, s.updated_at FROM report_subscriptions s
+                               JOIN companies c ON c.id = s.company_id WHERE s.user_id = :user_id""",
+    "password_resets": """SELECT created_at, expires_at, used_at FROM password_resets
+                          WHERE user_id = :user_id ORDER BY id""",
+    "decisions_taken": """SELECT a.company_name AS application, d.decision, d.note, d.created_at
+                          FROM application_decisions d JOIN company_applications a ON a.id = d.application_id
+                          WHERE d.decided_by = :user_id ORDER BY d.id""",
+    "outbox_actions_taken": """SELECT outbox_id, action, reason, created_at FROM email_outbox_events
+                               WHERE actor_user_id = :user_id ORDER BY id""",
+    "privacy_events": """SELECT action, created_at FROM privacy_events WHERE subject_user_id = :user_id ORDER BY id""",
+}
+_BY_ADDRESS = {
+    "invitations": """SELECT c.name AS company, i.role, i.programme, i.created_at, i.expires_at, i.send_count,
+                             i.accepted_at, i.revoked_at
+                      FROM invitations i JOIN companies c ON c.id = i.company_id WHERE i.email = :address""",
+    "attendance": """SELECT platform, session_id, held_at, minutes, status, updated_at FROM attendance_sessions
+                     WHERE volunteer_email = :address ORDER BY held_at""",
+    "campaign_recipients": """SELECT c.name AS campaign, c.subject, c.started_at AS sent_at, r.name
+                              FROM campaign_recipients r JOIN campaigns c ON c.id = r.campaign_id
+                              WHERE r.email = :address ORDER BY c.started_at""",
+    "applications": """SELECT company_name, contact_name, contact_email, employee_count, message, state, created_at
+                       FROM company_applications WHERE contact_email = :address ORDER BY id""",
+    "demo_requests": """SELECT name, email, company, message, created_at FROM demo_submissions
+                        WHERE email = :address ORDER BY id""",
+}
+_ACCOUNT = sa.text(
+    """
+    SELECT u.id, u.email, u.name, u.role, c.name AS company, u.programme, u.created_at, u.deactivated_at
+    FROM users u LEFT JOIN companies c ON c.id = u.company_id WHERE u.email = :address
+    """
+)
+
+
+@dataclass(frozen=True)
+class PersonalData:
+    address: str
+    user_id: int | None
+    sections: dict[str, list[dict]]
+
+    @property
+    def total(self) -> int:
+        return sum(len(rows) for rows in self.sections.values())
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(rows) for name, rows in self.sections.items()}
+
+
+def personal_data(db: Database, address: str) -> PersonalData:
+    """What the portal holds about `address`, every section (empty ones too), in one read."""
+    address = normalise_email(address)
+    with db.read() as conn:
+        account = conn.execute(_ACCOUNT, {"address": address}).mappings().first()
+        user_id = account["id"] if account else None
+        sections = {"account": [dict(account)] if account else []}
+        for name, sql in _BY_ADDRESS.items():
+            sections[name] = [dict(row) for row in conn.execute(sa.text(sql), {"address": address}).mappings().all()]
+        for name, sql in _BY_USER.items():
+            rows = conn.execute(sa.text(sql), {"user_id": user_id}).mappings().all() if user_id else []
+            sections[name] = [dict(row) for row in rows]
+        sections.update(emails_to(conn, address))
+    return PersonalData(address=address, user_id=user_id, sections={name: sections[name] for name in SECTIONS})

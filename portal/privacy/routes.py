@@ -1,0 +1,116 @@
+"""/admin/privacy: an admin finds, downloads or erases a person's data; /account/data and
+/account/erase: a person's own. Every download and erasure is recorded (privacy_events)."""
+
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, Response, flash, redirect, render_template, url_for
+from flask_login import current_user, logout_user
+
+from portal.auth import guess_delay, record_failure, verify_password
+from portal.core import clock
+from portal.privacy import operations, queries
+from portal.privacy.export import data_zip
+from portal.privacy.forms import EraseOwnAccountForm, FindPersonForm, PersonActionForm
+from portal.web.access import roles_required
+from portal.web.extensions import portal_context
+
+bp = Blueprint("privacy", __name__)
+PORTAL_NAME = "the TEEI partner portal"
+
+
+@bp.route("/admin/privacy", methods=["GET", "POST"])
+@roles_required("admin")
+def find_person():
+    form = FindPersonForm()
+    data = None
+    if form.validate_on_submit():
+        data = queries.personal_data(portal_context().db, form.email.data)
+    action_form = PersonActionForm(formdata=None, data={"email": data.address if data else ""})
+    status = 200 if not form.errors else 400
+    return render_template(
+        "privacy/find.html", form=form, data=data, action_form=action_form, sections=queries.SECTIONS
+    ), status
+
+
+@bp.post("/admin/privacy/download")
+@roles_required("admin")
+def download():
+    form = PersonActionForm()
+    if not form.validate_on_submit():
+        return redirect(url_for("privacy.find_person"))
+    return _download(form.email.data)
+
+
+@bp.post("/admin/privacy/erase")
+@roles_required("admin")
+def erase():
+    form = PersonActionForm()
+    if not form.validate_on_submit():
+        return redirect(url_for("privacy.find_person"))
+    ctx = portal_context()
+    data = queries.personal_data(ctx.db, form.email.data)
+    if form.confirmed.data != "yes":
+        return render_template("privacy/confirm_erase.html", data=data, form=form, sections=queries.SECTIONS)
+    try:
+        erasure = operations.erase_person(
+            ctx, address=data.address, actor_user_id=current_user.id, now=clock.utcnow(), holds_data=data.total > 0
+        )
+    except operations.NothingToErase as error:
+        flash(str(error), "info")
+        return redirect(url_for("privacy.find_person"))
+    if not erasure.done:
+        flash(
+            f"{erasure.waiting_for} email(s) to this address are being handed to the provider right now, so "
+            "nothing was erased yet (every other email to them is cancelled). Erase again in a minute.",
+            "error",
+        )
+        return redirect(url_for("privacy.find_person"))
+    flash(
+        f"Erased. The records that stay (hours, email statuses) now name {erasure.pseudonym}; "
+        f"{erasure.emails_cancelled} unsent email(s) were cancelled.",
+        "success",
+    )
+    return redirect(url_for("privacy.find_person"))
+
+
+@bp.post("/account/data")
+@roles_required("admin", "manager", "employee")
+def own_data():
+    return _download(current_user.email)
+
+
+@bp.route("/account/erase", methods=["GET", "POST"])
+@roles_required("employee")
+def erase_own_account():
+    form = EraseOwnAccountForm()
+    ctx = portal_context()
+    if form.validate_on_submit():
+        time.sleep(guess_delay(ctx.db, current_user.email, now=clock.utcnow()))  # slowed like sign-in
+        if not verify_password(ctx.db, current_user.id, form.current_password.data):
+            record_failure(ctx.db, current_user.email, now=clock.utcnow())
+            form.current_password.errors.append("That is not your password.")
+        else:
+            erasure = operations.erase_person(
+                ctx, address=current_user.email, actor_user_id=current_user.id, now=clock.utcnow(), holds_data=True
+            )
+            if erasure.done:
+                logout_user()
+                flash("Your account is erased. Thank you for volunteering with TEEI.", "success")
+                return redirect(url_for("auth.login"))
+            flash("An email to you is being sent right now. Try again in a minute.", "error")
+    return render_template("privacy/erase_own.html", form=form), 200 if not form.errors else 400
+
+
+def _download(address: str) -> Response:
+    ctx, now = portal_context(), clock.utcnow()
+    data = queries.personal_data(ctx.db, address)
+    operations.record_download(ctx.db, subject_user_id=data.user_id, actor_user_id=current_user.id, now=now)
+    archive = data_zip(data, portal_name=PORTAL_NAME, made_at=now)
+    filename = f"personal-data-{now:%Y-%m-%d}.zip"  # no address in a file name a browser keeps
+    return Response(
+        archive,
+        mimetype="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store"},
+    )

@@ -1,0 +1,189 @@
+"""A person put into every table that can hold them, through the portal's own operations, then
+erased: their address, name and tokens are nowhere (database file, Redis, logs), and the company's
+report totals are what they were."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import zipfile
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from devtools.testing import redis_dump
+from portal.account.operations import ask_for_password_reset, send_requested_reset_links
+from portal.applications.operations import submit_application
+from portal.attendance.queries import company_attendance
+from portal.auth.queries import load_user
+from portal.campaigns import operations as campaigns
+from portal.campaigns.sending import campaign_pass
+from portal.core import clock
+from portal.demo.operations import request_demo
+from portal.invitations import tokens as invitation_tokens
+from portal.invitations.operations import accept_invitation, invite_colleagues
+from portal.outbox.receipts import apply_receipt_event
+from tests.attendance.conftest import sign
+from tests.builders import event
+from tests.pages import csrf_from
+
+ADDRESS = "ada.erasable@acme.example"
+NAME = "Ada Erasable"
+MESSAGE = "Ada's own words about her team"
+
+
+@pytest.fixture
+def ada(ctx, client, make_user, user_id, count):
+    """Ada in every table that can hold a person; returns the secrets that must vanish with her."""
+    manager = load_user(ctx.db, user_id(make_user("manager", company="Acme Ltd")))
+    admin_id = user_id(make_user("admin"))
+    invite_colleagues(ctx, manager=manager, addresses=[ADDRESS], programme="language")
+    with ctx.db.read() as conn:
+        nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations WHERE email = :a"), {"a": ADDRESS}).scalar()
+    token = invitation_tokens.token_for(ctx.settings.secret_key, nonce)
+    ada_id = accept_invitation(ctx.db, token=token, name=NAME, password="ada-password-1")
+
+    body = json.dumps(
+        {
+            "platform": "language",
+            "sessions": [
+                {
+                    "session_id": f"lang-ada-{n}",
+                    "volunteer_email": ADDRESS,
+                    "held_at": f"2026-11-0{n}T17:00:00Z",
+                    "minutes": 45,
+                    "status": "attended",
+                    "updated_at": "2026-11-09T18:00:00Z",
+                }
+                for n in (2, 3)
+            ],
+        }
+    )
+    assert (
+        client.post(
+            "/api/attendance", data=body, headers=sign(ctx.settings.attendance_webhook_secret, body)
+        ).status_code
+        == 200
+    )
+
+    submit_application(
+        ctx, company_name="Erasable Co", contact_name=NAME, contact_email=ADDRESS, employee_count=12, message=MESSAGE
+    )
+    request_demo(ctx, name=NAME, email=ADDRESS, company="Erasable Co", message=MESSAGE)
+    campaign = campaigns.create_campaign(
+        ctx.db,
+        admin_id=admin_id,
+        name="Autumn",
+        subject="Autumn at TEEI",
+        body="New sessions.",
+        audience="language_volunteers",
+    )
+    campaigns.send(ctx, campaign_id=campaign, admin_id=admin_id, send_at=None)
+    campaign_pass(ctx)
+    campaigns.unsubscribe(ctx.db, user_id=ada_id, campaign_id=campaign)
+    ask_for_password_reset(ctx.db, email=ADDRESS, now=clock.utcnow())
+    send_requested_reset_links(ctx, now=clock.utcnow())
+    token_page = client.get("/login").get_data(as_text=True)
+    client.post("/login", data={"email": ADDRESS, "password": "a-wrong-guess", "csrf_token": csrf_from(token_page)})
+
+    # The invitation went out and bounced: a receipt, and the address on the suppression list.
+    with ctx.db.write() as conn:
+        invitation_email = conn.execute(
+            sa.text(
+                "UPDATE email_outbox SET status = 'sent', provider_message_id = 're_ada' "
+                "WHERE recipient = :a AND family = 'invitation' RETURNING id"
+            ),
+            {"a": ADDRESS},
+        ).scalar()
+    bounce = event(
+        "email.bounced", email_id="re_ada", to=ADDRESS, outbox_id=invitation_email, bounce={"type": "Permanent"}
+    )
+    apply_receipt_event(
+        ctx.db, "msg_ada_bounce", json.dumps(bounce).encode(), environment="development", now=clock.utcnow()
+    )
+
+    for table, where in [
+        ("users", "email = :a"),
+        ("company_memberships", "user_id = :id"),
+        ("invitations", "email = :a"),
+        ("attendance_sessions", "volunteer_email = :a"),
+        ("company_applications", "contact_email = :a"),
+        ("demo_submissions", "email = :a"),
+        ("demo_leads", "email = :a"),
+        ("campaign_recipients", "email = :a"),
+        ("campaign_unsubscribes", "user_id = :id"),
+        ("password_resets", "user_id = :id"),
+        ("password_reset_requests", "1 = 1"),
+        ("login_failures", "1 = 1"),
+        ("email_outbox", "recipient = :a"),
+        ("email_receipts", "outbox_id = :outbox"),
+        ("email_suppressions", "email = :a"),
+        ("email_suppression_events", "email = :a"),
+    ]:
+        params = {"a": ADDRESS, "id": ada_id, "outbox": invitation_email}
+        with ctx.db.read() as conn:
+            held = conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar()
+        # password_reset_requests is emptied by its pass: it held her address until then.
+        assert held or table == "password_reset_requests", f"Ada is not in {table}"
+    return {"id": ada_id, "secrets": [ADDRESS, NAME, MESSAGE, token, nonce], "company": manager.company_id}
+
+
+def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
+    ctx, client, auth, make_user, ada, settings, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    minutes_before = company_attendance(ctx.db, company_id=ada["company"]).minutes
+    auth.login(make_user("admin"))
+    page = client.post(
+        "/admin/privacy",
+        data={"email": ADDRESS, "csrf_token": csrf_from(client.get("/admin/privacy").get_data(as_text=True))},
+    )
+    token = csrf_from(page.get_data(as_text=True))
+    confirm = client.post("/admin/privacy/erase", data={"email": ADDRESS, "csrf_token": token})
+    assert "This cannot be undone" in confirm.get_data(as_text=True)
+    done = client.post("/admin/privacy/erase", data={"email": ADDRESS, "csrf_token": token, "confirmed": "yes"})
+    assert done.status_code == 302
+    assert "Erased." in client.get("/admin/privacy").get_data(as_text=True)
+
+    assert company_attendance(ctx.db, company_id=ada["company"]).minutes == minutes_before == 90
+    ctx.db.dispose()  # every connection closed: what is on disk is all there is
+    database = Path(settings.database_url.split(":///", 1)[1])
+    stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
+    everything = [stored.decode("latin-1").lower(), redis_dump(ctx.redis).lower(), caplog.text.lower()]
+    for secret in ada["secrets"]:
+        for place, text in zip(("database", "redis", "logs"), everything, strict=True):
+            assert secret.lower() not in text, f"{secret!r} is still in the {place}"
+    with ctx.db.read() as conn:
+        audit = conn.execute(sa.text("SELECT action, pseudonym, actor_user_id FROM privacy_events")).all()
+    assert [row.action for row in audit] == ["erase"] and audit[0].pseudonym.endswith("@erased.invalid")
+
+
+def test_a_bounced_address_stays_suppressed_after_its_erasure(ctx, client, auth, make_user, ada, user_id, count):
+    auth.login(make_user("admin"))
+    token = csrf_from(client.get("/admin/privacy").get_data(as_text=True))
+    client.post("/admin/privacy/erase", data={"email": ADDRESS, "csrf_token": token, "confirmed": "yes"})
+    assert count("email_suppressions", "email = :a", a=ADDRESS) == 0
+    # Months later a manager invites the same address again: the portal still refuses to email it.
+    manager = load_user(ctx.db, user_id(make_user("manager", company="Acme Ltd")))
+    invite_colleagues(ctx, manager=manager, addresses=[ADDRESS], programme="language")
+    assert count("email_suppressions", "email = :a", a=ADDRESS) == 1
+
+
+def test_a_person_downloads_what_the_portal_holds_and_it_is_recorded(ctx, client, auth, ada, count):
+    auth.login(ADDRESS, "ada-password-1")
+    page = client.get("/account").get_data(as_text=True)
+    answer = client.post("/account/data", data={"csrf_token": csrf_from(page)})
+    assert answer.status_code == 200 and answer.mimetype == "application/zip"
+    assert ADDRESS not in answer.headers["Content-Disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(answer.data))
+    names = set(archive.namelist())
+    assert {"README.txt", "attendance.json", "attendance.csv", "emails.json", "invitations.csv"} <= names
+    attendance = json.loads(archive.read("attendance.json"))
+    assert sorted(session["minutes"] for session in attendance) == [45, 45]
+    assert json.loads(archive.read("account.json"))[0]["name"] == NAME
+    assert {email["family"] for email in json.loads(archive.read("emails.json"))} >= {"invitation", "password_reset"}
+    everything = b"".join(archive.read(name) for name in names).decode()
+    assert "password_hash" not in everything and ada["secrets"][3] not in everything  # no hash, no token
+    assert count("privacy_events", "action = 'download'") == 1
