@@ -16,11 +16,17 @@ def main(argv: list[str] | None = None) -> int:
     from portal.context import build_context
     from portal.core.settings import Settings
     from portal.outbox.worker import run_worker
+    from portal.privacy.retention import retention_task
     from portal.report_emails.operations import schedule_task
 
     settings = Settings.from_env()
     # The areas' periodic passes; the engine runs them under a lock and never imports an area.
-    periodic = (schedule_task(settings), campaign_task(settings), password_reset_task(settings))
+    periodic = (
+        schedule_task(settings),
+        campaign_task(settings),
+        password_reset_task(settings),
+        retention_task(settings),
+    )
     return run_worker(build_context(settings), burst=args.burst, periodic=periodic)
 
 

@@ -102,9 +102,14 @@ def outbox_status(as_json):
 
 @outbox_cli.command("purge")
 def outbox_purge():
-    """Apply the retention rules now: old receipt bodies, and settled rows' recipients and input."""
-    ctx = portal_context()
-    click.echo(purge(ctx.db, ctx.settings, now=clock.utcnow()).summary())
+    """Apply the retention rules now: old receipt bodies, settled rows' recipients and input, and the
+    areas' personal data past keeping (demo requests, declined applications, open invitations)."""
+    from portal.privacy.retention import purge_personal_data
+
+    ctx, now = portal_context(), clock.utcnow()
+    click.echo(purge(ctx.db, ctx.settings, now=now).summary())
+    for kind, changed in purge_personal_data(ctx.db, ctx.settings, now=now).items():
+        click.echo(f"{kind}: {changed} erased")
 
 
 def register_commands(app: Flask) -> None:

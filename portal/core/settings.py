@@ -58,6 +58,10 @@ class Settings:
     outbox_batch_size: int = 100
     receipt_retention_days: int = 30
     outbox_retention_days: int = 365
+    # People who never became users: how long what they sent is kept (portal/privacy/retention.py).
+    demo_request_retention_days: int = 365
+    declined_application_retention_days: int = 365
+    open_invitation_retention_days: int = 180
     attendance_webhook_secret: str = DEV_ATTENDANCE_WEBHOOK_SECRET
     portal_timezone: str = "Europe/Oslo"
     report_schedule_interval_seconds: int = 300
@@ -133,6 +137,9 @@ class Settings:
             outbox_batch_size=_batch_size(env),
             receipt_retention_days=_positive_int(env, "RECEIPT_RETENTION_DAYS", 30),
             outbox_retention_days=_positive_int(env, "OUTBOX_RETENTION_DAYS", 365),
+            demo_request_retention_days=_positive_int(env, "DEMO_REQUEST_RETENTION_DAYS", 365),
+            declined_application_retention_days=_positive_int(env, "DECLINED_APPLICATION_RETENTION_DAYS", 365),
+            open_invitation_retention_days=_positive_int(env, "OPEN_INVITATION_RETENTION_DAYS", 180),
             attendance_webhook_secret=attendance_secret,
             portal_timezone=timezone_name,
             report_schedule_interval_seconds=_positive_int(env, "REPORT_SCHEDULE_INTERVAL_SECONDS", 300),

@@ -10,7 +10,7 @@ from flask_login import current_user, logout_user
 
 from portal.auth import guess_delay, record_failure, verify_password
 from portal.core import clock
-from portal.privacy import operations, queries
+from portal.privacy import operations, queries, retention
 from portal.privacy.export import data_zip
 from portal.privacy.forms import EraseOwnAccountForm, FindPersonForm, PersonActionForm
 from portal.web.access import roles_required
@@ -30,7 +30,12 @@ def find_person():
     action_form = PersonActionForm(formdata=None, data={"email": data.address if data else ""})
     status = 200 if not form.errors else 400
     return render_template(
-        "privacy/find.html", form=form, data=data, action_form=action_form, sections=queries.SECTIONS
+        "privacy/find.html",
+        form=form,
+        data=data,
+        action_form=action_form,
+        sections=queries.SECTIONS,
+        holdings=retention.holdings(portal_context().db, portal_context().settings),
     ), status
 
 
