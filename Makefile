@@ -4,6 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
+# What the second pass of `make test` runs against sqld (conftest.py; devtools/sqld.py).
+SQLD_PASS ?= tests/outbox e2e/test_sign_in.py e2e/test_invitations.py e2e/test_applications.py \
+	e2e/test_reports.py e2e/test_outbox_console.py
+
 .PHONY: run test install bench clean lint
 
 $(STAMP): pyproject.toml
@@ -26,7 +30,10 @@ test: $(STAMP)
 	bash devtools/ensure-system-packages.sh redis-server chromium fonts-liberation
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python devtools/sqld.py install >/dev/null
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	# The second pass: the engine and the main journeys against a real libSQL server (sqld), one per test.
+	PORTAL_TEST_DATABASE=sqld $(BIN)/python -m pytest -rs $(SQLD_PASS)
 
 bench: $(STAMP)
 	bash devtools/ensure-system-packages.sh redis-server

@@ -24,11 +24,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 @pytest.fixture
-def portal_env(tmp_path, database_path, redis_server):
+def portal_env(tmp_path, database_url, redis_server):
     redis_server.client().flushall()
     return {
         **os.environ,
-        "DATABASE_URL": f"sqlite+libsql:///{database_path}",
+        "DATABASE_URL": database_url,
         "REDIS_URL": redis_server.url,
         "SECRET_KEY": "e2e-secret-key",
         "PORTAL_ENV": "development",
@@ -89,7 +89,7 @@ def running_stack(portal_env, logs: Path, *, log_format: str = "text"):
 
 
 @pytest.fixture
-def stack(portal_env, database_path, tmp_path):
+def stack(portal_env, tmp_path):
     with running_stack(portal_env, tmp_path / "logs") as running:
         yield running
 

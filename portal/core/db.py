@@ -58,6 +58,10 @@ class Database:
         self.engine: Engine = sa.create_engine(
             engine_url,
             connect_args={"isolation_level": None, **turso_args},
+            # The dialect gives a server URL one connection per thread (SingletonThreadPool), so a
+            # read opened beside a write on the same thread would run inside that write's transaction.
+            # A pool of separate connections behaves on a server as it does on a file.
+            poolclass=sa.pool.QueuePool,
             # Errors must never carry bound values: they hold addresses and they reach logs and RQ.
             hide_parameters=True,
         )

@@ -5,6 +5,7 @@ import signal
 import zlib
 from datetime import timedelta
 
+import redis
 import rq
 
 from devtools.testing import redis_dump, wait_until
@@ -185,15 +186,21 @@ def test_a_busy_worker_heartbeats_without_a_round_trip_per_email(ctx, make_outbo
     heartbeats, jobs, stop = [], [], threading.Event()
 
     def watch():
-        with ctx.redis.monitor() as monitor:
-            for command in monitor.listen():
-                text = command["command"]
-                if text.startswith("HSET rq:worker:") and " last_heartbeat " in text:
-                    heartbeats.append(text)
-                elif text.startswith("HSET rq:job:") and " status started " in text:
-                    jobs.append(text)
-                if stop.is_set():
-                    return
+        # A quiet moment while the worker starts (longer over a database server) times the socket
+        # out: the monitor reconnects and goes on until the test has seen every job.
+        while not stop.is_set():
+            try:
+                with redis.Redis.from_url(ctx.settings.redis_url).monitor() as monitor:
+                    for command in monitor.listen():
+                        text = command["command"]
+                        if text.startswith("HSET rq:worker:") and " last_heartbeat " in text:
+                            heartbeats.append(text)
+                        elif text.startswith("HSET rq:job:") and " status started " in text:
+                            jobs.append(text)
+                        if stop.is_set():
+                            return
+            except redis.TimeoutError:
+                continue
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
