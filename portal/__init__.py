@@ -24,6 +24,15 @@ ERROR_MESSAGES = {
     413: ("Too large", "That submission is too large."),
     429: ("Too many attempts", "Too many attempts in a short time. Wait a few minutes, then try again."),
     500: ("Something went wrong", "The error was logged. Please try again in a moment."),
+    503: (
+        "The database is unavailable",
+        "The portal cannot reach its database just now. Nothing was changed. Please try again shortly.",
+    ),
+    # A write whose commit could not be confirmed: never replayed, so the person must look.
+    "ambiguous": (
+        "We could not confirm that was saved",
+        "The database stopped answering while saving. Check the page before trying again: it may have been saved.",
+    ),
 }
 
 
@@ -221,8 +230,11 @@ def _set_security_headers(app: Flask, *, hsts: bool) -> None:
 
 
 def _register_error_pages(app: Flask) -> None:
-    from flask import render_template
+    from flask import g, render_template
     from flask_wtf.csrf import CSRFError
+
+    from portal.core.db import AmbiguousCommitError, DatabaseUnavailable
+    from portal.web.extensions import login_manager
 
     def render_error(error):
         code = getattr(error, "code", 500) or 500
@@ -233,6 +245,18 @@ def _register_error_pages(app: Flask) -> None:
             title, message = "Form expired", "The form was out of date or incomplete. Go back, reload it and try again."
         return render_template("errors/error.html", title=title, message=message, code=code), code
 
-    for code in ERROR_MESSAGES:
+    def database_unavailable(error):
+        # The layout asks who is signed in, which needs the database: the page is shown as to a visitor.
+        g._login_user = login_manager.anonymous_user()
+        title, message = ERROR_MESSAGES[503]
+        return render_template("errors/error.html", title=title, message=message, code=503), 503, {"Retry-After": "30"}
+
+    def outcome_unknown(error):
+        title, message = ERROR_MESSAGES["ambiguous"]
+        return render_template("errors/error.html", title=title, message=message, code=503), 503
+
+    for code in (code for code in ERROR_MESSAGES if isinstance(code, int) and code != 503):
         app.register_error_handler(code, render_error)
     app.register_error_handler(CSRFError, render_error)
+    app.register_error_handler(DatabaseUnavailable, database_unavailable)
+    app.register_error_handler(AmbiguousCommitError, outcome_unknown)

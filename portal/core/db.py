@@ -36,6 +36,16 @@ class AmbiguousCommitError(RuntimeError):
     """COMMIT failed after statements ran: the change may or may not have been saved."""
 
 
+class DatabaseUnavailable(RuntimeError):
+    """The database server did not answer before any commit was asked: nothing was written."""
+
+
+def is_unreachable_error(error: BaseException) -> bool:
+    """The libSQL client could not reach its server (it raises ValueError("Hrana: `http error ..."))."""
+    text = str(getattr(error, "orig", None) or error).lower()
+    return isinstance(error, ConnectionError) or "http error" in text or "connection refused" in text
+
+
 def is_busy_error(error: BaseException) -> bool:
     text = str(getattr(error, "orig", None) or error).lower()
     return "database is locked" in text or "busy" in text
@@ -47,7 +57,9 @@ class Database:
         self.busy_timeout_ms = busy_timeout_ms
         self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
         engine_url, turso_args = turso_connect_args(sa.engine.make_url(url))
-        # An embedded replica's writes go to its primary: only a plain local file queues here.
+        # An embedded replica's writes go to its primary: only a plain local file queues here, and
+        # only a plain file takes file pragmas (libSQL refuses journal_mode and the rest on a replica).
+        self.is_replica = self.is_local_file and "sync_url" in turso_args
         local_path = engine_url.database if self.is_local_file and not turso_args else None
         self.writer_turns = (
             WriterTurns(local_path + WriterTurns.SUFFIX, busy_timeout_ms / 1000)
@@ -70,7 +82,7 @@ class Database:
 
     def _configure_connection(self, dbapi_connection, _record) -> None:
         cursor = dbapi_connection.cursor()
-        if self.is_local_file:
+        if self.is_local_file and not self.is_replica:
             # The web server and the workers share one file: WAL lets readers run beside a writer.
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
@@ -89,7 +101,7 @@ class Database:
     def flush_erased_pages(self) -> None:
         """Move the write-ahead log into the file and empty it, so pages that held erased data are
         gone from both (a local file; a server keeps its own log, see docs/deploy.md)."""
-        if not self.is_local_file:
+        if not self.is_local_file or self.is_replica:
             return
         connection = self.engine.raw_connection()  # outside any transaction, or it cannot checkpoint
         try:
@@ -99,19 +111,23 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            with conn.begin():
-                yield conn
+        with _unreachable_as_unavailable():
+            with self.engine.connect() as conn:
+                with conn.begin():
+                    yield conn
 
     @contextmanager
     def write(self, *, retries: int = LOCK_RETRIES) -> Iterator[Connection]:
         """One write transaction. Busy locks are retried before any statement runs."""
-        with self._writer_turn(), self.engine.connect() as conn:
+        with self._writer_turn(), _unreachable_as_unavailable(), self.engine.connect() as conn:
             transaction = self._begin_immediate(conn, retries)
             try:
                 yield conn
-            except BaseException:
-                transaction.rollback()
+            except BaseException as error:
+                if is_unreachable_error(error):
+                    conn.invalidate()  # no rollback can reach the server; without a commit nothing lands
+                else:
+                    transaction.rollback()
                 raise
             try:
                 transaction.commit()
@@ -146,6 +162,19 @@ class Database:
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1").scalar()
+
+
+@contextmanager
+def _unreachable_as_unavailable() -> Iterator[None]:
+    """A server that does not answer, before any commit, is DatabaseUnavailable: safe to retry."""
+    try:
+        yield
+    except (AmbiguousCommitError, DatabaseBusyError):
+        raise
+    except Exception as error:
+        if is_unreachable_error(error):
+            raise DatabaseUnavailable("the database server did not answer; nothing was written") from error
+        raise
 
 
 class WriterTurns:
