@@ -76,7 +76,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     # Short Redis timeouts: an outage must not hang a web request.
     app.extensions[EXTENSION_KEY] = build_context(settings, redis_timeout=2)
 
-    _init_extensions(app)
+    _init_extensions(app, settings)
     _register_blueprints(app)
     _mount_lean_apps(app)
     from portal.web.observability import init_operations  # logs, request IDs, proxies, /metrics, /readyz
@@ -91,7 +91,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
     return app
 
 
-def _init_extensions(app: Flask) -> None:
+def _init_extensions(app: Flask, settings) -> None:
     from portal.auth.queries import load_session_user
     from portal.web.access import enforce_declared_access
     from portal.web.extensions import csrf, limiter, login_manager, portal_context
@@ -106,7 +106,7 @@ def _init_extensions(app: Flask) -> None:
     login_manager.user_loader(lambda session_id: load_session_user(portal_context().db, session_id))
     app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
-    init_template_filters(app)
+    init_template_filters(app, settings)
 
 
 def _register_blueprints(app: Flask) -> None:

@@ -40,8 +40,8 @@ class FilterForm(PortalForm):
     )
     family = SelectField("Family", choices=[SelectChoice("", "Any family")], validate_choice=False)
     q = StringField("Recipient starts with", filters=[strip], validators=[Length(max=254)])
-    created_from = DateField("Created from (UTC)", validators=[Optional(), created_day])
-    created_to = DateField("Created until (UTC)", validators=[Optional(), created_day])
+    created_from = DateField("Created from", validators=[Optional(), created_day])
+    created_to = DateField("Created until", validators=[Optional(), created_day])
 
     def __init__(self, *args, families=(), **kwargs):
         super().__init__(*args, **kwargs)

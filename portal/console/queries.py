@@ -6,9 +6,10 @@ Every read goes through the engine's operator face (portal/outbox/operator.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, timedelta
+from zoneinfo import ZoneInfo
 
-from portal.core import clock
+from portal.core.periods import local_midnight
 from portal.outbox import operator
 from portal.outbox.operator import eligible_actions, is_unknown_outcome
 from portal.outbox.statuses import ALL
@@ -31,20 +32,23 @@ def count_grid(db) -> CountGrid:
 
 
 def outbox_filter(
-    *, status: str = "", family: str = "", q: str = "", created_from: date | None = None, created_to: date | None = None
+    *,
+    zone: ZoneInfo,
+    status: str = "",
+    family: str = "",
+    q: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
 ) -> operator.OutboxFilter:
-    """The list's filters as the engine takes them: dates are whole UTC days, `to` inclusive."""
+    """The list's filters as the engine takes them: dates are whole days in the portal's zone, as the
+    list shows its times, `to` inclusive."""
     return operator.OutboxFilter(
         status=status if status in ALL else "",
         family=family or "",
         recipient=(q or "").strip().lower(),
-        created_from=_day_start(created_from) if created_from else "",
-        created_before=_day_start(created_to + timedelta(days=1)) if created_to else "",
+        created_from=local_midnight(created_from, zone) if created_from else "",
+        created_before=local_midnight(created_to + timedelta(days=1), zone) if created_to else "",
     )
-
-
-def _day_start(day: date) -> str:
-    return clock.iso(datetime.combine(day, time.min).replace(tzinfo=UTC))
 
 
 def outbox_page(db, filters: operator.OutboxFilter, cursor: str | None) -> operator.OutboxPage:

@@ -6,6 +6,7 @@ from flask_login import current_user
 from portal.console import operations, queries
 from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.core.periods import report_timezone
 from portal.outbox.operator import ACTIONS, BULK_LIMIT, ActionRefused, ask_provider, rate_limit_for
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
@@ -29,9 +30,11 @@ def _families():
 
 def _filters_from(values) -> tuple[FilterForm, object]:
     form = FilterForm(values, families=_families())
+    zone = report_timezone(portal_context().settings)
     if not form.validate():
-        return form, queries.outbox_filter()
+        return form, queries.outbox_filter(zone=zone)
     return form, queries.outbox_filter(
+        zone=zone,
         status=form.status.data or "",
         family=form.family.data if form.family.data in _families() else "",
         q=form.q.data,

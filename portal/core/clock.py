@@ -1,6 +1,6 @@
 """Timestamps as fixed-width UTC ISO strings, so SQL compares them as text in time order."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _WIDTH = len("2026-01-01T00:00:00.000000Z")
@@ -32,19 +32,23 @@ def parse(value: str) -> datetime:
     return datetime.strptime(value, FORMAT).replace(tzinfo=UTC)
 
 
-def display_time(value: str) -> str:
-    """A stored UTC timestamp as people read it: 3 Oct 2026, 14:05 UTC."""
-    return _display(value, "{day} {moment:%b %Y, %H:%M} UTC")
+def display_time(value: str, zone: tzinfo = UTC) -> str:
+    """A stored UTC timestamp as people read it, in `zone` with the zone named: 3 Oct 2026, 16:05 CEST.
+
+    Pages pass the portal's zone (the `date_time` filter); UTC stays only where an operator compares
+    times with the provider's or a log's."""
+    return _display(value, zone, "{day} {moment:%b %Y, %H:%M} {zone_name}")
 
 
-def display_date(value: str) -> str:
-    """A stored UTC timestamp as a date people read, the one date format of every page: 3 Oct 2026."""
-    return _display(value, "{day} {moment:%b %Y}")
+def display_date(value: str, zone: tzinfo = UTC) -> str:
+    """A stored UTC timestamp as the date people read in `zone` (23:30 UTC on the 2nd is the 3rd in
+    Oslo), the one date format of every page: 3 Oct 2026."""
+    return _display(value, zone, "{day} {moment:%b %Y}")
 
 
-def _display(value: str, pattern: str) -> str:
+def _display(value: str, zone: tzinfo, pattern: str) -> str:
     try:
-        moment = parse(value)
+        moment = parse(value).astimezone(zone)
     except ValueError:
         return value  # not one of our timestamps: shown as stored rather than failing the page
-    return pattern.format(day=moment.day, moment=moment)
+    return pattern.format(day=moment.day, moment=moment, zone_name=moment.tzname())

@@ -6,11 +6,14 @@ from __future__ import annotations
 from flask import Flask
 
 from portal.core.clock import display_date, display_time
+from portal.core.periods import report_timezone
 from portal.outbox.statuses import UNSETTLED
 
 
-def init_template_filters(app: Flask) -> None:
+def init_template_filters(app: Flask, settings) -> None:
+    zone = report_timezone(settings)
     app.jinja_env.globals["unsettled_email_statuses"] = UNSETTLED
-    # "3 Oct 2026" and "3 Oct 2026, 14:05 UTC".
-    app.jinja_env.filters["date_only"] = display_date
-    app.jinja_env.filters["date_time"] = display_time
+    app.jinja_env.globals["portal_zone_name"] = settings.portal_timezone
+    # Every time a person reads is in the portal's zone, named: "3 Oct 2026" and "3 Oct 2026, 16:05 CEST".
+    app.jinja_env.filters["date_only"] = lambda value: display_date(value, zone)
+    app.jinja_env.filters["date_time"] = lambda value: display_time(value, zone)
