@@ -349,7 +349,10 @@ def test_a_batched_emails_page_shows_its_batch_its_requests_and_what_a_person_ma
 def test_times_and_day_filters_are_in_the_portal_zone_named(client, admin, make_outbox_row):
     # 23:30 UTC on 31 January is already 1 February in Oslo (PORTAL_TIMEZONE's default).
     make_outbox_row(
-        recipient="late@example.org", created_at="2026-01-31T23:30:00.000000Z", status="sent", provider_message_id="re_l"
+        recipient="late@example.org",
+        created_at="2026-01-31T23:30:00.000000Z",
+        status="sent",
+        provider_message_id="re_l",
     )
 
     february = client.get("/admin/outbox/?created_from=2026-02-01&created_to=2026-02-28").get_data(as_text=True)
