@@ -3,8 +3,11 @@
 Other areas use this one only through the names below (its face; tests/test_floors.py).
 """
 
-from portal.demo.queries import demo_request_page
+from portal.demo.operations import STATUS_LABELS
+from portal.demo.queries import demo_request_page, status_counts
 
 __all__ = [
+    "STATUS_LABELS",
     "demo_request_page",
+    "status_counts",
 ]
