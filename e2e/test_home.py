@@ -1,4 +1,4 @@
-"""Public and admin pages of issue 26: the home page, the admin header, demo follow-up, the
+"""Public and admin pages of issue 26: the home page, the admin header, the
 character counter and the unsubscribe page, in Chromium at 1280 and 390 px."""
 
 from __future__ import annotations
@@ -114,35 +114,6 @@ def test_the_admin_header_fits_one_row_and_counts_new_applications(page, stack):
     at_each_width(page, "admin-applications")
     page.get_by_role("link", name="Outbox").click()  # the operator's console, from the admin menu
     expect(page.get_by_role("heading", level=1)).to_have_text("Outbox")
-
-
-def test_an_admin_follows_up_a_demo_request(page, stack):
-    page.goto(f"{stack.url}/demo")
-    page.get_by_label("Your name", exact=True).fill("Sofia Reyes")
-    page.get_by_label("Work email", exact=True).fill("sofia@lumen.example")
-    page.get_by_label("Company", exact=True).fill("Lumen Retail")
-    page.get_by_label("Anything we should know?").fill("About 40 colleagues might join.")
-    page.locator("main").get_by_role("button", name="Request a demo").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("Thank you, we will be in touch")
-
-    sign_in(page, stack.url, ADMIN)
-    page.get_by_role("link", name="Demo requests").click()
-    expect(page.get_by_role("row", name=re.compile("Sofia Reyes.*New"))).to_be_visible()
-    at_each_width(page, "admin-demo-requests")
-    page.get_by_role("link", name="Sofia Reyes").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("Demo request from Sofia Reyes")
-    page.get_by_label("Status").select_option("contacted")
-    page.get_by_label("Note for colleagues").fill("Called Sofia; demo on Tuesday at 10.")
-    expect(page.get_by_text("You have 1,964 characters left")).to_be_visible()
-    page.get_by_role("button", name="Save").click()
-    expect(page.locator(".flash-success")).to_have_text("Saved: the request from Sofia Reyes is contacted.")
-    expect(page.get_by_label("Status")).to_have_value("contacted")
-    at_each_width(page, "admin-demo-request-detail")
-
-    page.get_by_role("link", name="← All demo requests").click()
-    expect(page.get_by_role("row", name=re.compile("Sofia Reyes.*Contacted.*Called Sofia"))).to_be_visible()
-    page.get_by_role("link", name=re.compile("^Contacted")).click()
-    expect(page.get_by_text("Showing all 1")).to_be_visible()
 
 
 def test_long_text_fields_count_characters_and_the_server_still_refuses_too_many(page, stack, new_context):
