@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.core.clock import display_date
 from portal.core.db import Database
 from portal.web.paging import like_pattern
 
@@ -28,7 +27,7 @@ def company_summaries(db: Database, *, query: str = "") -> list[dict]:
             ),
             params,
         ).mappings()
-        return [{**row, "joined_on": display_date(row["created_at"])} for row in rows]
+        return [dict(row) for row in rows]
 
 
 def company(db: Database, company_id: int) -> dict | None:
