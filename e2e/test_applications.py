@@ -92,8 +92,15 @@ def test_company_applies_and_admin_declines_with_a_double_click(pages, page, sta
 def test_admin_approves_and_the_applicant_gets_an_accept_link(pages, page, stack):
     apply_as_a_company(page, stack, company="Lumen Retail")
     pages.wait_for_email(APPLICANT, "We received your partner application")
+    # TEEI hears of it too, with a link straight to the application.
+    notice = pages.wait_for_email("partners@teei.example", "New partner application from Lumen Retail")
+    assert notice["reply_to"] == [APPLICANT]
+    review = re.search(r"https?://\S+/admin/applications/\d+", notice["text"]).group(0)
 
-    open_application_as_admin(pages, page, "Lumen Retail")
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    expect(page.locator(".nav-count")).to_have_text("1 new application")
+    page.goto(review)
+    expect(page.get_by_role("heading", level=1)).to_have_text("Lumen Retail")
     page.get_by_role("button", name="Approve and invite").click()
     page.get_by_role("button", name="Yes, approve and invite").click()
     expect(page.locator(".flash-success")).to_contain_text("Approved. Lumen Retail is a partner now")
@@ -111,3 +118,9 @@ def test_admin_approves_and_the_applicant_gets_an_accept_link(pages, page, stack
             {"e": APPLICANT},
         ).scalar()
     assert managers_invited == 1
+    # The approved application leads to the company it created; the menu counts no new application.
+    expect(page.locator(".nav-count")).to_have_count(0)
+    snapshot(page, "applications-approved-detail")
+    page.get_by_role("link", name="Lumen Retail: people, invitations and managers").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Lumen Retail")
+    snapshot(page, "applications-approved-company")

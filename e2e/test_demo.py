@@ -1,8 +1,11 @@
 """A visitor asks for a demo: in Chromium against a running portal, worker and provider model."""
 
+import re
 from pathlib import Path
 
 from playwright.sync_api import expect
+
+from e2e.test_home import ADMIN, at_each_width, sign_in
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 VISITOR = "sofia@lumen.example"
@@ -46,3 +49,32 @@ def test_public_forms_fit_a_phone(page, stack):
         expect(page.get_by_role("heading", level=1)).to_have_text(heading)
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{path} scrolls sideways on a phone"
+
+
+def test_an_admin_follows_up_a_demo_request(page, stack):
+    page.goto(f"{stack.url}/demo")
+    page.get_by_label("Your name", exact=True).fill("Sofia Reyes")
+    page.get_by_label("Work email", exact=True).fill("sofia@lumen.example")
+    page.get_by_label("Company", exact=True).fill("Lumen Retail")
+    page.get_by_label("Anything we should know?").fill("About 40 colleagues might join.")
+    page.locator("main").get_by_role("button", name="Request a demo").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Thank you, we will be in touch")
+
+    sign_in(page, stack.url, ADMIN)
+    page.get_by_role("link", name="Demo requests").click()
+    expect(page.get_by_role("row", name=re.compile("Sofia Reyes.*New"))).to_be_visible()
+    at_each_width(page, "admin-demo-requests")
+    page.get_by_role("link", name="Sofia Reyes").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Demo request from Sofia Reyes")
+    page.get_by_label("Status").select_option("contacted")
+    page.get_by_label("Note for colleagues").fill("Called Sofia; demo on Tuesday at 10.")
+    expect(page.get_by_text("You have 1,964 characters left")).to_be_visible()
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".flash-success")).to_have_text("Saved: the request from Sofia Reyes is contacted.")
+    expect(page.get_by_label("Status")).to_have_value("contacted")
+    at_each_width(page, "admin-demo-request-detail")
+
+    page.get_by_role("link", name="← All demo requests").click()
+    expect(page.get_by_role("row", name=re.compile("Sofia Reyes.*Contacted.*Called Sofia"))).to_be_visible()
+    page.get_by_role("link", name=re.compile("^Contacted")).click()
+    expect(page.get_by_text("Showing all 1")).to_be_visible()

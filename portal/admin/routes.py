@@ -4,7 +4,8 @@ from flask_login import current_user
 from portal import invitations
 from portal.admin import queries
 from portal.applications import STATE_LABELS
-from portal.demo import demo_request_page
+from portal.demo import STATUS_LABELS as DEMO_STATUS_LABELS
+from portal.demo import demo_request_page, status_counts
 from portal.people import people_page
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
@@ -17,7 +18,9 @@ bp = Blueprint("admin", __name__)
 @bp.get("/")
 @roles_required("admin")
 def dashboard():
-    return render_template("admin/dashboard.html", companies=queries.company_summaries(portal_context().db))
+    query = search_text(request.args.get("q"))
+    companies = queries.company_summaries(portal_context().db, query=query)
+    return render_template("admin/dashboard.html", companies=companies, query=query)
 
 
 @bp.get("/companies/<int:company_id>")
@@ -91,6 +94,16 @@ def resend_manager_invitation(company_id: int, invitation_id: int):
 @bp.get("/demo-requests")
 @roles_required("admin")
 def demo_requests():
+    db = portal_context().db
     query = search_text(request.args.get("q"))
-    page = demo_request_page(portal_context().db, query=query, number=page_number(request.args.get("page")))
-    return render_template("admin/demo_requests.html", page=page, query=query)
+    status = request.args.get("status", "")
+    status = status if status in DEMO_STATUS_LABELS else ""
+    page = demo_request_page(db, query=query, status=status, number=page_number(request.args.get("page")))
+    return render_template(
+        "admin/demo_requests.html",
+        page=page,
+        query=query,
+        status=status,
+        counts=status_counts(db),
+        labels=DEMO_STATUS_LABELS,
+    )

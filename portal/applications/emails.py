@@ -34,7 +34,22 @@ DECISION = Family(
     },
 )
 
-FAMILIES = (RECEIVED, DECISION)
+# TEEI's applications inbox hears of each new application, with a link to decide it.
+NOTIFICATION = Family(
+    name="application_notification",
+    id_prefix="apn",
+    template="application_notification",
+    template_version=1,
+    subject=lambda data: f"New partner application from {data['company_name']}",
+    # The team can write to the applicant straight from its inbox.
+    reply_to=lambda data, settings: data.get("contact_email"),
+    prepare=lambda data, settings: {
+        **data,
+        "review_url": f"{settings.public_base_url}/admin/applications/{data['application_id']}",
+    },
+)
+
+FAMILIES = (RECEIVED, DECISION, NOTIFICATION)
 
 
 def application_subject(application_id: int) -> str:
@@ -51,6 +66,25 @@ def received_email(application_id: int, *, contact_email, contact_name, company_
         recipient=contact_email,
         idempotency_key=received_key(application_id),
         data={"contact_name": contact_name, "company_name": company_name, "employee_count": employee_count},
+        subject_ref=application_subject(application_id),
+    )
+
+
+def notification_email(
+    application_id: int, *, inbox, contact_email, contact_name, company_name, employee_count, message
+) -> EmailIntent:
+    return EmailIntent(
+        family=NOTIFICATION,
+        recipient=inbox,
+        idempotency_key=f"application:{application_id}:notification",
+        data={
+            "application_id": application_id,
+            "contact_name": contact_name,
+            "contact_email": contact_email,
+            "company_name": company_name,
+            "employee_count": employee_count,
+            "message": message,
+        },
         subject_ref=application_subject(application_id),
     )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.applications.emails import decision_email, received_email
+from portal.applications.emails import decision_email, notification_email, received_email
 from portal.applications.states import (
     DECISIONS,
     EMAIL_MAX,
@@ -72,7 +72,7 @@ _OPEN_APPLICATION = sa.text(
 def submit_application(
     ctx, *, company_name: str, contact_name: str, contact_email: str, employee_count: int, message: str = ""
 ) -> Submission:
-    """Record an application and its confirmation email in one transaction, then publish."""
+    """Record an application, its confirmation and TEEI's notification in one transaction, then publish."""
     fields = {
         "company_name": one_line(company_name, "your company's name", NAME_MAX, ApplicationError),
         "contact_name": one_line(contact_name, "your name", NAME_MAX, ApplicationError),
@@ -99,7 +99,16 @@ def submit_application(
                 contact_name=fields["contact_name"],
                 company_name=fields["company_name"],
                 employee_count=employee_count,
-            )
+            ),
+            notification_email(
+                application_id,
+                inbox=ctx.settings.applications_inbox,
+                contact_email=fields["contact_email"],
+                contact_name=fields["contact_name"],
+                company_name=fields["company_name"],
+                employee_count=employee_count,
+                message=fields["message"],
+            ),
         )
     log.info("application %s received", application_id)
     return Submission(application_id=application_id, created=True, queued=work.queued)

@@ -77,6 +77,12 @@ def state_counts(db: Database) -> dict[str, int]:
     return {state: counts.get(state, 0) for state in STATES}
 
 
+def new_count(db: Database) -> int:
+    """Applications no admin has decided yet: the count the admin navigation shows."""
+    with db.read() as conn:
+        return conn.execute(sa.text("SELECT COUNT(*) FROM company_applications WHERE state = 'new'")).scalar_one()
+
+
 def application_page(
     db: Database, *, state: str = "", query: str = "", number: int = 1, per_page: int = PER_PAGE
 ) -> Page:

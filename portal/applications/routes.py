@@ -19,6 +19,18 @@ UNCONFIRMED_APPLICATION = (
 UNCONFIRMED_DECISION = "We could not confirm this was saved; check the application before retrying."
 
 
+@bp.app_context_processor
+def new_applications_for_admins():
+    """The admin navigation shows how many applications wait for a decision, on every page."""
+    if not (current_user.is_authenticated and current_user.role == "admin"):
+        return {}
+    try:
+        return {"new_applications": queries.new_count(portal_context().db)}
+    except Exception:
+        # An error page rendered because the database is down must still render.
+        return {}
+
+
 @bp.route("/apply", methods=["GET", "POST"])
 @public_form_limits("apply")
 @public

@@ -28,7 +28,7 @@ def _person(token: str):
     with ctx.db.read() as conn:
         return conn.execute(
             sa.text(
-                "SELECT u.id, :c AS campaign_id, (x.user_id IS NOT NULL) AS unsubscribed FROM users u "
+                "SELECT u.id, u.email, :c AS campaign_id, (x.user_id IS NOT NULL) AS unsubscribed FROM users u "
                 "LEFT JOIN campaign_unsubscribes x ON x.user_id = u.id WHERE u.id = :u"
             ),
             {"u": user_id, "c": campaign_id},
@@ -46,7 +46,11 @@ def confirm(token: str):
     if person is None:
         return _unknown()
     return render_template(
-        "unsubscribe/page.html", token=token, unsubscribed=bool(person.unsubscribed), form=ResubscribeForm()
+        "unsubscribe/page.html",
+        token=token,
+        email=person.email,
+        unsubscribed=bool(person.unsubscribed),
+        form=ResubscribeForm(),
     )
 
 
@@ -58,7 +62,9 @@ def one_click(token: str):
     if person is None:
         return _unknown()
     operations.unsubscribe(portal_context().db, user_id=person.id, campaign_id=person.campaign_id)
-    return render_template("unsubscribe/page.html", token=token, unsubscribed=True, form=ResubscribeForm(), just=True)
+    return render_template(
+        "unsubscribe/page.html", token=token, email=person.email, unsubscribed=True, form=ResubscribeForm(), just=True
+    )
 
 
 @bp.post("/<token>/resubscribe")
@@ -69,6 +75,10 @@ def resubscribe(token: str):
         return _unknown()
     form = ResubscribeForm()
     if not form.validate_on_submit():
-        return render_template("unsubscribe/page.html", token=token, unsubscribed=True, form=form), 400
+        return render_template(
+            "unsubscribe/page.html", token=token, email=person.email, unsubscribed=True, form=form
+        ), 400
     operations.resubscribe(portal_context().db, user_id=person.id)
-    return render_template("unsubscribe/page.html", token=token, unsubscribed=False, form=form, back=True)
+    return render_template(
+        "unsubscribe/page.html", token=token, email=person.email, unsubscribed=False, form=form, back=True
+    )

@@ -40,6 +40,8 @@ class Settings:
     public_base_url: str = "http://127.0.0.1:5000"
     email_from: str = "Partner Portal <portal@localhost>"
     sales_inbox: str = "sales@teei.example"
+    # Where TEEI hears of each new partner application (issue 26).
+    applications_inbox: str = "partners@teei.example"
     resend_api_key: str | None = None
     resend_api_url: str | None = None
     resend_webhook_secret: str = DEV_WEBHOOK_SECRET
@@ -121,6 +123,7 @@ class Settings:
             public_base_url=base_url,
             email_from=email_from,
             sales_inbox=env.get("SALES_INBOX", "sales@teei.example"),
+            applications_inbox=_inbox(env, "APPLICATIONS_INBOX", "partners@teei.example"),
             resend_api_key=api_key,
             resend_api_url=api_url,
             resend_webhook_secret=webhook_secret,
@@ -158,6 +161,16 @@ class Settings:
 
 
 LOG_FORMATS = ("text", "json")
+
+
+def _inbox(env: dict, name: str, default: str) -> str:
+    """An address the portal writes to; a value without "@" would only fail later, in the worker."""
+    value = env.get(name) or default
+    if "@" not in parseaddr(value)[1]:
+        raise ConfigError(name, "must be an email address, such as partners@teei.example")
+    return value
+
+
 MAX_TRUSTED_PROXIES = 5
 
 

@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 NAME_MAX = 200
 EMAIL_MAX = 254
 MESSAGE_MAX = 2000
+NOTE_MAX = 2000
+# Where sales stands with a request, in the order it moves; the words admins read.
+STATUS_LABELS = {"new": "New", "contacted": "Contacted", "done": "Done"}
 # The same content again within this time is the same request; after it, a new one.
 REPLAY_WINDOW = timedelta(hours=24)
 
@@ -110,3 +113,28 @@ def replay_key(*, name: str, email: str, company: str, message: str) -> str:
         "\n".join(line.rstrip() for line in message.replace("\r\n", "\n").strip().split("\n")),
     ]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+
+
+class DemoRequestNotFound(LookupError):
+    pass
+
+
+def follow_up(db, *, submission_id: int, status: str, note: str, admin_id: int) -> None:
+    """Record where sales stands with a demo request, and its note, in one write."""
+    if status not in STATUS_LABELS:
+        raise DemoRequestError("Choose new, contacted or done.")
+    note = paragraphs(note, "the note", NOTE_MAX, DemoRequestError)
+    with db.write() as conn:
+        changed = conn.execute(
+            sa.text(
+                """
+                UPDATE demo_submissions
+                SET status = :status, note = :note, status_changed_at = :now, status_changed_by = :admin_id
+                WHERE id = :id
+                """
+            ),
+            {"status": status, "note": note, "now": clock.now_iso(), "admin_id": admin_id, "id": submission_id},
+        ).rowcount
+    if not changed:
+        raise DemoRequestNotFound(submission_id)
+    log.info("demo request %s marked %s", submission_id, status)

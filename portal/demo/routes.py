@@ -1,8 +1,10 @@
-from flask import Blueprint, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
 
-from portal.demo import operations
-from portal.demo.forms import DemoRequestForm
-from portal.web.access import public
+from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.demo import operations, queries
+from portal.demo.forms import DemoRequestForm, FollowUpForm
+from portal.web.access import public, roles_required
 from portal.web.extensions import portal_context
 from portal.web.public_forms import accept_public_form, public_form_limits
 
@@ -38,3 +40,33 @@ def request_demo():
 @public
 def thanks():
     return render_template("demo/thanks.html")
+
+
+@bp.route("/admin/demo-requests/<int:submission_id>", methods=["GET", "POST"])
+@roles_required("admin")
+def admin_detail(submission_id: int):
+    db = portal_context().db
+    found = queries.demo_request(db, submission_id)
+    if found is None:
+        abort(404)
+    form = FollowUpForm(data={"status": found.status, "note": found.note})
+    if form.validate_on_submit():
+        try:
+            operations.follow_up(
+                db, submission_id=submission_id, status=form.status.data, note=form.note.data, admin_id=current_user.id
+            )
+        except DatabaseBusyError:
+            form.form_errors.append("The database was busy, so nothing was saved. Please try again.")
+        except AmbiguousCommitError:
+            flash("We could not confirm this was saved; check the request before saving again.", "warning")
+            return redirect(url_for(".admin_detail", submission_id=submission_id))
+        except operations.DemoRequestError as error:
+            form.note.errors.append(str(error))
+        else:
+            flash(
+                f"Saved: the request from {found.name} is {operations.STATUS_LABELS[form.status.data].lower()}.",
+                "success",
+            )
+            return redirect(url_for(".admin_detail", submission_id=submission_id))
+    status = 200 if request.method == "GET" else 400
+    return render_template("demo/admin_detail.html", request_row=found, form=form), status

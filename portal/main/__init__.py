@@ -1,1 +1,1 @@
-"""The landing redirect and the health check."""
+"""The public home page (people signed in go to their own landing page) and the health check."""

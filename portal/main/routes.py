@@ -1,4 +1,4 @@
-from flask import Blueprint, jsonify, redirect, url_for
+from flask import Blueprint, jsonify, redirect, render_template, url_for
 from flask_login import current_user
 
 from portal.web.access import public
@@ -13,7 +13,8 @@ LANDING = {"admin": "admin.dashboard", "manager": "reports.index", "employee": "
 @public
 def home():
     if not current_user.is_authenticated:
-        return redirect(url_for("auth.login"))
+        # A visitor learns what the portal is before being asked for a password.
+        return render_template("main/home.html")
     return redirect(url_for(LANDING[current_user.role]))
 
 

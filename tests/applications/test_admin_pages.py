@@ -57,7 +57,10 @@ def test_admin_sees_applications_by_state(client, signed_in_admin, submit, decid
     assert "Old Mill Ltd" in declined_page and "Fjord Analytics AS" not in declined_page
     every = client.get("/admin/applications?state=all").get_data(as_text=True)
     assert "Old Mill Ltd" in every and "Fjord Analytics AS" in every and "Showing all 2" in every
-    assert 'href="/admin/applications">Applications</a>' in page, "the admin menu links here"
+    assert (
+        'href="/admin/applications">Applications</a><span class="nav-count">1<span class="visually-hidden"> new application<'
+        in page
+    ), "the admin menu links here, with the count of new applications"
 
 
 def test_applications_are_searched_and_paged(client, signed_in_admin, submit):
@@ -208,3 +211,31 @@ def test_the_contracts_decision_fields_alone_decide_at_once(client, auth, make_u
         data={"decision": "decline", "note": "Not this year.", "csrf_token": token},
     )
     assert response.status_code == 302 and count("application_decisions") == 1
+
+
+def nav_count(page: str) -> int | None:
+    """The number the admin menu shows beside "Applications", or None when it shows none."""
+    found = re.search(r'href="/admin/applications">Applications</a><span class="nav-count">(\d+)<', page)
+    return int(found.group(1)) if found else None
+
+
+def test_the_admin_menu_counts_new_applications_on_every_page(client, signed_in_admin, submit, decide):
+    assert nav_count(client.get("/admin/").get_data(as_text=True)) is None, "nothing to decide: no number"
+    applications = [submit(company_name=f"Company {n}", contact_email=f"c{n}@x.example") for n in range(3)]
+    assert nav_count(client.get("/admin/").get_data(as_text=True)) == 3
+    assert nav_count(client.get("/admin/demo-requests").get_data(as_text=True)) == 3
+    decide(applications[0].application_id, "decline")
+    decide(applications[1].application_id, "request_info", note="How many offices?")
+    assert nav_count(client.get("/admin/").get_data(as_text=True)) == 1, "only applications nobody decided yet"
+
+
+def test_an_approved_application_links_to_the_company_it_created(client, signed_in_admin, submit, decide, db):
+    application = submit(company_name="Lumen Retail")
+    decide(application.application_id, "approve")
+    with db.read() as conn:
+        company_id = conn.exec_driver_sql("SELECT id FROM companies WHERE name = 'Lumen Retail'").scalar_one()
+    link = f'href="/admin/companies/{company_id}"'
+    assert link in client.get(f"/admin/applications/{application.application_id}").get_data(as_text=True)
+    assert link in client.get("/admin/applications?state=approved").get_data(as_text=True)
+    company_page = client.get(f"/admin/companies/{company_id}")
+    assert company_page.status_code == 200 and "Lumen Retail" in company_page.get_data(as_text=True)

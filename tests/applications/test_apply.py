@@ -16,7 +16,7 @@ def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_r
     assert result.created and result.queued
     assert count("company_applications") == 1
     assert count("company_applications", "state = 'new' AND contact_email = 'ingrid@fjord.example'") == 1
-    (row,) = outbox_rows()
+    (row,) = outbox_rows(family="application_received")
     assert row["family"] == "application_received"
     assert row["recipient"] == "ingrid@fjord.example"
     assert row["idempotency_key"] == f"application:{result.application_id}:received"
@@ -25,12 +25,38 @@ def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_r
     assert "Fjord Analytics AS" in email.html and "Ingrid Dahl" in email.text
 
 
+def test_the_applications_inbox_hears_of_each_application_once(submit, outbox_rows, settings):
+    settings_inbox = settings.applications_inbox
+    first = submit()
+    submit()  # a replay: no second notice
+
+    (row,) = outbox_rows(family="application_notification")
+    assert row["recipient"] == settings_inbox == "partners@teei.example"
+    assert row["idempotency_key"] == f"application:{first.application_id}:notification"
+    assert row["status"] == ENQUEUED, "through the outbox, published after the commit"
+    email = FAMILIES["application_notification"].render(json.loads(row["template_input"]), settings, now=clock.utcnow())
+    assert email.subject == "New partner application from Fjord Analytics AS"
+    assert email.reply_to == "ingrid@fjord.example", "the team answers the applicant from its inbox"
+    review = f"{settings.public_base_url}/admin/applications/{first.application_id}"
+    assert review in email.text and f'href="{review}"' in email.html
+    assert "120" in email.text and "We would like our analysts to mentor." in email.text
+
+
+def test_the_applications_inbox_is_a_setting(tmp_path):
+    from portal.core.settings import ConfigError, Settings
+
+    chosen = Settings.from_env({"APPLICATIONS_INBOX": "growth@teei.example"}, instance_path=tmp_path)
+    assert chosen.applications_inbox == "growth@teei.example"
+    with pytest.raises(ConfigError, match="APPLICATIONS_INBOX"):
+        Settings.from_env({"APPLICATIONS_INBOX": "not an address"}, instance_path=tmp_path)
+
+
 def test_the_form_writes_the_application_and_thanks_the_applicant(client, post_application, count, outbox_rows):
     response = post_application()
 
     assert response.status_code == 302 and response.headers["Location"] == "/apply/thanks"
     assert "Thank you for applying" in client.get("/apply/thanks").get_data(as_text=True)
-    assert count("company_applications") == 1 and len(outbox_rows()) == 1
+    assert count("company_applications") == 1 and len(outbox_rows(family="application_received")) == 1
 
 
 def test_replayed_post_records_one_application_and_one_email(client, auth, post_application, count, outbox_rows):
@@ -48,7 +74,7 @@ def test_same_contact_and_company_differently_typed_is_the_same_open_application
     again = submit(company_name="  fjord   analytics as ", contact_email="Ingrid@Fjord.example", employee_count=99)
 
     assert not again.created and again.application_id == first.application_id
-    assert count("company_applications") == 1 and len(outbox_rows()) == 1
+    assert count("company_applications") == 1 and len(outbox_rows()) == 2  # the confirmation and TEEI's notice
 
 
 def test_after_a_decline_the_company_may_apply_again(submit, decide, count, outbox_rows):
