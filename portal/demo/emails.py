@@ -8,7 +8,8 @@ CONFIRMATION = Family(
     name="demo_confirmation",
     id_prefix="dmc",
     template="demo_confirmation",
-    template_version=1,
+    # 2: the confirmation repeats nothing the form's sender typed (see demo_emails).
+    template_version=2,
     subject=lambda data: "We received your demo request",
 )
 
@@ -30,16 +31,19 @@ def submission_subject(submission_id: int) -> str:
     return f"demo_submission:{submission_id}"
 
 
-def demo_emails(submission_id: int, *, name, email, company, message, sales_inbox) -> list[EmailIntent]:
+def demo_emails(submission_id: int, *, name, email, company, message, sales_inbox, confirm: bool) -> list[EmailIntent]:
+    """The sales inbox's notification, and (`confirm`) the requester's confirmation. Anyone can type
+    any address into the form, so the confirmation carries none of the typed text: the form cannot
+    be used to send our email with someone's words to a stranger."""
     subject_ref = submission_subject(submission_id)
-    return [
-        EmailIntent(
-            family=CONFIRMATION,
-            recipient=email,
-            idempotency_key=f"demo:{submission_id}:confirmation",
-            data={"name": name, "company": company},
-            subject_ref=subject_ref,
-        ),
+    confirmation = EmailIntent(
+        family=CONFIRMATION,
+        recipient=email,
+        idempotency_key=f"demo:{submission_id}:confirmation",
+        data={},
+        subject_ref=subject_ref,
+    )
+    return [confirmation] * confirm + [
         EmailIntent(
             family=SALES_NOTIFICATION,
             recipient=sales_inbox,

@@ -62,6 +62,12 @@ _INSERT_SUBMISSION = sa.text(
 )
 
 
+# The form is public: whoever sends it chooses the address. Past this many a day, an address gets no
+# more confirmations (sales still hears of every request), so nobody can flood an inbox through it.
+CONFIRMATIONS_PER_ADDRESS_PER_DAY = 2
+_CONFIRMATIONS_SINCE = sa.text("SELECT COUNT(*) FROM demo_submissions WHERE email = :email AND created_at > :since")
+
+
 def request_demo(ctx, *, name: str, email: str, company: str, message: str = "") -> DemoRequest:
     """Upsert the lead, store the submission and add both emails in one transaction; then publish."""
     name = one_line(name, "your name", NAME_MAX, DemoRequestError)
@@ -86,6 +92,8 @@ def request_demo(ctx, *, name: str, email: str, company: str, message: str = "")
                 sa.text("UPDATE demo_submissions SET replay_key = replay_key || ':' || id WHERE id = :id"),
                 {"id": live.id},
             )
+        since = clock.iso(now - timedelta(days=1))
+        confirmed_today = work.conn.execute(_CONFIRMATIONS_SINCE, {"email": email, "since": since}).scalar_one()
         lead_id = work.conn.execute(_UPSERT_LEAD, fields).scalar_one()
         submission_id = work.conn.execute(
             _INSERT_SUBMISSION, {**fields, "lead_id": lead_id, "key": key, "message": message}
@@ -98,6 +106,7 @@ def request_demo(ctx, *, name: str, email: str, company: str, message: str = "")
                 company=company,
                 message=message,
                 sales_inbox=ctx.settings.sales_inbox,
+                confirm=confirmed_today < CONFIRMATIONS_PER_ADDRESS_PER_DAY,
             )
         )
     log.info("demo request %s recorded", submission_id)

@@ -52,7 +52,7 @@ _ERASE = [
     "UPDATE campaign_recipients SET email = :pseudonym, name = :name WHERE email = :address OR user_id = :user_id",
     """UPDATE company_applications SET contact_email = :pseudonym, contact_name = :name, message = ''
        WHERE contact_email = :address""",
-    "UPDATE demo_submissions SET email = :pseudonym, name = :name, message = '' WHERE email = :address",
+    "UPDATE demo_submissions SET email = :pseudonym, name = :name, message = '', note = '' WHERE email = :address",
     "UPDATE demo_leads SET email = :pseudonym, name = :name WHERE email = :address",
     "DELETE FROM password_resets WHERE user_id = :user_id",
     "DELETE FROM password_reset_requests WHERE address = :address",

@@ -63,7 +63,7 @@ _BY_ADDRESS = {
                               WHERE r.email = :address ORDER BY c.started_at""",
     "applications": """SELECT company_name, contact_name, contact_email, employee_count, message, state, created_at
                        FROM company_applications WHERE contact_email = :address ORDER BY id""",
-    "demo_requests": """SELECT name, email, company, message, created_at FROM demo_submissions
+    "demo_requests": """SELECT name, email, company, message, status, note, created_at FROM demo_submissions
                         WHERE email = :address ORDER BY id""",
 }
 _ACCOUNT = sa.text(
