@@ -16,7 +16,7 @@ from portal.account.emails import password_reset_email
 from portal.auth import MIN_PASSWORD_LENGTH, AccountError, end_all_sessions, hash_password, verify_password
 from portal.core import clock
 from portal.core.db import Database
-from portal.core.text import InputError, normalise_email
+from portal.core.text import InputError, normalise_email, one_line
 from portal.outbox import PeriodicTask, write_then_publish
 
 log = logging.getLogger(__name__)
@@ -147,11 +147,7 @@ def update_account(
 ) -> bool:
     """Change the account's name and, when a new password is given, its password; return whether
     the password changed. The current password must match before a new one is set."""
-    clean_name = " ".join((name or "").split())
-    if not clean_name:
-        raise AccountError("Tell us your name.")
-    if len(clean_name) > NAME_MAX:
-        raise AccountError(f"Use at most {NAME_MAX} characters for your name.")
+    clean_name = one_line(name, "your name", NAME_MAX, AccountError)
     new_hash = None
     if new_password:
         if not current_password or not verify_password(db, user_id, current_password):

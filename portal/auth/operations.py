@@ -8,7 +8,7 @@ from portal.attendance import account_created
 from portal.auth.passwords import hash_secret
 from portal.core import clock
 from portal.core.db import Database
-from portal.core.text import InputError, control_characters_in, normalise_email
+from portal.core.text import InputError, control_characters_in, normalise_email, plain_text
 
 MIN_PASSWORD_LENGTH = 10
 ROLES = ("admin", "manager", "employee")
@@ -26,7 +26,7 @@ def hash_password(password: str) -> str:
 
 def ensure_company(conn: sa.Connection, name: str) -> int:
     """The company's ID, creating it if needed; names match case- and space-insensitively."""
-    clean = " ".join(name.split())
+    clean = " ".join(plain_text(name).split())
     if not clean:
         raise AccountError("A company needs a name.")
     key = clean.lower()

@@ -33,10 +33,28 @@ def _refuse_control_characters(value: str, what: str, error: type[InputError], a
         raise error(f"Remove the invisible control characters from {what}.")
 
 
+# Characters that reorder the text around them (right-to-left overrides, embeddings, isolates): in a
+# name they make "Acme" display as something else, so they are refused, never silently dropped.
+DIRECTION_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Format characters that stay: the joiners some scripts and emoji need.
+_KEPT_FORMAT = frozenset("\u200c\u200d")
+
+
+def plain_text(value: str) -> str:
+    """NFKC (full-width letters and ligatures become plain ones) without invisible format characters
+    (zero-width spaces, word joiners, soft hyphens, byte-order marks): what one name looks like, one
+    way, so "Acme\u200b Ltd" and "Ａｃｍｅ Ltd" are "Acme Ltd" and meet the duplicate check."""
+    normal = unicodedata.normalize("NFKC", value)
+    return "".join(c for c in normal if unicodedata.category(c) != "Cf" or c in _KEPT_FORMAT)
+
+
 def one_line(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
-    """Inner runs of spaces and line breaks become one space; empty or too long is refused with `error`."""
+    """Plain text on one line: inner runs of spaces and line breaks become one space; direction
+    controls, empty or too long are refused with `error`."""
     _refuse_control_characters(value or "", what, error, allowed="\n\r\t")
-    clean = " ".join((value or "").split())
+    if DIRECTION_CONTROLS.intersection(value or ""):
+        raise error(f"Remove the characters that change the text's direction from {what}.")
+    clean = " ".join(plain_text(value or "").split())
     if not clean:
         raise error(f"Enter {what}.")
     if len(clean) > limit:

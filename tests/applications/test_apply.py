@@ -77,6 +77,20 @@ def test_same_contact_and_company_differently_typed_is_the_same_open_application
     assert count("company_applications") == 1 and len(outbox_rows()) == 2  # the confirmation and TEEI's notice
 
 
+def test_invisible_and_full_width_characters_do_not_make_another_company(submit, count):
+    first = submit()
+    # A zero-width space, a word joiner and full-width letters: the same name as people see it.
+    again = submit(company_name="Fjord\u200b Analy\u2060tics \uff21\uff33")
+    assert again.application_id == first.application_id and count("company_applications") == 1
+
+
+@pytest.mark.parametrize("field", ["company_name", "contact_name"])
+def test_direction_overrides_in_names_are_refused(submit, count, field):
+    with pytest.raises(operations.ApplicationError, match="direction"):
+        submit(**{field: "Fjord \u202eLtd"})
+    assert count("company_applications") == 0
+
+
 def test_after_a_decline_the_company_may_apply_again(submit, decide, count, outbox_rows):
     first = submit()
     decide(first.application_id, "decline")
