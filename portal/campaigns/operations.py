@@ -46,16 +46,25 @@ class SendResult:
     recipients: int | None
 
 
+_DAY_FIRST = re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{4})[ T]+(\d{1,2})[:.](\d{2})$")
+
+
 def parse_send_at(text: str | None, tz) -> datetime | None:
-    """The form's send time: empty for now; an ISO time, in PORTAL_TIMEZONE unless it names its offset."""
+    """The form's send time: empty for now; an ISO time (2026-12-24T09:00 or with a space) or a
+    day-first one as Norwegians write it (24.12.2026 09:00), in PORTAL_TIMEZONE unless it names its offset."""
     text = (text or "").strip()
     if not text:
         return None
+    day_first = _DAY_FIRST.match(text)
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if day_first:
+            day, month, year, hour, minute = (int(part) for part in day_first.groups())
+            moment = datetime(year, month, day, hour, minute)
+        else:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise CampaignError(
-            "Give the send time as a date and time, e.g. 2026-12-24T09:00, or leave it empty."
+            "Give the send time as a date and time, e.g. 24.12.2026 09:00 or 2026-12-24 09:00, or leave it empty."
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import sqlalchemy as sa
 
 from portal.campaigns import operations
@@ -181,3 +182,22 @@ def test_the_footer_a_volunteer_reads_states_no_machine_time(ctx, people, draft,
     for shown in (email.text, visible_html):
         assert "Unsubscribe" in shown
         assert "Prepared" not in shown and "UTC" not in shown
+
+
+@pytest.mark.parametrize("typed", ["24.12.2030 00:30", "2030-12-24 00:30", "2030-12-24T00:30"])
+def test_a_send_time_is_typed_day_first_or_year_first(client, admin, people, form_token, draft, db, typed):
+    company, _ = people(volunteers=0)
+    campaign = draft(f"company:{company}")
+    path = f"/admin/campaigns/{campaign}"
+    client.post(f"{path}/send", data=send_fields(form_token, path, send_at=typed, confirm_reach="1"))
+    assert campaign_row(db, campaign)["send_at"] == "2030-12-23T23:30:00.000000Z"
+
+
+@pytest.mark.parametrize("typed", ["31.02.2030 10:00", "12/24/2030 10:00", "tomorrow"])
+def test_a_send_time_that_is_no_date_is_refused_with_the_formats(client, admin, people, form_token, draft, db, typed):
+    company, _ = people(volunteers=0)
+    campaign = draft(f"company:{company}")
+    path = f"/admin/campaigns/{campaign}"
+    page = client.post(f"{path}/send", data=send_fields(form_token, path, send_at=typed), follow_redirects=True)
+    assert "e.g. 24.12.2026 09:00 or 2026-12-24 09:00" in page.get_data(as_text=True)
+    assert campaign_row(db, campaign)["status"] == "draft"
