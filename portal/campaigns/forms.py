@@ -20,9 +20,10 @@ class ComposeForm(PortalForm):
     subject = StringField(
         "Subject", filters=[strip], validators=[DataRequired(message="Write a subject."), Length(max=MAX_SUBJECT)]
     )
-    body = TextAreaField("Body (Markdown)", validators=[DataRequired(message="Write the body of the email.")])
     # The first option is an empty "Choose an audience": required, so choosing nothing is a field error.
     audience = SelectField("Audience", validate_choice=False, validators=[DataRequired(message=CHOOSE_AUDIENCE)])
+    # In the page's order, so the error summary lists the fields as the page shows them.
+    body = TextAreaField("Body (Markdown)", validators=[DataRequired(message="Write the body of the email.")])
 
     def validate_body(self, field):
         if len((field.data or "").encode("utf-8")) > MAX_BODY_BYTES:
