@@ -1,5 +1,6 @@
-"""An admin writes a campaign to one company's three people; one of them unsubscribes from the
-mail viewer with one click, and the next campaign's preview leaves them out and says so."""
+"""An admin writes a campaign to one company's three people, confirms the reach, and sends it; one
+of them unsubscribes from the mail viewer with one click, and the next campaign's preview leaves
+them out and says so. A draft is edited, duplicated and scheduled in Oslo time."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from portal.seed import DEMO_PASSWORD
 ADMIN = "admin@teei.example"
 COMPANY = "Fjord Analytics AS"
 PEOPLE = ("kari@fjord.example", "lars@fjord.example", "nina@fjord.example")
-SHOTS = Path("/tmp/shots-campaigns12")
+SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "campaigns"
 
 
 def add_company_of_three(stack):
@@ -25,7 +26,7 @@ def add_company_of_three(stack):
 
 
 def shoot(page, name, widths=(1280, 390)):
-    SHOTS.mkdir(exist_ok=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     for width in widths:
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("document.documentElement.scrollWidth") <= width, f"{name} scrolls sideways at {width}"
@@ -61,11 +62,16 @@ def test_admin_sends_a_campaign_and_a_recipient_unsubscribes_in_one_click(pages,
     expect(page.get_by_text(f"A test copy is on its way to {ADMIN}")).to_be_visible()
     pages.wait_for_email(ADMIN, "[Test] Autumn at TEEI")
 
-    page.get_by_role("button", name="Send campaign").click()
+    page.get_by_role("button", name="Send campaign…").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Send to 3 people?")
+    expect(page.locator("#confirm-when")).to_have_text("Now")
+    shoot(page, "campaign-confirm-send")
+    page.get_by_role("button", name="Yes, send to 3 people").click()
     expect(page.get_by_text("Sending to 3 people")).to_be_visible()
     emails = {to: pages.wait_for_email(to, "Autumn at TEEI") for to in PEOPLE}
     page.reload()
-    expect(page.locator("#progress")).to_contain_text("3 of 3 emails written")
+    expect(page.locator("#progress")).to_contain_text("Sent to 3 of 3")
+    expect(page.get_by_role("button", name="Send campaign…")).to_have_count(0)
     shoot(page, "campaign-sent")
 
     page.goto(f"{stack.model.url}/view/{emails[PEOPLE[1]]['id']}")
@@ -97,6 +103,49 @@ def test_a_keyboard_user_composes_and_sends_a_campaign(pages, page, stack):
     keyboard.activate("Save and preview")
     expect(page.locator("#reach")).to_contain_text("3 recipients")
 
-    keyboard.activate("Send campaign")
+    keyboard.activate("Send campaign…")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Send to 3 people?")
+    keyboard.activate("Yes, send to 3 people")
     expect(page.get_by_text("Sending to 3 people")).to_be_visible()
     pages.wait_for_email(PEOPLE[2], "Typed at TEEI")
+
+
+def test_an_admin_edits_duplicates_and_schedules_a_draft_in_oslo_time(pages, page, stack):
+    add_company_of_three(stack)
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/campaigns/new")
+    page.get_by_label("Name (for admins only)").fill("Christmas news")
+    page.get_by_label("Subject").fill("Christmas at TEEI")
+    page.get_by_label("Body (Markdown)").fill("Merry *Christmas*.")
+    page.get_by_role("button", name="Save and preview").click()
+    expect(page.locator("#audience-error")).to_have_text("Choose an audience.")
+    expect(page.get_by_label("Body (Markdown)")).to_have_value("Merry *Christmas*."), "what was typed is kept"
+    page.get_by_label("Audience").select_option(label=f"{COMPANY}: managers and volunteers")
+    page.get_by_role("button", name="Save and preview").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Christmas news")
+    shoot(page, "campaign-draft-tools")
+
+    page.get_by_role("link", name="Edit draft").click()
+    expect(page.get_by_label("Subject")).to_have_value("Christmas at TEEI")
+    page.get_by_label("Subject").fill("Christmas greetings from TEEI")
+    shoot(page, "campaign-edit")
+    page.get_by_role("button", name="Save draft").click()
+    expect(page.get_by_text("Draft saved.")).to_be_visible()
+    expect(page.locator("#preview").locator("xpath=..")).to_contain_text("Christmas greetings from TEEI")
+
+    page.get_by_label("Send at (optional)").fill("24.12.2030 00:30")
+    page.get_by_role("button", name="Send campaign…").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Schedule for 3 people?")
+    expect(page.locator("#confirm-when")).to_have_text("24 Dec 2030, 00:30 CET")
+    shoot(page, "campaign-confirm-schedule")
+    page.get_by_role("button", name="Yes, schedule it").click()
+    expect(page.get_by_text("Scheduled for 24 Dec 2030, 00:30 CET")).to_be_visible()
+    expect(page.locator("#schedule")).to_contain_text("24 Dec 2030, 00:30 CET")
+    shoot(page, "campaign-scheduled")
+
+    page.get_by_role("button", name="Duplicate").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Copy of Christmas news")
+    expect(page.locator("#campaign-status")).to_have_text("Draft")
+    page.get_by_role("link", name="All campaigns").click()
+    expect(page.get_by_role("row", name=re.compile("^Christmas news"))).to_contain_text("for 24 Dec 2030, 00:30 CET")
+    shoot(page, "campaign-list-scheduled")

@@ -6,10 +6,15 @@ import importlib
 import inspect
 import io
 import pkgutil
+from html.parser import HTMLParser
+from urllib.parse import urljoin
 
 import pytest
 import sqlalchemy as sa
 from flask_wtf import FlaskForm
+from wtforms import RadioField, SelectField
+from wtforms.fields.choices import SelectChoice, SelectFieldBase
+from wtforms.validators import DataRequired
 
 import portal
 from portal.applications import operations as application_operations
@@ -17,7 +22,7 @@ from portal.auth.queries import load_user
 from portal.demo import operations as demo_operations
 from portal.invitations import operations as invitation_operations
 from portal.invitations import tokens
-from portal.web.forms import FILES_REFUSED, PortalForm
+from portal.web.forms import CHOOSE_OFFERED, FILES_REFUSED, PortalForm
 
 APPLICATION = {
     "company_name": "Fjord Analytics AS",
@@ -137,3 +142,203 @@ def test_every_form_in_the_portal_is_a_portal_form():
                 if not issubclass(member, PortalForm):
                     offenders.append(f"{module.__name__}.{name}")
     assert offenders == [], "forms must inherit portal.web.forms.PortalForm"
+
+
+# Issue 26, item 1: every choice (select, radio) on every page, posted empty and with a value it
+# does not offer, answers a field error on that field, never a 500. The pages are found by walking
+# the app's routes, so a new page's forms are covered without editing this test; a route whose URL
+# takes a value the walk cannot fill fails below until a value is added to `values`.
+
+UNKNOWN = "no-such-choice"
+FILLED = {"email": "walk@acme.example", "password": "correct-horse-battery-staple", "number": "5", "date": "2026-11-01"}
+
+
+class PageForms(HTMLParser):
+    """The forms of a page: method, action, every field's default, and each choice with its options."""
+
+    def __init__(self):
+        super().__init__()
+        self.forms, self._select, self._textarea = [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.forms.append(
+                {
+                    "method": (attrs.get("method") or "get").lower(),
+                    "action": attrs.get("action"),
+                    "fields": {},
+                    "choices": {},
+                    "required": set(),
+                }
+            )
+        if not self.forms or "name" not in attrs:
+            if tag == "option" and self._select:
+                self._option(attrs)
+            return
+        form, name = self.forms[-1], attrs["name"]
+        if tag == "select":
+            self._select = name
+            form["choices"][name] = []
+            if "required" in attrs:
+                form["required"].add(name)
+        elif tag == "textarea":
+            form["fields"][name] = "Walk"
+        elif tag == "input":
+            kind = attrs.get("type", "text")
+            if kind == "radio":
+                form["choices"].setdefault(name, []).append(attrs.get("value", "on"))
+                if "checked" in attrs or name not in form["fields"]:
+                    form["fields"][name] = attrs.get("value", "on")
+            elif kind == "checkbox":
+                if "checked" in attrs:
+                    form["fields"][name] = attrs.get("value", "y")
+            elif kind not in ("submit", "button", "reset", "file", "image"):
+                form["fields"][name] = attrs.get("value") or FILLED.get(kind, "" if kind == "hidden" else "Walk")
+
+    def _option(self, attrs):
+        form = self.forms[-1]
+        value = attrs.get("value", "")
+        form["choices"][self._select].append(value)
+        if "selected" in attrs or (self._select not in form["fields"] and value):
+            form["fields"][self._select] = value
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self._select = None
+
+
+@pytest.fixture
+def walk_world(ctx, db, make_user, user_id, company_id, make_outbox_row):
+    """Someone of each role, and one of each thing a page's URL names."""
+    from portal.campaigns import operations as campaign_operations
+
+    emails = {role: make_user(role, company="Acme Ltd") for role in ("admin", "manager", "employee")}
+    fields = {key: value for key, value in APPLICATION.items() if key != "website"}
+    application = application_operations.submit_application(ctx, **{**fields, "employee_count": 120})
+    manager = load_user(db, user_id(emails["manager"]))
+    invitation_operations.invite_colleagues(ctx, manager=manager, addresses=["new@acme.example"], programme="language")
+    with db.read() as conn:
+        nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations")).scalar_one()
+    campaign = campaign_operations.create_campaign(
+        db, admin_id=user_id(emails["admin"]), name="Walk", subject="Walk", body="Walk", audience="all_managers"
+    )
+    values = {
+        "application_id": application.application_id,
+        "campaign_id": campaign,
+        "company_id": company_id("Acme Ltd"),
+        "user_id": user_id(emails["employee"]),
+        "outbox_id": make_outbox_row(),
+        "invitation_id": 1,
+        "token": tokens.token_for(ctx.settings.secret_key, nonce),
+    }
+    return emails, values
+
+
+def _walked_pages(app, values):
+    """(path, role or None) of every page a GET answers, with its URL's values filled in."""
+    pages, missing = [], []
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions[rule.endpoint]
+        access = getattr(view, "access", None)
+        if "GET" not in rule.methods or access is None or "." in rule.rule.rsplit("/", 1)[-1]:
+            continue  # static files, and exports (.csv, .pdf, ...) which carry no form
+        unfilled = rule.arguments - set(values)
+        if unfilled:
+            missing.append(f"{rule.rule}: {sorted(unfilled)}")
+            continue
+        path = rule.build({name: values[name] for name in rule.arguments}, append_unknown=False)[1]
+        role = None if access == "public" else next(r for r in ("admin", "manager", "employee") if r in access)
+        pages.append((path, role))
+    assert missing == [], "give the walk a value for these URL parts"
+    return pages
+
+
+def test_every_choice_on_every_page_answers_a_field_error_when_empty_or_unknown(app, client, auth, walk_world):
+    emails, values = walk_world
+    walked, refused, problems = set(), [], []
+    for path, role in _walked_pages(app, values):
+        auth.logout()
+        if role:
+            auth.login(emails[role])
+        page = client.get(path)
+        if page.status_code != 200 or page.mimetype != "text/html":
+            continue
+        parser = PageForms()
+        parser.feed(page.get_data(as_text=True))
+        for form in parser.forms:
+            target = urljoin(path, form["action"] or path)
+            for name, offered in form["choices"].items():
+                walked.add(name)
+                for bad in ("", UNKNOWN):
+                    if bad == "" and (form["method"] == "get" or "" in offered) and name not in form["required"]:
+                        continue  # an offered "any", or a filter left empty: its default
+                    data = {**form["fields"], name: bad}
+                    if form["method"] == "post":
+                        answer = client.post(target, data=data)
+                    else:
+                        answer = client.get(target, query_string=data)
+                    text = answer.get_data(as_text=True)
+                    shown = answer.status_code in (200, 400) and ("field-error" in text or "error-summary" in text)
+                    if answer.status_code in (302, 303) and not shown:
+                        # Refused with a message on the page it returns to (a form on a page of its own).
+                        shown = "flash-error" in client.get(answer.location).get_data(as_text=True)
+                    refused.append((path, name, bad))
+                    if answer.status_code >= 500 or not shown:
+                        problems.append(
+                            f"{path} → {form['method'].upper()} {target} {name}={bad!r}: {answer.status_code}"
+                        )
+    assert problems == [], "a bad choice must be a field error:\n" + "\n".join(problems)
+    # The walk reached every choice field a form class declares (a form on no walked page is not tested).
+    declared = {
+        field_name
+        for form_class in _portal_form_classes()
+        for field_name, unbound in vars(form_class).items()
+        if getattr(unbound, "field_class", None) and issubclass(unbound.field_class, SelectFieldBase)
+    }
+    assert declared - walked == set(), "a form's choice was on no page the walk reached"
+    assert len(refused) >= 2 * len(declared)
+
+
+def _portal_form_classes():
+    for module_info in pkgutil.walk_packages(portal.__path__, "portal."):
+        module = importlib.import_module(module_info.name)
+        for _, member in inspect.getmembers(module, inspect.isclass):
+            if issubclass(member, PortalForm) and member.__module__ == module.__name__:
+                yield member
+
+
+class _ChoiceForm(PortalForm):
+    class Meta:
+        csrf = False
+
+    # validate_choice=False and no check of its own: the rule in PortalForm is all that stands guard.
+    colour = SelectField(
+        "Colour", choices=[SelectChoice("", "Choose a colour"), SelectChoice("red", "Red")], validate_choice=False
+    )
+    size = SelectField(
+        "Size",
+        choices=[SelectChoice("", "Choose"), SelectChoice("s", "Small")],
+        validate_choice=False,
+        validators=[DataRequired("Pick a size.")],
+    )
+    shape = RadioField("Shape", choices=[SelectChoice("round", "Round"), SelectChoice("square", "Square")])
+
+
+@pytest.mark.parametrize(
+    ("posted", "errors"),
+    [
+        ({"colour": "red", "size": "s", "shape": "round"}, {}),
+        ({"colour": "", "size": "s", "shape": "round"}, {}),  # "" is offered and the field is optional
+        ({"colour": "blue", "size": "s", "shape": "round"}, {"colour": [CHOOSE_OFFERED]}),
+        ({"colour": "red", "size": "", "shape": "round"}, {"size": ["Pick a size."]}),
+        ({"colour": "red", "size": "xl", "shape": "round"}, {"size": [CHOOSE_OFFERED]}),
+        ({"colour": "red", "size": "s"}, {"shape": [CHOOSE_OFFERED]}),
+        ({"colour": "red", "size": "s", "shape": "oval"}, {"shape": [CHOOSE_OFFERED]}),
+    ],
+)
+def test_a_choice_not_offered_is_one_clear_field_error_whatever_the_field_says(app, posted, errors):
+    with app.test_request_context("/", method="POST", data=posted):
+        form = _ChoiceForm()
+        assert form.validate() is (not errors)
+        assert {name: messages for name, messages in form.errors.items() if messages} == errors

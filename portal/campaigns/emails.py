@@ -2,9 +2,9 @@
 send (the transactional queue: the admin is waiting for it).
 
 Each recipient's row stores the campaign's Markdown, subject and the person's user ID; the HTML,
-the text part and the unsubscribe link are made at render time. The render also states when it
-was prepared, so two renders of the same row differ: only the frozen first attempt makes a retry
-send the bytes the provider already has under the row's idempotency key.
+the text part and the unsubscribe link are made at render time. The HTML part also records when it was prepared, in
+a comment (for support; a volunteer never sees it), so two renders of the same row differ: only the
+frozen first attempt makes a retry send the bytes the provider already has under the row's key.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from datetime import datetime
 
 from portal.campaigns.markdown import to_html, to_text
 from portal.campaigns.tokens import unsubscribe_url
+from portal.core import clock
 from portal.outbox import BULK_EMAIL_QUEUE, EMAIL_QUEUE, EmailIntent, Family
 
 
@@ -34,7 +35,7 @@ def _prepare(data: dict, settings) -> dict:
 
 
 def _prepared_at(moment: datetime) -> str:
-    return f"{moment.day} {moment:%b %Y, %H:%M:%S} UTC"
+    return clock.iso(moment)  # machine time in a comment, never shown
 
 
 def _headers(data: dict, settings) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Writing campaigns: compose a draft, send a test, send now or at a time, cancel; unsubscribe.
+"""Writing campaigns: compose, edit or duplicate a draft, send a test, send now or at a time, cancel; unsubscribe.
 
 Each is one transaction (`db.write()` or `write_then_publish`), checked inside it, so a refused
 action writes nothing. Writing the recipients' rows, batch by batch, is in sending.py.
@@ -30,6 +30,15 @@ class CampaignError(InputError):
     """Bad input or a state that refuses the action; the message is safe to show, nothing was written."""
 
 
+class ReachChanged(CampaignError):
+    """The audience is not the size the admin confirmed: they confirm again with the new number."""
+
+    def __init__(self, reach: int):
+        people = "person" if reach == 1 else "people"
+        super().__init__(f"The audience changed since the confirmation: it now reaches {reach} {people}.")
+        self.reach = reach
+
+
 @dataclass(frozen=True)
 class SendResult:
     started: bool  # False: scheduled for later
@@ -37,16 +46,25 @@ class SendResult:
     recipients: int | None
 
 
+_DAY_FIRST = re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{4})[ T]+(\d{1,2})[:.](\d{2})$")
+
+
 def parse_send_at(text: str | None, tz) -> datetime | None:
-    """The form's send time: empty for now; an ISO time, in PORTAL_TIMEZONE unless it names its offset."""
+    """The form's send time: empty for now; an ISO time (2026-12-24T09:00 or with a space) or a
+    day-first one as Norwegians write it (24.12.2026 09:00), in PORTAL_TIMEZONE unless it names its offset."""
     text = (text or "").strip()
     if not text:
         return None
+    day_first = _DAY_FIRST.match(text)
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if day_first:
+            day, month, year, hour, minute = (int(part) for part in day_first.groups())
+            moment = datetime(year, month, day, hour, minute)
+        else:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise CampaignError(
-            "Give the send time as a date and time, e.g. 2026-12-24T09:00, or leave it empty."
+            "Give the send time as a date and time, e.g. 24.12.2026 09:00 or 2026-12-24 09:00, or leave it empty."
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
@@ -82,6 +100,54 @@ def create_campaign(db, *, admin_id: int, name: str, subject: str, body: str, au
         ).scalar_one()
 
 
+def update_draft(db, *, campaign_id: int, name: str, subject: str, body: str, audience: str) -> None:
+    """A draft's content and audience, replaced; once sending was asked for, a campaign is not edited."""
+    name, subject, body = check_content(name, subject, body)
+    with db.write() as conn:
+        campaign = _campaign(conn, campaign_id)
+        if campaign.status != "draft":
+            raise CampaignError(f"This campaign was already {_done_words(campaign.status)}; only a draft is edited.")
+        audiences.check_audience(conn, audience)
+        conn.execute(
+            sa.text(
+                "UPDATE campaigns SET name = :name, subject = :subject, body = :body, audience = :audience, "
+                "updated_at = :now WHERE id = :id AND status = 'draft'"
+            ),
+            {
+                "name": name,
+                "subject": subject,
+                "body": body,
+                "audience": audience,
+                "now": clock.now_iso(),
+                "id": campaign_id,
+            },
+        )
+
+
+def duplicate(db, *, campaign_id: int, admin_id: int) -> int:
+    """A new draft with the campaign's content and audience (of any status: a sent one is a template)."""
+    now = clock.now_iso()
+    with db.write() as conn:
+        campaign = _campaign(conn, campaign_id)
+        name = f"Copy of {campaign.name}"[:MAX_NAME]
+        return conn.execute(
+            sa.text(
+                """
+                INSERT INTO campaigns (name, subject, body, audience, created_by, created_at, updated_at)
+                VALUES (:name, :subject, :body, :audience, :by, :now, :now) RETURNING id
+                """
+            ),
+            {
+                "name": name,
+                "subject": campaign.subject,
+                "body": campaign.body,
+                "audience": campaign.audience,
+                "by": admin_id,
+                "now": now,
+            },
+        ).scalar_one()
+
+
 def _campaign(conn, campaign_id: int):
     found = conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
     if found is None:
@@ -101,9 +167,20 @@ def send_test(ctx, *, campaign_id: int, admin, request_id: str) -> bool:
     return new
 
 
-def send(ctx, *, campaign_id: int, admin_id: int, send_at: datetime | None, now: datetime | None = None) -> SendResult:
+def send(
+    ctx,
+    *,
+    campaign_id: int,
+    admin_id: int,
+    send_at: datetime | None,
+    now: datetime | None = None,
+    expected_reach: int | None = None,
+) -> SendResult:
     """Send now (the recipient list is fixed at once) or schedule for `send_at` (the worker's
-    campaign pass starts it when due). A campaign is sent once: a second send is refused."""
+    campaign pass starts it when due). A campaign is sent once: a second send is refused.
+
+    `expected_reach`, the number the admin confirmed: if the audience has another size now, nothing
+    is written (ReachChanged), so nobody gets an email the confirmation did not count."""
     now = now or clock.utcnow()
     if send_at is not None and send_at <= now:
         raise CampaignError("The send time has passed. Choose a time in the future, or leave it empty to send now.")
@@ -111,8 +188,12 @@ def send(ctx, *, campaign_id: int, admin_id: int, send_at: datetime | None, now:
         campaign = _campaign(conn, campaign_id)
         if campaign.status != "draft":
             raise CampaignError(f"This campaign was already {_done_words(campaign.status)}; it is sent only once.")
-        if send_at is not None and not audiences.reach(conn, campaign.audience).people:
-            raise CampaignError(NOBODY)
+        if send_at is not None:
+            people = audiences.reach(conn, campaign.audience).recipients
+            if not people:
+                raise CampaignError(NOBODY)
+            if expected_reach is not None and people != expected_reach:
+                raise ReachChanged(people)
         when = clock.iso(send_at or now)
         conn.execute(
             sa.text(
@@ -124,6 +205,8 @@ def send(ctx, *, campaign_id: int, admin_id: int, send_at: datetime | None, now:
         recipients = sending.start_campaign(conn, campaign_id) if send_at is None else None
         if recipients == 0:
             raise CampaignError(NOBODY)  # rolls the whole send back: the campaign stays a draft
+        if recipients is not None and expected_reach is not None and recipients != expected_reach:
+            raise ReachChanged(recipients)  # rolls back too: the list written is not the one confirmed
     return SendResult(started=send_at is None, send_at=when, recipients=recipients)
 
 

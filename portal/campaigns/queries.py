@@ -1,4 +1,8 @@
-"""Reading campaigns: the list, one campaign with its preview, reach, progress and outcomes."""
+"""Reading campaigns: the list, one campaign with its preview, reach, progress and outcomes.
+
+Outcomes come from the recipients' outbox rows, whose statuses the provider's receipts advance
+(delivered, bounced, complained): a row counts once, at its latest state.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from portal.campaigns import audiences, emails
 from portal.campaigns.markdown import to_html, to_text
 from portal.outbox import reads, statuses
 
+HELD = "held for a person"
 STATUS_WORDS = {
     "draft": "Draft",
     "scheduled": "Scheduled",
@@ -26,7 +31,7 @@ OUTCOME_OF = {
     statuses.COMPLAINED: "complained",
     statuses.SUPPRESSED: "not sent",
     statuses.FAILED: "not sent",
-    statuses.DEAD_LETTER: "held for a person",
+    statuses.DEAD_LETTER: HELD,
     statuses.CANCELLED: "cancelled",
 }
 assert set(OUTCOME_OF) == set(statuses.ALL)
@@ -37,27 +42,59 @@ OUTCOME_ORDER = (
     "bounced",
     "complained",
     "not sent",
-    "held for a person",
+    HELD,
     "cancelled",
 )
+# Reached the provider: the people a campaign was "sent to".
+SENT_TO = ("accepted", "delivered", "bounced", "complained")
+OUTCOME_MEANING = {
+    "waiting": "Not yet with the provider: queued, or waiting for the provider's rate limit.",
+    "accepted": "The provider took it; no receipt has come back yet.",
+    "delivered": "The recipient's mail server took it (from the provider's receipt).",
+    "bounced": "The receiving mail server refused it (from the provider's receipt).",
+    "complained": "The recipient marked it as spam (from the provider's receipt).",
+    "not sent": "Not sent: the address is on the suppression list, or the provider refused the email.",
+    HELD: (
+        "The provider's answer was lost or the email kept failing, so it is not retried blindly: "
+        "an admin decides in the outbox console whether to send it again."
+    ),
+    "cancelled": "Stopped by a cancel or an unsubscribe before it was sent.",
+}
+assert set(OUTCOME_MEANING) == set(OUTCOME_ORDER)
+
+
+def outcomes_from(by_status: dict[str, int]) -> dict[str, int]:
+    outcomes = dict.fromkeys(OUTCOME_ORDER, 0)
+    for status, rows in by_status.items():
+        outcomes[OUTCOME_OF[status]] += rows
+    return outcomes
+
+
+def sent_to(outcomes: dict[str, int]) -> int:
+    return sum(outcomes[outcome] for outcome in SENT_TO)
 
 
 def list_campaigns(db) -> list[dict]:
     with db.read() as conn:
         rows = conn.execute(
             sa.text(
-                "SELECT id, name, subject, audience, status, send_at, recipients, written, created_at "
+                "SELECT id, name, subject, audience, status, send_at, started_at, recipients, written, created_at "
                 "FROM campaigns ORDER BY id DESC LIMIT 200"
             )
         ).mappings()
-        return [
-            {
-                **row,
-                "status_label": STATUS_WORDS[row["status"]],
-                "audience_label": audiences.audience_label(conn, row["audience"]),
-            }
-            for row in rows
-        ]
+        listed = []
+        for row in list(rows):
+            outcomes = outcomes_from(reads.status_counts_for_subject(conn, emails.subject_ref(row["id"])))
+            listed.append(
+                {
+                    **row,
+                    "status_label": STATUS_WORDS[row["status"]],
+                    "audience_label": audiences.audience_label(conn, row["audience"]),
+                    "outcomes": outcomes,
+                    "sent_to": sent_to(outcomes),
+                }
+            )
+        return listed
 
 
 @dataclass(frozen=True)
@@ -69,6 +106,10 @@ class CampaignPage:
     reach: audiences.Reach | None  # the audience as of now (before sending starts)
     outcomes: dict[str, int]  # accepted/delivered/... from the rows' statuses (after)
     unsubscribed: int  # people who used this campaign's unsubscribe link
+
+    @property
+    def sent_to(self) -> int:
+        return sent_to(self.outcomes)
 
     @property
     def status_label(self) -> str:
@@ -94,10 +135,7 @@ def campaign_page(db, campaign_id: int) -> CampaignPage | None:
         campaign = dict(row)
         started = campaign["status"] in ("sending", "sent") or campaign["recipients"] is not None
         reach = None if started else audiences.reach(conn, campaign["audience"])
-        by_status = reads.status_counts_for_subject(conn, emails.subject_ref(campaign_id))
-        outcomes = dict.fromkeys(OUTCOME_ORDER, 0)
-        for status, rows in by_status.items():
-            outcomes[OUTCOME_OF[status]] += rows
+        outcomes = outcomes_from(reads.status_counts_for_subject(conn, emails.subject_ref(campaign_id)))
         unsubscribed = conn.execute(
             sa.text("SELECT COUNT(*) FROM campaign_unsubscribes WHERE campaign_id = :c"), {"c": campaign_id}
         ).scalar_one()

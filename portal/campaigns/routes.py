@@ -1,65 +1,122 @@
-"""The admin's campaign pages: list, compose, one campaign (preview, test, send, cancel)."""
+"""The admin's campaign pages: list, compose, edit or duplicate a draft, one campaign (preview,
+test, send after a confirmation that states the reach, cancel)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 
-from portal.campaigns import operations, queries
-from portal.campaigns.forms import CancelForm, ComposeForm, SendForm, TestSendForm
+from portal.campaigns import operations, queries, times
+from portal.campaigns.forms import CancelForm, ComposeForm, DuplicateForm, SendForm, TestSendForm
 from portal.core import clock
 from portal.core.periods import report_timezone
+from portal.core.text import InputError
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
 
 bp = Blueprint("campaigns", __name__, url_prefix="/admin/campaigns")
+OUT_OF_DATE = "The form was out of date. Reload the page and try again."
+
+
+def _zone():
+    return report_timezone(portal_context().settings)
+
+
+def _local(value: str | None) -> str:
+    return times.stored_in_zone(value, _zone())
 
 
 @bp.get("")
 @roles_required("admin")
 def index():
-    return render_template("campaigns/index.html", campaigns=queries.list_campaigns(portal_context().db))
+    return render_template("campaigns/index.html", campaigns=queries.list_campaigns(portal_context().db), local=_local)
+
+
+def _compose_form(**kwargs) -> ComposeForm:
+    form = ComposeForm(**kwargs)
+    form.audience.choices = [("", "Choose an audience"), *queries.audience_options(portal_context().db)]
+    return form
 
 
 @bp.route("/new", methods=["GET", "POST"])
 @roles_required("admin")
 def new():
-    ctx = portal_context()
-    form = ComposeForm()
-    form.audience.choices = [("", "Choose an audience"), *queries.audience_options(ctx.db)]
+    form = _compose_form()
     if form.validate_on_submit():
         try:
             campaign_id = operations.create_campaign(
-                ctx.db,
+                portal_context().db,
                 admin_id=current_user.id,
                 name=form.name.data,
                 subject=form.subject.data,
                 body=form.body.data,
                 audience=form.audience.data,
             )
-        except operations.CampaignError as error:
+        except InputError as error:  # a company removed since the page was drawn, too
             form.form_errors.append(str(error))
         else:
             flash("Draft saved. Check the preview and send yourself a test before you send it.", "success")
             return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    return render_template("campaigns/new.html", form=form)
+    return render_template("campaigns/new.html", form=form), 400 if form.errors else 200
+
+
+@bp.route("/<int:campaign_id>/edit", methods=["GET", "POST"])
+@roles_required("admin")
+def edit(campaign_id: int):
+    page = queries.campaign_page(portal_context().db, campaign_id)
+    if page is None:
+        abort(404)
+    if not page.can_send:
+        flash("Only a draft can be edited. Duplicate this campaign to write a new one from it.", "error")
+        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    form = _compose_form(data={key: page.campaign[key] for key in ("name", "subject", "body", "audience")})
+    if form.validate_on_submit():
+        try:
+            operations.update_draft(
+                portal_context().db,
+                campaign_id=campaign_id,
+                name=form.name.data,
+                subject=form.subject.data,
+                body=form.body.data,
+                audience=form.audience.data,
+            )
+        except InputError as error:
+            form.form_errors.append(str(error))
+        else:
+            flash("Draft saved.", "success")
+            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    return render_template("campaigns/new.html", form=form, campaign=page.campaign), 400 if form.errors else 200
+
+
+@bp.post("/<int:campaign_id>/duplicate")
+@roles_required("admin")
+def duplicate(campaign_id: int):
+    if not DuplicateForm().validate_on_submit():
+        flash(OUT_OF_DATE, "error")
+        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    try:
+        copy_id = operations.duplicate(portal_context().db, campaign_id=campaign_id, admin_id=current_user.id)
+    except operations.CampaignError as error:
+        flash(str(error), "error")
+        return redirect(url_for("campaigns.index"))
+    flash("A copy is saved as a new draft. Edit it, then send it.", "success")
+    return redirect(url_for("campaigns.show", campaign_id=copy_id))
 
 
 @bp.get("/<int:campaign_id>")
 @roles_required("admin")
 def show(campaign_id: int):
-    ctx = portal_context()
-    page = queries.campaign_page(ctx.db, campaign_id)
+    page = queries.campaign_page(portal_context().db, campaign_id)
     if page is None:
         abort(404)
-    test_form = TestSendForm()
     return render_template(
         "campaigns/show.html",
         page=page,
-        test_form=test_form,
-        send_form=SendForm(),
-        cancel_form=CancelForm(),
-        tz=report_timezone(ctx.settings),
+        test_form=TestSendForm(),
+        zone=portal_context().settings.portal_timezone,
+        meanings=queries.OUTCOME_MEANING,
+        now_local=times.in_zone(clock.utcnow(), _zone()),
+        local=_local,
     )
 
 
@@ -68,7 +125,7 @@ def show(campaign_id: int):
 def test_send(campaign_id: int):
     form = TestSendForm()
     if not form.validate_on_submit():
-        flash("The form was out of date. Reload the page and try again.", "error")
+        flash(OUT_OF_DATE, "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     try:
         new = operations.send_test(
@@ -84,38 +141,80 @@ def test_send(campaign_id: int):
     return redirect(url_for("campaigns.show", campaign_id=campaign_id))
 
 
+def _people(count: int) -> str:
+    return f"{count} {'person' if count == 1 else 'people'}"
+
+
 @bp.post("/<int:campaign_id>/send")
 @roles_required("admin")
 def send(campaign_id: int):
+    """Without `confirm_reach`: the confirmation page (nothing is sent). With it: send or schedule."""
     ctx = portal_context()
     form = SendForm()
     if not form.validate_on_submit():
-        flash("The form was out of date. Reload the page and try again.", "error")
+        flash(OUT_OF_DATE, "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    zone = _zone()
     try:
-        send_at = operations.parse_send_at(form.send_at.data, report_timezone(ctx.settings))
-        result = operations.send(ctx, campaign_id=campaign_id, admin_id=current_user.id, send_at=send_at)
+        send_at = operations.parse_send_at(form.send_at.data, zone)
+        if send_at is not None and send_at <= clock.utcnow():
+            raise operations.CampaignError(
+                "The send time has passed. Choose a time in the future, or leave it empty to send now."
+            )
     except operations.CampaignError as error:
         flash(str(error), "error")
-    else:
-        if result.started:
-            count = result.recipients
-            flash(f"Sending to {count} {'person' if count == 1 else 'people'}. Progress shows below.", "success")
+        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    changed = None
+    if form.confirm_reach.data:
+        try:
+            result = operations.send(
+                ctx,
+                campaign_id=campaign_id,
+                admin_id=current_user.id,
+                send_at=send_at,
+                expected_reach=int(form.confirm_reach.data),
+            )
+        except operations.ReachChanged as error:
+            changed = str(error)
+        except operations.CampaignError as error:
+            flash(str(error), "error")
+            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
         else:
-            flash(f"Scheduled for {clock.display_time(result.send_at)}. You can cancel it until then.", "success")
-    return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            if result.started:
+                flash(f"Sending to {_people(result.recipients)}. Progress shows below.", "success")
+            else:
+                flash(f"Scheduled for {times.in_zone(send_at, zone)}. You can cancel it until then.", "success")
+            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    page = queries.campaign_page(ctx.db, campaign_id)
+    if page is None:
+        abort(404)
+    if not page.can_send:
+        flash(f"This campaign is {page.status_label.lower()}; it is sent only once.", "error")
+        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    return render_template(
+        "campaigns/confirm_send.html",
+        page=page,
+        form=SendForm(formdata=None, data={"send_at": form.send_at.data, "confirm_reach": page.reach.recipients}),
+        send_at=times.in_zone(send_at, zone) if send_at else None,
+        people=_people(page.reach.recipients),
+        changed=changed,
+    )
 
 
 @bp.post("/<int:campaign_id>/cancel")
 @roles_required("admin")
 def cancel(campaign_id: int):
     if not CancelForm().validate_on_submit():
-        flash("The form was out of date. Reload the page and try again.", "error")
+        flash(OUT_OF_DATE, "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    page = queries.campaign_page(portal_context().db, campaign_id)
     try:
         stopped = operations.cancel(portal_context().db, campaign_id=campaign_id)
     except operations.CampaignError as error:
         flash(str(error), "error")
     else:
-        flash(f"Cancelled. {stopped} email{'' if stopped == 1 else 's'} not yet sent will not go out.", "success")
+        if page and page.campaign["status"] == "draft":
+            flash("Draft discarded: it will not be sent. Duplicate it if you want it back.", "success")
+        else:
+            flash(f"Cancelled. {stopped} email{'' if stopped == 1 else 's'} not yet sent will not go out.", "success")
     return redirect(url_for("campaigns.show", campaign_id=campaign_id))

@@ -51,8 +51,12 @@ def _filter_args(form: FilterForm) -> dict:
 @bp.get("/", strict_slashes=False)  # CONTRACT.md names it /admin/outbox: no redirect for that
 @roles_required("admin")
 def index():
+    return _render_index(request.args)
+
+
+def _render_index(values, bulk: ChooseBulkActionForm | None = None):
     ctx = portal_context()
-    form, filters = _filters_from(request.args)
+    form, filters = _filters_from(values)
     page = queries.outbox_page(ctx.db, filters, request.args.get("cursor"))
     args = _filter_args(form) if not form.errors else {}
     return render_template(
@@ -62,8 +66,8 @@ def index():
         page=page,
         args=args,
         first_page=not request.args.get("cursor"),
-        bulk=ChooseBulkActionForm(formdata=None, data=args),
-    ), (200 if not form.errors else 400)
+        bulk=bulk or ChooseBulkActionForm(formdata=None, data=args),
+    ), (200 if not form.errors and not (bulk and bulk.errors) else 400)
 
 
 @bp.get("/<outbox_id>")
@@ -133,7 +137,7 @@ def confirm_bulk():
     """The count of emails the action would change, with the reason field, before anything changes."""
     choose = ChooseBulkActionForm()
     if not choose.validate_on_submit():
-        abort(400)
+        return _render_index(request.form, bulk=choose)  # a missing or unknown action: a field error
     filter_form, filters = _filters_from(request.form)
     if filter_form.errors:
         abort(400)

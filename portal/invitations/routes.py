@@ -18,7 +18,10 @@ bp = Blueprint("invitations", __name__, url_prefix="/invitations")
 @roles_required("manager")
 def index():
     query = search_text(request.args.get("q"))
-    state = request.args.get("state") if request.args.get("state") in queries.INVITATION_STATES else ""
+    typed_state = request.args.get("state") or ""
+    state = typed_state if typed_state in queries.INVITATION_STATES else ""
+    # An unknown state is said, not silently read as the default (issue 26, item 1).
+    state_error = "Choose one of the options offered." if typed_state and typed_state != state else None
     page = queries.invitation_page(
         portal_context().db,
         company_id=current_company_id(),
@@ -32,8 +35,9 @@ def index():
         page=page,
         query=query,
         state=state,
+        state_error=state_error,
         states=queries.INVITATION_STATES,
-    )
+    ), (400 if state_error else 200)
 
 
 @bp.route("/new", methods=["GET", "POST"])

@@ -16,7 +16,10 @@ bp = Blueprint("people", __name__, url_prefix="/people")
 @roles_required("manager")
 def index():
     query = search_text(request.args.get("q"))
-    state = request.args.get("state") if request.args.get("state") in queries.PERSON_STATES else "active"
+    typed_state = request.args.get("state") or ""
+    state = typed_state if typed_state in queries.PERSON_STATES else "active"
+    # An unknown state is said, not silently read as the default (issue 26, item 1).
+    state_error = "Choose one of the options offered." if typed_state and typed_state != state else None
     page = queries.people_page(
         portal_context().db,
         company_id=current_company_id(),
@@ -24,7 +27,9 @@ def index():
         state=state,
         number=page_number(request.args.get("page")),
     )
-    return render_template("people/index.html", page=page, query=query, state=state)
+    return render_template("people/index.html", page=page, query=query, state=state, state_error=state_error), (
+        400 if state_error else 200
+    )
 
 
 @bp.route("/<int:user_id>/deactivate", methods=["GET", "POST"])

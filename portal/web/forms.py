@@ -8,6 +8,9 @@ Two rules, each in one place:
   driver cuts text at a NUL when it reads it back, and escape codes would reach email subjects.
   Multi-line fields (TextAreaField) may hold line breaks and tabs; single-line fields hold neither.
   Passwords are exempt: they are hashed, never stored or shown as text.
+- `PortalForm` holds every choice (select, radio) to the options it offers: an unknown value, or an
+  empty one where no empty option is offered (or the field is required), is a field error on that
+  field, whatever the field's own `validate_choice`; so no operation ever sees a choice it did not offer.
 """
 
 from __future__ import annotations
@@ -19,13 +22,17 @@ from flask import request
 from flask_wtf import FlaskForm
 from werkzeug.exceptions import BadRequest
 from wtforms import EmailField, HiddenField, PasswordField, TextAreaField
-from wtforms.validators import DataRequired, Email, Length, Regexp
+from wtforms.fields.choices import SelectFieldBase
+from wtforms.validators import DataRequired, Email, InputRequired, Length, Regexp
 
 from portal.core.text import control_characters_in
 
 FILES_REFUSED = "This form takes text only, not files. Go back and type your answers into the form."
 CONTROL_CHARACTERS = "Remove the invisible control characters from this answer; they cannot be stored."
 LINE_BREAKS = "Keep this answer on one line."
+CHOOSE_OFFERED = "Choose one of the options offered."
+# WTForms' own words for an unknown choice, replaced by CHOOSE_OFFERED (or the field's own message).
+_WTFORMS_CHOICE_MESSAGES = {"Not a valid choice.", "Not a valid choice", "Invalid Choice: could not coerce."}
 
 
 class PortalForm(FlaskForm):
@@ -39,6 +46,8 @@ class PortalForm(FlaskForm):
             message = _control_character_problem(field)
             if message:
                 field.errors = [message, *field.errors]
+                valid = False
+            if isinstance(field, SelectFieldBase) and _choice_problem(field):
                 valid = False
         return valid
 
@@ -82,6 +91,43 @@ def _control_character_problem(field) -> str | None:
         if found:
             return LINE_BREAKS if found <= set("\n\r\t") else CONTROL_CHARACTERS
     return None
+
+
+def _offered_values(field) -> set[str]:
+    choices = field.choices or []
+    if isinstance(choices, dict):  # option groups
+        choices = [choice for group in choices.values() for choice in group]
+    values = set()
+    for choice in choices:
+        if hasattr(choice, "value"):
+            values.add(str(choice.value))
+        elif isinstance(choice, tuple | list):
+            values.add(str(choice[0]))
+        else:
+            values.add(str(choice))
+    return values
+
+
+def _required_message(field) -> str | None:
+    for validator in field.validators:
+        if isinstance(validator, DataRequired | InputRequired):
+            return validator.message or CHOOSE_OFFERED
+    return None
+
+
+def _choice_problem(field) -> bool:
+    """Sets the field's one error if its posted value is not among the options offered; True if so."""
+    posted = [raw for raw in (field.raw_data or ()) if raw != ""]
+    offered = _offered_values(field)
+    own = [message for message in field.errors if message not in _WTFORMS_CHOICE_MESSAGES]
+    if any(not isinstance(raw, str) or raw not in offered for raw in posted):
+        field.errors = own or [CHOOSE_OFFERED]
+        return True
+    required = _required_message(field)
+    if not posted and ("" not in offered or required):
+        field.errors = own or [required or CHOOSE_OFFERED]
+        return True
+    return bool(field.errors)
 
 
 class InviteManagerForm(PortalForm):

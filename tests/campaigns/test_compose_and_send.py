@@ -44,6 +44,7 @@ def test_the_body_is_sanitised(client, admin, people, form_token):
     ("fields", "message"),
     [
         ({"subject": "  "}, "Write a subject."),
+        ({"audience": ""}, "Choose an audience."),
         ({"audience": "everyone"}, "Choose an audience from the list."),
         ({"audience": "company:999"}, "Choose an audience from the list."),
         ({"body": "x" * (100 * 1024 + 1)}, "The body is over 100 KB"),
@@ -54,7 +55,7 @@ def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(
 ):
     company, _ = people(volunteers=1)
     answer = compose(client, form_token, **{"audience": f"company:{company}", **fields})
-    assert answer.status_code == 200
+    assert answer.status_code == 400
     assert message in answer.get_data(as_text=True)
     assert count("campaigns") == 0
 
@@ -68,9 +69,10 @@ def test_a_send_time_in_the_past_and_a_second_send_are_refused(client, admin, pe
     assert "The send time has passed" in page.get_data(as_text=True)
     assert count("campaigns", "status = 'draft'") == 1 and count("campaign_recipients") == 0
 
-    client.post(f"{path}/send", data={**form_token(path), "send_at": ""})
+    client.post(f"{path}/send", data={**form_token(path), "send_at": "", "confirm_reach": "2"})
     assert count("campaign_recipients") == 2, "sent now: the list of two is fixed"
-    page = client.post(f"{path}/send", data={**form_token(path), "send_at": ""}, follow_redirects=True)
+    again = {**form_token(path), "send_at": "", "confirm_reach": "2"}
+    page = client.post(f"{path}/send", data=again, follow_redirects=True)
     assert "already sent; it is sent only once" in page.get_data(as_text=True)
     assert count("campaign_recipients") == 2 and count("email_outbox") == 0
 

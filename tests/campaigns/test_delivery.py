@@ -99,7 +99,7 @@ def test_one_click_unsubscribe_needs_no_session_and_no_csrf_and_the_next_preview
     transactional = make_outbox_row(recipient=emails[1], family="notice")
     assert deliver(transactional) == "ack:sent", "account and notice email still reach them"
     first_page = client.get(f"/admin/campaigns/{campaign}").get_data(as_text=True)
-    assert re.search(r"Unsubscribed through this campaign</td><td>1<", first_page)
+    assert re.search(r"Unsubscribed through this campaign</td><td class=\"num\">1<", first_page)
 
 
 def test_the_page_after_unsubscribing_lets_the_person_subscribe_again(
