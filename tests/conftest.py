@@ -169,7 +169,8 @@ class AuthActions:
         return self._client.post("/login", data={"email": email, "password": password, "csrf_token": token})
 
     def logout(self):
-        token = self.csrf_token("/")
+        # /login: a form when signed out (the public home page has none), the signed-in home otherwise.
+        token = self.csrf_token("/login")
         return self._client.post("/logout", data={"csrf_token": token})
 
 

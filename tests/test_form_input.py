@@ -223,6 +223,7 @@ def walk_world(ctx, db, make_user, user_id, company_id, make_outbox_row):
     campaign = campaign_operations.create_campaign(
         db, admin_id=user_id(emails["admin"]), name="Walk", subject="Walk", body="Walk", audience="all_managers"
     )
+    demo = demo_operations.request_demo(ctx, name="Walk", email="walk@example.org", company="Walk", message="")
     values = {
         "application_id": application.application_id,
         "campaign_id": campaign,
@@ -230,6 +231,7 @@ def walk_world(ctx, db, make_user, user_id, company_id, make_outbox_row):
         "user_id": user_id(emails["employee"]),
         "outbox_id": make_outbox_row(),
         "invitation_id": 1,
+        "submission_id": demo.submission_id,
         "token": tokens.token_for(ctx.settings.secret_key, nonce),
     }
     return emails, values

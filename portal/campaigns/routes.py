@@ -145,10 +145,22 @@ def _people(count: int) -> str:
     return f"{count} {'person' if count == 1 else 'people'}"
 
 
+@bp.post("/<int:campaign_id>/send/confirm")
+@roles_required("admin")
+def confirm_send(campaign_id: int):
+    """The page's "Send campaign…": the confirmation that states the reach (nothing is sent)."""
+    return _send_or_confirm(campaign_id, confirming=True)
+
+
 @bp.post("/<int:campaign_id>/send")
 @roles_required("admin")
 def send(campaign_id: int):
-    """Without `confirm_reach`: the confirmation page (nothing is sent). With it: send or schedule."""
+    """Send or schedule (CONTRACT.md). With `confirm_reach`, the number the confirmation page showed,
+    nothing is sent if the audience has another size now: the page asks again with the new number."""
+    return _send_or_confirm(campaign_id, confirming=False)
+
+
+def _send_or_confirm(campaign_id: int, *, confirming: bool):
     ctx = portal_context()
     form = SendForm()
     if not form.validate_on_submit():
@@ -165,14 +177,14 @@ def send(campaign_id: int):
         flash(str(error), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     changed = None
-    if form.confirm_reach.data:
+    if not confirming:
         try:
             result = operations.send(
                 ctx,
                 campaign_id=campaign_id,
                 admin_id=current_user.id,
                 send_at=send_at,
-                expected_reach=int(form.confirm_reach.data),
+                expected_reach=int(form.confirm_reach.data) if form.confirm_reach.data else None,
             )
         except operations.ReachChanged as error:
             changed = str(error)
