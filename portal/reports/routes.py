@@ -15,9 +15,10 @@ from flask_login import current_user
 from portal.core.clock import now_iso, parse
 from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone, today_in
 from portal.core.programmes import PROGRAMMES
-from portal.reports import charts, exports, operations, pdf, queries
+from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.hours import hours_text
 from portal.reports.report import build_report
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
@@ -31,6 +32,12 @@ MIMETYPES = {
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "pdf": "application/pdf",
 }
+
+
+@bp.app_template_filter("hours")
+def hours_filter(minutes: int) -> str:
+    """Exact minutes as the hours every report page shows: two decimals, half up."""
+    return hours_text(minutes)
 
 
 @bp.app_template_filter("local_time")
@@ -114,7 +121,7 @@ def export(fmt: str):
     if fmt == "csv":
         return Response(exports.csv_lines(report, sessions), mimetype=MIMETYPES["csv"], headers=headers)
     response = send_file(
-        exports.write_xlsx(report, sessions), mimetype=MIMETYPES["xlsx"], as_attachment=True, download_name=name
+        xlsx.write_xlsx(report, sessions), mimetype=MIMETYPES["xlsx"], as_attachment=True, download_name=name
     )
     response.headers["Cache-Control"] = "private, no-store"
     return response

@@ -124,13 +124,13 @@ def test_the_email_states_the_months_figures_and_carries_its_pdf(
     (email,) = provider_model.sent()
     assert email["to"] == [manager] and "March 2026" in email["subject"]
     # 4 × 60 + 90 minutes are March's 5.5 hours; the 45 minutes after local midnight are April's.
-    assert "5.5" in email["html"] and "Verified hours:    5.5" in email["text"]
+    assert "5.50" in email["html"] and "Verified hours:    5.50" in email["text"]
     assert "/reports?from=2026-03-01&amp;to=2026-03-31" in email["html"]
     (attachment,) = email["attachments"]
     assert attachment["filename"] == "teei-report-2026-03.pdf"
     pdf = base64.b64decode(attachment["content"])
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
-    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "5.5 Verified hours" in text
+    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "5.50 Verified hours" in text
 
 
 def test_a_new_subscriber_gets_no_history_and_saving_again_keeps_the_catch_up(ctx, db, company, subscribe, user_id):
