@@ -37,9 +37,10 @@ class Chart:
 
 
 def month_chart(figures: Figures) -> Chart:
-    peak = max((m.total.minutes for m in figures.months), default=0) or 1
-    bars = [Bar(m.label, m.total.hours, f"{m.total.hours:,.2f} h", m.total.minutes / peak) for m in figures.months]
-    busiest = max(figures.months, key=lambda m: m.total.minutes, default=None)
+    months = figures.listed_months
+    peak = max((m.total.minutes for m in months), default=0) or 1
+    bars = [Bar(m.label, m.total.hours, f"{m.total.hours:,.2f} h", m.total.minutes / peak) for m in months]
+    busiest = max(months, key=lambda m: m.total.minutes, default=None)
     if busiest and busiest.total.minutes:
         summary = (
             f"{len(bars)} months; most hours in {busiest.label} ({busiest.total.hours:,.2f} h); "

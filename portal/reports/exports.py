@@ -141,7 +141,7 @@ def programme_rows(report: Report) -> list[list]:
 def month_rows(report: Report) -> list[list]:
     programmes = list(report.figures.programmes)
     rows = [["month", "from", "to", "hours", "minutes", "sessions", "volunteers"] + [f"hours_{p}" for p in programmes]]
-    for m in report.figures.months:
+    for m in report.figures.listed_months:
         rows.append(
             [m.label, m.start, m.end, m.total.hours, m.total.minutes, m.total.sessions, m.total.volunteers]
             + [m.programmes[p].hours for p in programmes]

@@ -82,6 +82,12 @@ class Figures:
         return round(100 * cell.volunteers / self.employees, 1) if self.employees else None
 
     @property
+    def listed_months(self) -> list[MonthRow]:
+        """The months from the first with a session on: empty months before it say nothing."""
+        first = next((i for i, m in enumerate(self.months) if m.total.sessions), len(self.months))
+        return self.months[first:]
+
+    @property
     def rounding_note(self) -> str | None:
         """A footnote when a shown total differs from the sum of its shown rows, else None."""
         gaps = [

@@ -133,8 +133,8 @@ def filing_pdf(report: Report) -> bytes:
     programmes = list(f.programmes)
     masks = Masks(
         *suppress_table(
-            [[m.programmes[p].volunteers for p in programmes] for m in f.months],
-            [m.total.volunteers for m in f.months],
+            [[m.programmes[p].volunteers for p in programmes] for m in f.listed_months],
+            [m.total.volunteers for m in f.listed_months],
             [f.programmes[p].volunteers for p in programmes],
             f.total.volunteers,
         )
@@ -260,7 +260,7 @@ def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
         + ["Hours", "Sessions", "Volunteers"]
     )
     rows = []
-    for r, m in enumerate(f.months):
+    for r, m in enumerate(f.listed_months):
         row = [m.label] + [
             HIDDEN if masks.cells[r][c] else fmt_hours(m.programmes[p].hours) for c, p in enumerate(programmes)
         ]

@@ -62,13 +62,21 @@ def _build(db, company_id: int, query, tz):
     return build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
 
 
+def _since_start(periods, started_on: date) -> list:
+    """Only periods that reach the company's start: a company that joined today has no last year."""
+    return [p for p in periods if p.end >= started_on]
+
+
 def _error_page(errors: QueryErrors, today: date, settings):
+    tz, company_id = report_timezone(portal_context().settings), current_company_id()
+    start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
     return render_template(
         "reports/index.html",
         errors=errors.messages,
         values=errors.values,
         report=None,
-        presets=presets(today, settings.fiscal_year_start_month),
+        start=start,
+        presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
         programmes=PROGRAMMES,
         settings=settings,
     ), 400
@@ -83,7 +91,7 @@ def index():
         return _error_page(query, today, settings)
     db = portal_context().db
     report = _build(db, company_id, query, tz)
-    closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
+    start = queries.company_start(db, company_id=company_id, tz=tz)
     listed = report.figures.volunteers
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
     return render_template(
@@ -93,14 +101,30 @@ def index():
         values=query.args,
         programmes=PROGRAMMES,
         shown=shown,
-        presets=presets(today, settings.fiscal_year_start_month),
+        start=start,
+        presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
         settings=settings,
         month_svg=charts.svg(charts.month_chart(report.figures)),
         programme_svg=charts.svg(charts.programme_chart(report.figures)),
         method=METHOD,
         crosswalk=crosswalk(report),
+    )
+
+
+@bp.get("/reports/settings")
+@roles_required("manager")
+def settings_page():
+    tz, company_id, settings, today = _scope()
+    db = portal_context().db
+    start = queries.company_start(db, company_id=company_id, tz=tz)
+    closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
+    years = _since_start(closable_years(today, settings.fiscal_year_start_month), start.started_on)
+    return render_template(
+        "reports/settings.html",
+        settings=settings,
+        start=start,
         month_names=MONTH_NAMES,
-        years=[(p, closed.get(p.start.isoformat())) for p in closable_years(today, settings.fiscal_year_start_month)],
+        years=[(p, closed.get(p.start.isoformat())) for p in years],
     )
 
 
@@ -139,7 +163,7 @@ def save_settings():
             portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=values
         )
         flash("Report settings saved.", "success")
-    return redirect(url_for("reports.index", **_kept_args()) + "#settings")
+    return redirect(url_for("reports.settings_page") + "#settings")
 
 
 @bp.post("/reports/close")
@@ -152,7 +176,7 @@ def close_year():
     )
     if period is None:
         flash("Choose a year that has ended.", "error")
-        return redirect(url_for("reports.index") + "#close")
+        return redirect(url_for("reports.settings_page") + "#close")
     try:
         report_id = operations.close_year(
             portal_context().db,
@@ -165,13 +189,9 @@ def close_year():
         )
     except operations.CloseError as error:
         flash(str(error), "error")
-        return redirect(url_for("reports.index") + "#close")
+        return redirect(url_for("reports.settings_page") + "#close")
     flash(f"{period.label} is closed. Its filed report is {report_id}; it will not change.", "success")
     return redirect(url_for("reports.index", **period.query))
-
-
-def _kept_args() -> dict:
-    return {k: v for k, v in request.args.items() if k in ("from", "to", "programme")}
 
 
 @bp.get("/reports/volunteers/<int:user_id>")

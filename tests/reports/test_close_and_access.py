@@ -95,8 +95,9 @@ def test_a_year_that_has_not_ended_cannot_close(db, company):
         raise AssertionError("closed an unfinished year")
 
 
-def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, manager_client):
-    _, manager, _ = company("Acme Ltd", employees=1)
+def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, insert_sessions, manager_client):
+    acme, manager, staff = company("Acme Ltd", employees=1)
+    insert_sessions([Row("language", staff[0], acme, oslo("2025-03-04T18:00"), 60)])
     client = manager_client(manager)
     token = csrf(client)
     client.post(
@@ -109,9 +110,9 @@ def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, manager_c
             "csrf_token": token,
         },
     )
-    page = client.get("/reports").get_data(as_text=True)
-    assert re.search(r"FY 20\d\d/\d\d", page)
-    assert 'value="650.50"' in page and 'value="NOK"' in page
+    assert re.search(r"FY 20\d\d/\d\d", client.get("/reports").get_data(as_text=True))
+    page = client.get("/reports/settings").get_data(as_text=True)  # the settings live on their own page
+    assert 'value="650.50"' in page and 'value="NOK"' in page and re.search(r"Close FY 20\d\d/\d\d", page)
     bad = client.post(
         "/reports/settings",
         data={"fiscal_year_start_month": "13", "hourly_cost": "-3", "csrf_token": token},
