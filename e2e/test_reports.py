@@ -17,7 +17,7 @@ from pypdf import PdfReader
 from portal.auth.operations import create_user
 from portal.core.clock import iso
 from portal.core.periods import presets
-from portal.seed import DEMO_PASSWORD
+from portal.seed import DEMO_PASSWORD, seed_demo
 from tests.reports.conftest import shown_hours
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -111,3 +111,52 @@ def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
     page.reload()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=str(ARTIFACTS / "reports-390.png"), full_page=True)
+
+
+def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, stack):
+    seed_demo(stack.db, history=True)
+    today = datetime.now(OSLO).date()
+    start = today.replace(year=today.year - 1) + timedelta(days=1)
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/reports?from={start}&to={today}&programme=all")
+    expect(page.locator("#figure-volunteers")).to_have_text(re.compile(r"^1\d$"))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    months = page.locator("#months-title").locator("xpath=..")
+    expect(months.locator(".wide-only table")).to_be_visible()  # chart and table side by side
+    page.screenshot(path=str(ARTIFACTS / "reports-year-1280.png"), full_page=True)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # Each figure once on a phone: the month chart with its table folded away, the programme table alone.
+    expect(months.get_by_role("img", name=re.compile("Verified hours by month"))).to_be_visible()
+    expect(months.locator(".wide-only table")).to_be_hidden()
+    expect(months.locator("details.phone-only")).to_be_visible()
+    expect(months.locator("details.phone-only table")).to_be_hidden()
+    expect(page.get_by_role("img", name=re.compile("Verified hours by programme"))).to_be_hidden()
+    expect(page.locator("#by-programme")).to_be_visible()
+    height = page.evaluate("document.documentElement.scrollHeight")
+    print(f"report height at 390 px, a year of the demo: {height} px")
+    assert height < 3600
+    page.screenshot(path=str(ARTIFACTS / "reports-year-390.png"), full_page=True)
+
+    page.get_by_role("link", name="Settings and year close").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Report settings")
+    expect(page.get_by_role("button", name=re.compile(r"^Close "))).not_to_have_count(0)
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.screenshot(path=str(ARTIFACTS / f"report-settings-{width}.png"), full_page=True)
+
+
+def test_a_new_company_is_shown_what_to_do_first(pages, page, stack):
+    pages.sign_in(MANAGER, DEMO_PASSWORD)  # the browser tests' demo company has no sessions yet
+    invite = page.get_by_role("link", name="Invite your first colleagues")
+    expect(invite).to_be_visible()
+    expect(page.locator("#figure-hours")).to_have_count(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(ARTIFACTS / f"reports-new-company-{width}.png"), full_page=True)
+    invite.click()
+    expect(page).to_have_url(re.compile(r"/invitations/new$"))
