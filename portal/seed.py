@@ -45,7 +45,7 @@ def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -
         for email, name, programme, _sessions in DEMO_EMPLOYEES:
             _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
         if history:
-            for email, name, programme, *_pattern in HISTORY_VOLUNTEERS:
+            for email, name, programme, *_pattern in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
                 _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
             backdate_company(conn, company_id, datetime.now(UTC))
     if attendance:
@@ -119,6 +119,14 @@ HISTORY_VOLUNTEERS = (
     ("mei@northwind.example", "Mei Tanaka", "language", 10, 1),
     ("nils@northwind.example", "Nils Aasen", "mentorship", 8, 1),
 )
+# Colleagues with an account who have not attended yet: participation is a share, not always 100%.
+HISTORY_COLLEAGUES = (
+    ("oda@northwind.example", "Oda Berge", "language", 57, 0),
+    ("petter@northwind.example", "Petter Vik", "mentorship", 57, 0),
+    ("ragnhild@northwind.example", "Ragnhild Sand", "language", 40, 0),
+    ("sami@northwind.example", "Sami Haddad", "mentorship", 30, 0),
+    ("tuva@northwind.example", "Tuva Eide", "language", 12, 0),
+)
 SESSION_MINUTES = (60, 45, 90, 60)
 
 
@@ -161,7 +169,7 @@ def backdate_company(conn: sa.Connection, company_id: int, now: datetime) -> Non
         sa.text("UPDATE companies SET created_at = :at WHERE id = :c AND created_at > :at"),
         {"at": joined, "c": company_id},
     )
-    for email, _name, _programme, began, _every in HISTORY_VOLUNTEERS:
+    for email, _name, _programme, began, _every in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
         started = (now - timedelta(weeks=began + 1)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
         conn.execute(
             sa.text(

@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from portal.seed import HISTORY_VOLUNTEERS, history_sessions
+from portal.seed import HISTORY_COLLEAGUES, HISTORY_VOLUNTEERS, history_sessions
 
 
 def test_users_create_makes_a_login_and_its_company(runner, auth, count):
@@ -41,8 +41,8 @@ def test_users_create_refuses_bad_input_and_writes_nothing(runner, count):
 
 def test_demo_seed_without_attendance_leaves_the_sessions_to_the_simulator(runner, count):
     assert runner.invoke(args=["demo", "seed", "--without-attendance"]).exit_code == 0
-    # The weekly sessions are the simulator's; the year of history (fourteen more colleagues) is seeded.
-    assert count("users") == 5 + len(HISTORY_VOLUNTEERS)
+    # The weekly sessions are the simulator's; the year of history (nineteen more colleagues) is seeded.
+    assert count("users") == 5 + len(HISTORY_VOLUNTEERS) + len(HISTORY_COLLEAGUES)
     assert count("attendance_sessions") == history_session_count()
 
 
@@ -56,9 +56,9 @@ def test_demo_seed_is_idempotent(runner, count):
     before = counts()
     assert runner.invoke(args=["demo", "seed"]).exit_code == 0
     assert counts() == before
-    # The manager, the three employees and the history's fourteen belong to the company; the admin to
+    # The manager, the three employees and the history's nineteen belong to the company; the admin to
     # none. Sessions: 9 + 6 + 12 weekly ones, 2 of a colleague who has no account yet, and the history.
-    people = len(HISTORY_VOLUNTEERS)
+    people = len(HISTORY_VOLUNTEERS) + len(HISTORY_COLLEAGUES)
     assert before == [1, 5 + people, 4 + people, 29 + history_session_count()]
 
 

@@ -47,6 +47,8 @@ def test_the_demo_company_has_a_year_that_the_filing_pdf_shows_in_full(db, auth,
     page = client.get(f"/reports?{query}").get_data(as_text=True)
     assert re.search(r'id="figure-hours">([^<]+)<', page).group(1) == shown_hours(sum(r.minutes for r in in_period))
     assert int(re.search(r'id="figure-volunteers">([^<]+)<', page).group(1)) >= 12
+    # Five colleagues have accounts but no sessions yet: participation is a share, as in a real company.
+    assert re.search(r'id="figure-participation">([^<]+)<', page).group(1) == f"{100 * 17 / 22:.1f}%"
 
     pdf = client.get(f"/reports/export.pdf?{query}").get_data()
     ARTIFACTS.mkdir(exist_ok=True)
