@@ -150,8 +150,9 @@ def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, sta
 
 
 def test_a_new_company_is_shown_what_to_do_first(pages, page, stack):
-    pages.sign_in(MANAGER, DEMO_PASSWORD)  # the browser tests' demo company has no sessions yet
-    invite = page.get_by_role("link", name="Invite your first colleagues")
+    pages.sign_in(MANAGER, DEMO_PASSWORD)  # the browser tests' demo company: 3 accounts, no sessions yet
+    expect(page.get_by_text("3 colleagues have an account")).to_be_visible()
+    invite = page.get_by_role("link", name="Invite more colleagues")
     expect(invite).to_be_visible()
     expect(page.locator("#figure-hours")).to_have_count(0)
     ARTIFACTS.mkdir(exist_ok=True)

@@ -239,6 +239,10 @@ COMPANY_START = sa.text("""
         UNION ALL SELECT MIN(held_at) FROM attendance_sessions WHERE company_id = :company_id AND company_id IS NOT NULL
     ) WHERE moment IS NOT NULL
 """)
+CURRENT_EMPLOYEES = sa.text("""
+    SELECT COUNT(*) FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
+    WHERE m.company_id = :company_id AND m.ended_at IS NULL
+""")
 ANY_ATTENDED = sa.text(
     "SELECT EXISTS (SELECT 1 FROM attendance_sessions WHERE company_id = :company_id AND status = 'attended')"
 )
@@ -248,13 +252,15 @@ ANY_ATTENDED = sa.text(
 class CompanyStart:
     started_on: date  # local date
     has_sessions: bool  # any attended session ever
+    employees: int  # colleagues with an employee account now
 
 
 def company_start(db: Database, *, company_id: int, tz: ZoneInfo) -> CompanyStart:
     with db.read() as conn:
         first = conn.execute(COMPANY_START, {"company_id": company_id}).scalar()
         attended = bool(conn.execute(ANY_ATTENDED, {"company_id": company_id}).scalar())
-    return CompanyStart(local_date_of(first, tz), attended)
+        employees = conn.execute(CURRENT_EMPLOYEES, {"company_id": company_id}).scalar()
+    return CompanyStart(local_date_of(first, tz), attended, employees)
 
 
 def local_date_of(moment: str, tz: ZoneInfo) -> date:

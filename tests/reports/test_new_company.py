@@ -66,3 +66,10 @@ def test_the_report_names_report_emails_once_and_links_its_settings_page(company
     assert 'name="hourly_cost"' not in page and "Close this year" not in page
     settings = client.get("/reports/settings").get_data(as_text=True)
     assert 'name="hourly_cost"' in settings and "Close 2025" in settings.replace('aria-label="Close 2025', "Close 2025")
+
+
+def test_a_company_with_accounts_but_no_sessions_is_told_where_its_hours_come_from(company, manager_client):
+    _, manager, _ = company("Quiet AS", employees=2, since=now_iso())
+    page = manager_client(manager).get("/reports").get_data(as_text=True)
+    assert "2 colleagues have an account" in page
+    assert '<a class="button" href="/invitations/new">Invite more colleagues</a>' in page
