@@ -17,15 +17,16 @@ from pypdf import PdfReader
 from portal.auth.operations import create_user
 from portal.core.clock import iso
 from portal.core.periods import presets
-from portal.seed import DEMO_PASSWORD
+from portal.seed import DEMO_PASSWORD, seed_demo
+from tests.reports.conftest import shown_hours
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 MANAGER = "manager@northwind.example"
 OSLO = ZoneInfo("Europe/Oslo")
 
 
-def add_last_quarter_sessions(db) -> tuple[float, int, int]:
-    """Seven colleagues with sessions last quarter; returns (hours, sessions, volunteers) computed here."""
+def add_last_quarter_sessions(db) -> tuple[int, int, int]:
+    """Seven colleagues with sessions last quarter; returns (minutes, sessions, volunteers) computed here."""
     quarter = next(p for p in presets(datetime.now(OSLO).date()) if p.kind == "last_quarter")
     for n in range(7):
         create_user(
@@ -61,11 +62,12 @@ def add_last_quarter_sessions(db) -> tuple[float, int, int]:
                         "m": length,
                     },
                 )
-    return sum(minutes) / 60, len(minutes), len(people)
+    return sum(minutes), len(minutes), len(people)
 
 
 def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
-    hours, sessions, volunteers = add_last_quarter_sessions(stack.db)
+    minutes, sessions, volunteers = add_last_quarter_sessions(stack.db)
+    hours = shown_hours(minutes)
     pages.sign_in(MANAGER, DEMO_PASSWORD)
     expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering report")
     page.get_by_role("link", name="Last quarter").click()
@@ -74,7 +76,7 @@ def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
     chart = page.get_by_role("img", name=re.compile("Verified hours by month"))
     expect(chart).to_be_visible()
     assert chart.locator("rect.bar").count() == 3  # one bar per month of the quarter
-    expect(page.locator("#figure-hours")).to_have_text(f"{hours:,.1f}")
+    expect(page.locator("#figure-hours")).to_have_text(hours)
     expect(page.locator("#figure-sessions")).to_have_text(str(sessions))
     expect(page.locator("#figure-volunteers")).to_have_text(str(volunteers))
 
@@ -91,16 +93,16 @@ def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
 
     rows = list(csv.reader(io.StringIO(files["csv"].decode("utf-8-sig"))))
     summary = dict(r[:2] for r in rows[rows.index(["## Summary"]) + 2 :][:6])
-    assert summary["Verified hours"] == f"{hours:.1f}" and summary["Sessions"] == str(sessions)
+    assert summary["Verified hours"] == hours.replace(",", "") and summary["Sessions"] == str(sessions)
     assert summary["Active volunteers"] == str(volunteers)
 
     book = load_workbook(io.BytesIO(files["xlsx"]), read_only=True)
     sheet = {r[0]: r[1] for r in book["Report"].iter_rows(values_only=True) if len(r) > 1 and r[0]}
-    assert sheet["Verified hours"] == round(hours, 1) and sheet["Sessions"] == sessions
+    assert f"{sheet['Verified hours']:,.2f}" == hours and sheet["Sessions"] == sessions
     assert sum(1 for _ in book["Sessions"].iter_rows(min_row=2)) == sessions
 
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(files["pdf"])).pages).split())
-    assert f"{hours:,.1f} Verified hours" in text and f"{volunteers} Active volunteers" in text
+    assert f"{hours} Verified hours" in text and f"{volunteers} Active volunteers" in text
     assert "IRIS+ OI8429" in text and "Colleague 0" not in text
     (ARTIFACTS / "report.pdf").write_bytes(files["pdf"])
 
@@ -109,3 +111,53 @@ def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
     page.reload()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.screenshot(path=str(ARTIFACTS / "reports-390.png"), full_page=True)
+
+
+def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, stack):
+    seed_demo(stack.db, history=True)
+    today = datetime.now(OSLO).date()
+    start = today.replace(year=today.year - 1) + timedelta(days=1)
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/reports?from={start}&to={today}&programme=all")
+    expect(page.locator("#figure-volunteers")).to_have_text(re.compile(r"^1\d$"))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    months = page.locator("#months-title").locator("xpath=..")
+    expect(months.locator(".wide-only table")).to_be_visible()  # chart and table side by side
+    page.screenshot(path=str(ARTIFACTS / "reports-year-1280.png"), full_page=True)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # Each figure once on a phone: the month chart with its table folded away, the programme table alone.
+    expect(months.get_by_role("img", name=re.compile("Verified hours by month"))).to_be_visible()
+    expect(months.locator(".wide-only table")).to_be_hidden()
+    expect(months.locator("details.phone-only")).to_be_visible()
+    expect(months.locator("details.phone-only table")).to_be_hidden()
+    expect(page.get_by_role("img", name=re.compile("Verified hours by programme"))).to_be_hidden()
+    expect(page.locator("#by-programme")).to_be_visible()
+    height = page.evaluate("document.documentElement.scrollHeight")
+    print(f"report height at 390 px, a year of the demo: {height} px")
+    assert height < 3600
+    page.screenshot(path=str(ARTIFACTS / "reports-year-390.png"), full_page=True)
+
+    page.get_by_role("link", name="Settings and year close").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Report settings")
+    expect(page.get_by_role("button", name=re.compile(r"^Close "))).not_to_have_count(0)
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.screenshot(path=str(ARTIFACTS / f"report-settings-{width}.png"), full_page=True)
+
+
+def test_a_new_company_is_shown_what_to_do_first(pages, page, stack):
+    pages.sign_in(MANAGER, DEMO_PASSWORD)  # the browser tests' demo company: 3 accounts, no sessions yet
+    expect(page.get_by_text("3 colleagues have an account")).to_be_visible()
+    invite = page.get_by_role("link", name="Invite more colleagues")
+    expect(invite).to_be_visible()
+    expect(page.locator("#figure-hours")).to_have_count(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(ARTIFACTS / f"reports-new-company-{width}.png"), full_page=True)
+    invite.click()
+    expect(page).to_have_url(re.compile(r"/invitations/new$"))

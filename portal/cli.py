@@ -61,8 +61,8 @@ def users_create(email, role, company, password, name):
     help="Leave the sessions out (make run has the programme simulator post them through the API).",
 )
 def demo_seed(without_attendance):
-    """Demo company, admin, manager, employees and session attendance (idempotent)."""
-    logins = seed_demo(portal_context().db, attendance=not without_attendance)
+    """Demo company, admin, manager, employees and session attendance, with a year of history (idempotent)."""
+    logins = seed_demo(portal_context().db, attendance=not without_attendance, history=True)
     click.echo("demo company ready; sign in with:")
     for email, role, password in logins:
         click.echo(f"  {role:8} {email}  password: {password}")

@@ -30,17 +30,29 @@ DEMO_EMPLOYEES = (
 )
 
 
-def seed_demo(db: Database, *, attendance: bool = True) -> list[tuple[str, str, str]]:
+def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -> list[tuple[str, str, str]]:
     """Create the demo company, logins and employees, and (unless told not to) their sessions up to
-    now; return (email, role, password) of the logins. Running it again changes nothing."""
+    now; return (email, role, password) of the logins. Running it again changes nothing.
+
+    history=True (`flask demo seed`, so `make run`) adds a year of colleagues and their sessions
+    (demo_history.py), so the report, its filing PDF and its crosswalk show real figures. Tests seed
+    without it: they count the three employees above.
+    """
     with db.write() as conn:
         company_id = ensure_company(conn, DEMO_COMPANY)
         for email, role, name in DEMO_LOGINS:
             _user_once(conn, email=email, role=role, name=name, company_id=None if role == "admin" else company_id)
         for email, name, programme, _sessions in DEMO_EMPLOYEES:
             _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
+        if history:
+            for email, name, programme, *_pattern in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
+                _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
+            backdate_company(conn, company_id, datetime.now(UTC))
     if attendance:
         for platform, sessions in demo_sessions(datetime.now(UTC)).items():
+            import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
+    if history:
+        for platform, sessions in history_sessions(datetime.now(UTC)).items():
             import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
     return [(email, role, DEMO_PASSWORD) for email, role, _ in DEMO_LOGINS]
 
@@ -83,3 +95,86 @@ def _user_once(conn, *, email, role, name, company_id, programme=None) -> int:
     return insert_user(
         conn, email=email, password=DEMO_PASSWORD, role=role, company_id=company_id, name=name, programme=programme
     )
+
+
+# A year of the demo company's volunteering, so the report shows what it is for: fourteen colleagues,
+# seven in each programme, most from a year ago and a few joining later, attending every one to three
+# weeks, some sessions missed; well above the filing PDF's threshold of 5 volunteers a group.
+# Derived from the date, never from chance: a second run writes the same session IDs, a later run adds
+# only the weeks since.
+# (email, name, programme, weeks ago they began, every how many weeks they attend)
+HISTORY_VOLUNTEERS = (
+    ("amina@northwind.example", "Amina Yusuf", "language", 56, 1),
+    ("bjorn@northwind.example", "Bjørn Dahl", "mentorship", 56, 2),
+    ("chen@northwind.example", "Chen Wei", "language", 55, 2),
+    ("dagny@northwind.example", "Dagny Lunde", "mentorship", 55, 1),
+    ("emeka@northwind.example", "Emeka Obi", "language", 54, 3),
+    ("freya@northwind.example", "Freya Holm", "mentorship", 54, 2),
+    ("goran@northwind.example", "Goran Petrović", "language", 53, 1),
+    ("hanna@northwind.example", "Hanna Nilsen", "mentorship", 53, 3),
+    ("ivar@northwind.example", "Ivar Strand", "language", 52, 2),
+    ("julia@northwind.example", "Julia Nowak", "mentorship", 52, 1),
+    ("karin@northwind.example", "Karin Moe", "language", 26, 2),
+    ("leon@northwind.example", "Leon Fischer", "mentorship", 22, 2),
+    ("mei@northwind.example", "Mei Tanaka", "language", 10, 1),
+    ("nils@northwind.example", "Nils Aasen", "mentorship", 8, 1),
+)
+# Colleagues with an account who have not attended yet: participation is a share, not always 100%.
+HISTORY_COLLEAGUES = (
+    ("oda@northwind.example", "Oda Berge", "language", 57, 0),
+    ("petter@northwind.example", "Petter Vik", "mentorship", 57, 0),
+    ("ragnhild@northwind.example", "Ragnhild Sand", "language", 40, 0),
+    ("sami@northwind.example", "Sami Haddad", "mentorship", 30, 0),
+    ("tuva@northwind.example", "Tuva Eide", "language", 12, 0),
+)
+SESSION_MINUTES = (60, 45, 90, 60)
+
+
+def history_sessions(now: datetime) -> dict[str, list[dict]]:
+    """{platform: [session, ...]}: every history volunteer's sessions from when they began up to now.
+
+    Language meets on Wednesdays at 17:00 UTC, mentorship on Thursdays at 15:00 UTC.
+    """
+    by_platform: dict[str, list[dict]] = {}
+    for index, (email, _name, platform, began, every) in enumerate(HISTORY_VOLUNTEERS):
+        weekday, hour = (2, 17) if platform == "language" else (3, 15)
+        anchor = (now - timedelta(days=(now.weekday() - weekday) % 7)).replace(
+            hour=hour, minute=0, second=0, microsecond=0
+        )
+        if anchor > now:
+            anchor -= timedelta(weeks=1)
+        for week in range(began, -1, -1):
+            if (week + index) % every:
+                continue
+            held = anchor - timedelta(weeks=week)
+            year, number, _ = held.isocalendar()
+            by_platform.setdefault(platform, []).append(
+                {
+                    "session_id": f"hist-{platform[:4]}-{email.split('@')[0]}-{year}w{number:02d}",
+                    "volunteer_email": email,
+                    "held_at": held.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "minutes": SESSION_MINUTES[(number + index) % len(SESSION_MINUTES)],
+                    "status": "no_show" if (number * 7 + index) % 13 == 0 else "attended",
+                    "updated_at": (held + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+    return by_platform
+
+
+def backdate_company(conn: sa.Connection, company_id: int, now: datetime) -> None:
+    """The demo company and its history volunteers joined when their sessions began, so its report
+    periods, participation and year close start a year back rather than today."""
+    joined = (now - timedelta(weeks=57)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    conn.execute(
+        sa.text("UPDATE companies SET created_at = :at WHERE id = :c AND created_at > :at"),
+        {"at": joined, "c": company_id},
+    )
+    for email, _name, _programme, began, _every in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
+        started = (now - timedelta(weeks=began + 1)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+        conn.execute(
+            sa.text(
+                "UPDATE company_memberships SET started_at = :at WHERE company_id = :c AND started_at > :at "
+                "AND ended_at IS NULL AND user_id = (SELECT id FROM users WHERE email = :e)"
+            ),
+            {"at": started, "c": company_id, "e": email},
+        )

@@ -1,3 +1,8 @@
+from datetime import UTC, datetime
+
+from portal.seed import HISTORY_COLLEAGUES, HISTORY_VOLUNTEERS, history_sessions
+
+
 def test_users_create_makes_a_login_and_its_company(runner, auth, count):
     result = runner.invoke(
         args=[
@@ -36,7 +41,9 @@ def test_users_create_refuses_bad_input_and_writes_nothing(runner, count):
 
 def test_demo_seed_without_attendance_leaves_the_sessions_to_the_simulator(runner, count):
     assert runner.invoke(args=["demo", "seed", "--without-attendance"]).exit_code == 0
-    assert count("users") == 5 and count("attendance_sessions") == 0
+    # The weekly sessions are the simulator's; the year of history (nineteen more colleagues) is seeded.
+    assert count("users") == 5 + len(HISTORY_VOLUNTEERS) + len(HISTORY_COLLEAGUES)
+    assert count("attendance_sessions") == history_session_count()
 
 
 def test_demo_seed_is_idempotent(runner, count):
@@ -49,6 +56,11 @@ def test_demo_seed_is_idempotent(runner, count):
     before = counts()
     assert runner.invoke(args=["demo", "seed"]).exit_code == 0
     assert counts() == before
-    # The manager and the three employees belong to the company; the admin to none. Sessions:
-    # 9 + 6 + 12 weekly ones and 2 of a colleague who has no account yet.
-    assert before == [1, 5, 4, 29]
+    # The manager, the three employees and the history's nineteen belong to the company; the admin to
+    # none. Sessions: 9 + 6 + 12 weekly ones, 2 of a colleague who has no account yet, and the history.
+    people = len(HISTORY_VOLUNTEERS) + len(HISTORY_COLLEAGUES)
+    assert before == [1, 5 + people, 4 + people, 29 + history_session_count()]
+
+
+def history_session_count() -> int:
+    return sum(len(found) for found in history_sessions(datetime.now(UTC)).values())

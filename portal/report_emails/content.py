@@ -26,6 +26,8 @@ from portal.reports import (
     Report,
     ReportQuery,
     ReportSettings,
+    hours_change,
+    hours_text,
     live_report_id,
     read_closures,
     read_corrections_since,
@@ -81,7 +83,7 @@ def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: 
         live = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
         changes = Changes(
             read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at),
-            round((live.total.minutes - figures.total.minutes) / 60, 1),
+            hours_change(live.total.minutes, figures.total.minutes),
             live.total.sessions - figures.total.sessions,
             live.total.volunteers - figures.total.volunteers if exact else 0,
         )
@@ -170,12 +172,12 @@ def headline(data: dict) -> dict:
     at_least = "" if data.get("volunteers_exact", True) else "at least "
     rate = figures.participation if data.get("volunteers_exact", True) else None
     return {
-        "hours": f"{figures.total.hours:,.1f}",
+        "hours": hours_text(figures.total.minutes),
         "sessions": f"{figures.total.sessions:,}",
         "volunteers": f"{at_least}{figures.total.volunteers:,}",
         "participation": "–" if rate is None else f"{rate:.1f}%",
         "programmes": [
-            (PROGRAMMES[p], f"{cell.hours:,.1f}", f"{cell.sessions:,}")
+            (PROGRAMMES[p], hours_text(cell.minutes), f"{cell.sessions:,}")
             for p, cell in figures.programmes.items()
             if p in PROGRAMMES
         ],

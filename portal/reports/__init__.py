@@ -5,6 +5,7 @@ emails build a report from its figures and attach its filing PDF.
 """
 
 from portal.reports.figures import Cell, Figures, read_figures
+from portal.reports.hours import hours_change, hours_text
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
 from portal.reports.report import Changes, Report, live_report_id
 from portal.reports.selection import ReportQuery
@@ -27,6 +28,8 @@ __all__ = [
     "ReportQuery",
     "ReportSettings",
     "filing_pdf",
+    "hours_change",
+    "hours_text",
     "live_report_id",
     "read_closures",
     "read_corrections_since",

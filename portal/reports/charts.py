@@ -7,6 +7,7 @@ collide at 390 px, and every bar carries its value in text, so colour is never t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from html import escape
 
 from portal.core.programmes import PROGRAMMES
@@ -21,7 +22,7 @@ VALUE_W = 100
 @dataclass(frozen=True)
 class Bar:
     label: str
-    value: float
+    value: Decimal
     text: str  # the value as words, drawn beside the bar
     fraction: float  # of the longest bar
     pattern: bool = False
@@ -36,13 +37,14 @@ class Chart:
 
 
 def month_chart(figures: Figures) -> Chart:
-    peak = max((m.total.minutes for m in figures.months), default=0) or 1
-    bars = [Bar(m.label, m.total.hours, f"{m.total.hours:,.1f} h", m.total.minutes / peak) for m in figures.months]
-    busiest = max(figures.months, key=lambda m: m.total.minutes, default=None)
+    months = figures.listed_months
+    peak = max((m.total.minutes for m in months), default=0) or 1
+    bars = [Bar(m.label, m.total.hours, f"{m.total.hours:,.2f} h", m.total.minutes / peak) for m in months]
+    busiest = max(months, key=lambda m: m.total.minutes, default=None)
     if busiest and busiest.total.minutes:
         summary = (
-            f"{len(bars)} months; most hours in {busiest.label} ({busiest.total.hours:,.1f} h); "
-            f"{figures.total.hours:,.1f} h in total."
+            f"{len(bars)} months; most hours in {busiest.label} ({busiest.total.hours:,.2f} h); "
+            f"{figures.total.hours:,.2f} h in total."
         )
     else:
         summary = f"{len(bars)} months; no verified hours in the period."
@@ -58,7 +60,7 @@ def programme_chart(figures: Figures) -> Chart:
             Bar(
                 PROGRAMMES[programme].replace("TEEI ", ""),
                 cell.hours,
-                f"{cell.hours:,.1f} h · {share}%",
+                f"{cell.hours:,.2f} h · {share}%",
                 cell.minutes / total,
                 pattern=index == 1,
             )

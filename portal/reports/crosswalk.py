@@ -45,9 +45,9 @@ def crosswalk(report, *, hide_total: bool = False) -> list[tuple[str, str, str]]
 
     `hide_total`: the filing PDF hides the period's totals (fewer than 5 volunteers), and so every
     line here that would repeat them, or a share of them, says so instead."""
-    hours = f"{report.figures.total.hours:,.1f}"
-    paid = f"{report.company_time_hours:,.1f}"
-    own = f"{report.own_time_hours:,.1f}"
+    hours = f"{report.figures.total.hours:,.2f}"
+    paid = f"{report.company_time_hours:,.2f}"
+    own = f"{report.own_time_hours:,.2f}"
     share = report.settings.company_time_percent
     if report.b4si_time_value is None:
         b4si = (

@@ -1,21 +1,19 @@
 """CSV and XLSX exports: exactly the filtered view, plus every counted session, with a column dictionary.
 
-Both stream: the CSV is a generator of lines, the XLSX is written by openpyxl in write-only mode to a
-temporary file (each row goes to disk as it is appended), so 100,000 sessions take constant memory.
+The CSV streams as a generator of lines; the XLSX (xlsx.py) is built from the same rows.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import tempfile
 from collections.abc import Iterable, Iterator
 
-from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 
 from portal.core.clock import parse
 from portal.core.programmes import PROGRAMMES
+from portal.reports.hours import signed_hours_text
 from portal.reports.queries import SessionLine
 from portal.reports.report import Report
 
@@ -27,7 +25,11 @@ DICTIONARY = [
         "colleagues (the participation denominator) and the participation rate in %.",
     ),
     ("By programme", "programme", "TEEI Language or TEEI Mentorship."),
-    ("By programme", "hours", "Verified hours: attended session minutes / 60, rounded to 0.1."),
+    (
+        "By programme",
+        "hours",
+        "Verified hours: attended session minutes / 60, rounded to 0.01 (half up), each figure on its own.",
+    ),
     ("By programme", "minutes", "Attended session minutes, exact."),
     ("By programme", "sessions", "Attended session records."),
     ("By programme", "volunteers", "Distinct colleagues with at least one attended session."),
@@ -90,6 +92,8 @@ def header_rows(report: Report) -> list[list]:
         ["Report ID", report.report_id],
         ["Participation denominator", report.denominator_text],
     ]
+    if report.figures.rounding_note:
+        rows.append(["Rounding", report.figures.rounding_note])
     if report.closure:
         rows.append(
             ["Closed", f"{report.closure.year_label} closed {report.closure.closed_at}; figures are the filed ones"]
@@ -97,7 +101,7 @@ def header_rows(report: Report) -> list[list]:
         rows.append(
             [
                 "Changes since close",
-                f"{report.changes.records} records; {report.changes.hours:+.1f} hours; "
+                f"{report.changes.records} records; {signed_hours_text(report.changes.hours)} hours; "
                 f"{report.changes.sessions:+d} sessions",
             ]
         )
@@ -137,7 +141,7 @@ def programme_rows(report: Report) -> list[list]:
 def month_rows(report: Report) -> list[list]:
     programmes = list(report.figures.programmes)
     rows = [["month", "from", "to", "hours", "minutes", "sessions", "volunteers"] + [f"hours_{p}" for p in programmes]]
-    for m in report.figures.months:
+    for m in report.figures.listed_months:
         rows.append(
             [m.label, m.start, m.end, m.total.hours, m.total.minutes, m.total.sessions, m.total.volunteers]
             + [m.programmes[p].hours for p in programmes]
@@ -217,38 +221,3 @@ def csv_lines(report: Report, sessions: Iterable[SessionLine]) -> Iterator[str]:
         if count % 1000 == 0:
             yield flush()
     yield flush()
-
-
-def write_xlsx(report: Report, sessions: Iterable[SessionLine]):
-    """The XLSX in a temporary file (rewound), built in write-only mode: constant memory."""
-    book = Workbook(write_only=True)
-    sheet = book.create_sheet("Report")
-    for block in (
-        header_rows(report),
-        [[]],
-        [["Summary"]],
-        summary_rows(report),
-        [[]],
-        [["By programme"]],
-        programme_rows(report),
-        [[]],
-        [["By month"]],
-        month_rows(report),
-    ):
-        for row in block:
-            sheet.append(xlsx_safe(sheet, row))
-    people = book.create_sheet("Volunteers")
-    for row in volunteer_rows(report):
-        people.append(xlsx_safe(people, row))
-    lines = book.create_sheet("Sessions")
-    lines.append(SESSION_COLUMNS)
-    for line in sessions:
-        lines.append(xlsx_safe(lines, session_row(line, report.tz)))
-    dictionary = book.create_sheet("Column dictionary")
-    dictionary.append(["sheet", "column", "meaning"])
-    for row in DICTIONARY:
-        dictionary.append(list(row))
-    out = tempfile.TemporaryFile()
-    book.save(out)
-    out.seek(0)
-    return out

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
 from portal.core.db import Database, json_array
 from portal.core.programmes import PROGRAMMES
+from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap
 from portal.reports.selection import ReportQuery
 
 DENOMINATOR = "employees"
@@ -31,8 +33,8 @@ class Cell:
     volunteers: int = 0
 
     @property
-    def hours(self) -> float:
-        return round(self.minutes / 60, 1)
+    def hours(self) -> Decimal:
+        return hours_of(self.minutes)
 
 
 @dataclass
@@ -54,8 +56,8 @@ class VolunteerRow:
     programmes: list[str]
 
     @property
-    def hours(self) -> float:
-        return round(self.minutes / 60, 1)
+    def hours(self) -> Decimal:
+        return hours_of(self.minutes)
 
     @property
     def programme_text(self) -> str:
@@ -78,6 +80,29 @@ class Figures:
 
     def participation_of(self, cell: Cell) -> float | None:
         return round(100 * cell.volunteers / self.employees, 1) if self.employees else None
+
+    @property
+    def listed_months(self) -> list[MonthRow]:
+        """The months from the first with a session on: empty months before it say nothing."""
+        first = next((i for i, m in enumerate(self.months) if m.total.sessions), len(self.months))
+        return self.months[first:]
+
+    @property
+    def rounding_note(self) -> str | None:
+        """A footnote when a shown total differs from the sum of its shown rows, else None."""
+        gaps = [
+            rounding_gap((m.total.minutes for m in self.months), self.total.minutes),
+            rounding_gap((c.minutes for c in self.programmes.values()), self.total.minutes),
+            *(rounding_gap((c.minutes for c in m.programmes.values()), m.total.minutes) for m in self.months),
+            *(
+                rounding_gap((m.programmes[p].minutes for m in self.months), c.minutes)
+                for p, c in self.programmes.items()
+            ),
+        ]
+        if self.volunteers:
+            gaps.append(rounding_gap((v.minutes for v in self.volunteers), self.total.minutes))
+        largest = max((abs(g) for g in gaps), default=Decimal(0))
+        return ROUNDING_NOTE.format(gap=f"{largest:.2f}") if largest else None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -5,6 +5,7 @@ The filing PDF carries no names, and hides every group of fewer than 5 volunteer
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import NamedTuple
 
@@ -14,6 +15,7 @@ from fpdf.enums import XPos, YPos
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import METHOD, SDGS, crosswalk
+from portal.reports.hours import hours_text, signed_hours_text
 from portal.reports.masking import suppress_list, suppress_table
 from portal.reports.report import Report
 
@@ -122,8 +124,8 @@ class ReportPDF(FPDF):
         self.ln(3)
 
 
-def fmt_hours(value: float) -> str:
-    return f"{value:,.1f}"
+def fmt_hours(value: Decimal) -> str:
+    return f"{value:,.2f}"
 
 
 def filing_pdf(report: Report) -> bytes:
@@ -131,8 +133,8 @@ def filing_pdf(report: Report) -> bytes:
     programmes = list(f.programmes)
     masks = Masks(
         *suppress_table(
-            [[m.programmes[p].volunteers for p in programmes] for m in f.months],
-            [m.total.volunteers for m in f.months],
+            [[m.programmes[p].volunteers for p in programmes] for m in f.listed_months],
+            [m.total.volunteers for m in f.listed_months],
             [f.programmes[p].volunteers for p in programmes],
             f.total.volunteers,
         )
@@ -141,6 +143,9 @@ def filing_pdf(report: Report) -> bytes:
     pdf.alias_nb_pages()
     pdf.add_page()
     _title(pdf, report)
+    if not f.total.minutes and not report.closure:
+        _nothing_to_file(pdf, report)
+        return bytes(pdf.output())
     _headline(pdf, report, masks.total)
     _charts(pdf, report, masks)
     _month_table(pdf, report, masks)
@@ -219,12 +224,30 @@ def _headline(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
     )
 
 
+def _nothing_to_file(pdf: ReportPDF, report: Report) -> None:
+    pdf.heading("Nothing to file for this period")
+    pdf.para(
+        f"No attended sessions were recorded for {report.company_name} between {report.query.period.start} and "
+        f"{report.query.period.end} ({report.tz}), so this report has no figures: a table of zeros would "
+        "only look like data. Hours appear once colleagues have attended their first programme sessions; "
+        "choose a period that includes them, or invite colleagues to a programme from the portal."
+    )
+    pdf.para(f"As of: {report.as_of_local}. Report ID: {report.report_id}.", size=8.5, colour=MUTED)
+
+
 def _charts(pdf: ReportPDF, report: Report, masks: Masks) -> None:
+    """The charts, where they have something to show; their legend only with a drawn hatched bar."""
+    f = report.figures
+    if all(masks.months) or not f.total.minutes:
+        return
     pdf.heading("Hours by month")
-    pdf.bars(month_chart(report.figures), masks.months)
-    if len(report.figures.programmes) > 1:
-        pdf.bars(programme_chart(report.figures), masks.programmes)
-        pdf.para("Mentorship bars are hatched; every bar is labelled with its value.", size=8, colour=MUTED)
+    pdf.bars(month_chart(f), masks.months)
+    programmes = list(f.programmes)
+    if len(programmes) > 1 and not all(masks.programmes):
+        pdf.bars(programme_chart(f), masks.programmes)
+        if not masks.programmes[1] and f.programmes[programmes[1]].minutes:
+            name = PROGRAMMES[programmes[1]].replace("TEEI ", "")
+            pdf.para(f"{name} bars are hatched; every bar is labelled with its value.", size=8, colour=MUTED)
 
 
 def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
@@ -237,7 +260,7 @@ def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
         + ["Hours", "Sessions", "Volunteers"]
     )
     rows = []
-    for r, m in enumerate(f.months):
+    for r, m in enumerate(f.listed_months):
         row = [m.label] + [
             HIDDEN if masks.cells[r][c] else fmt_hours(m.programmes[p].hours) for c, p in enumerate(programmes)
         ]
@@ -256,12 +279,15 @@ def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
     rows.append(total_row)
     width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1))
-    pdf.para(
-        f"{HIDDEN}: hidden because the group has fewer than 5 volunteers, or because a total would "
-        "otherwise reveal a hidden group.",
-        size=8,
-        colour=MUTED,
-    )
+    if any(masks.months) or any(masks.programmes) or masks.total or any(any(row) for row in masks.cells):
+        pdf.para(
+            f"{HIDDEN}: hidden because the group has fewer than 5 volunteers, or because a total would "
+            "otherwise reveal a hidden group.",
+            size=8,
+            colour=MUTED,
+        )
+    if f.rounding_note:
+        pdf.para(f.rounding_note, size=8, colour=MUTED)
 
 
 def _programme_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
@@ -295,7 +321,7 @@ def _changes_since_close(pdf: ReportPDF, report: Report) -> None:
     if c.any:
         pdf.para(
             f"{c.records} session records for this year arrived after the close on "
-            f"{report.as_of_local}. Live figures now differ from the filed ones by {c.hours:+.1f} hours, "
+            f"{report.as_of_local}. Live figures now differ from the filed ones by {signed_hours_text(c.hours)} hours, "
             f"{c.sessions:+d} sessions and {c.volunteers:+d} volunteers. The filed figures above stay as "
             "filed; report the difference as a correction in your next filing."
         )
@@ -358,7 +384,7 @@ def certificate_pdf(
         0,
         8,
         pdf.t(
-            f"volunteered {total / 60:,.1f} hours in {sessions} attended session{'' if sessions == 1 else 's'}{span}."
+            f"volunteered {hours_text(total)} hours in {sessions} attended session{'' if sessions == 1 else 's'}{span}."
         ),
         align="C",
         **NEXT,
@@ -367,7 +393,11 @@ def certificate_pdf(
     for programme, minutes in minutes_by_programme.items():
         pdf.font(11)
         pdf.multi_cell(
-            0, 6.5, pdf.t(f"{PROGRAMMES[programme]}: {minutes / 60:,.1f} hours · {SDGS[programme]}"), align="C", **NEXT
+            0,
+            6.5,
+            pdf.t(f"{PROGRAMMES[programme]}: {hours_text(minutes)} hours · {SDGS[programme]}"),
+            align="C",
+            **NEXT,
         )
     pdf.ln(10)
     pdf.para(

@@ -228,3 +228,42 @@ def local_date(held_at: str, tz: ZoneInfo) -> str:
     from portal.core.clock import parse
 
     return parse(held_at).astimezone(tz).date().isoformat()
+
+
+# When the company began: it joined, a colleague's membership began, or (imported history) a session
+# was held, whichever is first. Periods, year close and month lists start there.
+COMPANY_START = sa.text("""
+    SELECT MIN(moment) FROM (
+        SELECT created_at AS moment FROM companies WHERE id = :company_id
+        UNION ALL SELECT MIN(started_at) FROM company_memberships WHERE company_id = :company_id
+        UNION ALL SELECT MIN(held_at) FROM attendance_sessions WHERE company_id = :company_id AND company_id IS NOT NULL
+    ) WHERE moment IS NOT NULL
+""")
+CURRENT_EMPLOYEES = sa.text("""
+    SELECT COUNT(*) FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
+    WHERE m.company_id = :company_id AND m.ended_at IS NULL
+""")
+ANY_ATTENDED = sa.text(
+    "SELECT EXISTS (SELECT 1 FROM attendance_sessions WHERE company_id = :company_id AND status = 'attended')"
+)
+
+
+@dataclass(frozen=True)
+class CompanyStart:
+    started_on: date  # local date
+    has_sessions: bool  # any attended session ever
+    employees: int  # colleagues with an employee account now
+
+
+def company_start(db: Database, *, company_id: int, tz: ZoneInfo) -> CompanyStart:
+    with db.read() as conn:
+        first = conn.execute(COMPANY_START, {"company_id": company_id}).scalar()
+        attended = bool(conn.execute(ANY_ATTENDED, {"company_id": company_id}).scalar())
+        employees = conn.execute(CURRENT_EMPLOYEES, {"company_id": company_id}).scalar()
+    return CompanyStart(local_date_of(first, tz), attended, employees)
+
+
+def local_date_of(moment: str, tz: ZoneInfo) -> date:
+    from portal.core.clock import parse
+
+    return parse(moment).astimezone(tz).date()

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from zoneinfo import ZoneInfo
 
 from portal.core.clock import now_iso, parse
 from portal.core.db import Database
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, report_figures
+from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.queries import Closure, ReportSettings, closure_for, corrections_since, report_settings
 from portal.reports.selection import ReportQuery
 
@@ -60,12 +61,14 @@ class Report:
         return parse(self.as_of).astimezone(self.tz).strftime("%-d %b %Y %H:%M %Z")
 
     @property
-    def company_time_hours(self) -> float:
-        return round(self.figures.total.minutes / 60 * self.settings.company_time_percent / 100, 1)
+    def company_time_hours(self) -> Decimal:
+        share = Decimal(self.figures.total.minutes) / 60 * self.settings.company_time_percent / 100
+        return share.quantize(HUNDREDTH, rounding=ROUND_HALF_UP)
 
     @property
-    def own_time_hours(self) -> float:
-        return round(self.figures.total.hours - self.company_time_hours, 1)
+    def own_time_hours(self) -> Decimal:
+        # The rest of the shown total, so the two parts always add up to it.
+        return self.figures.total.hours - self.company_time_hours
 
     @property
     def b4si_time_value(self) -> Decimal | None:
@@ -99,7 +102,7 @@ def build_report(db: Database, *, company_id: int, company_name: str, query: Rep
     records = corrections_since(db, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
     changes = Changes(
         records,
-        round((live.total.minutes - filed.total.minutes) / 60, 1),
+        hours_change(live.total.minutes, filed.total.minutes),
         live.total.sessions - filed.total.sessions,
         live.total.volunteers - filed.total.volunteers,
     )

@@ -15,9 +15,10 @@ from flask_login import current_user
 from portal.core.clock import now_iso, parse
 from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone, today_in
 from portal.core.programmes import PROGRAMMES
-from portal.reports import charts, exports, operations, pdf, queries
+from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.hours import hours_text
 from portal.reports.report import build_report
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
@@ -31,6 +32,12 @@ MIMETYPES = {
     "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "pdf": "application/pdf",
 }
+
+
+@bp.app_template_filter("hours")
+def hours_filter(minutes: int) -> str:
+    """Exact minutes as the hours every report page shows: two decimals, half up."""
+    return hours_text(minutes)
 
 
 @bp.app_template_filter("local_time")
@@ -55,13 +62,21 @@ def _build(db, company_id: int, query, tz):
     return build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
 
 
+def _since_start(periods, started_on: date) -> list:
+    """Only periods that reach the company's start: a company that joined today has no last year."""
+    return [p for p in periods if p.end >= started_on]
+
+
 def _error_page(errors: QueryErrors, today: date, settings):
+    tz, company_id = report_timezone(portal_context().settings), current_company_id()
+    start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
     return render_template(
         "reports/index.html",
         errors=errors.messages,
         values=errors.values,
         report=None,
-        presets=presets(today, settings.fiscal_year_start_month),
+        start=start,
+        presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
         programmes=PROGRAMMES,
         settings=settings,
     ), 400
@@ -76,7 +91,7 @@ def index():
         return _error_page(query, today, settings)
     db = portal_context().db
     report = _build(db, company_id, query, tz)
-    closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
+    start = queries.company_start(db, company_id=company_id, tz=tz)
     listed = report.figures.volunteers
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
     return render_template(
@@ -86,14 +101,30 @@ def index():
         values=query.args,
         programmes=PROGRAMMES,
         shown=shown,
-        presets=presets(today, settings.fiscal_year_start_month),
+        start=start,
+        presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
         settings=settings,
         month_svg=charts.svg(charts.month_chart(report.figures)),
         programme_svg=charts.svg(charts.programme_chart(report.figures)),
         method=METHOD,
         crosswalk=crosswalk(report),
+    )
+
+
+@bp.get("/reports/settings")
+@roles_required("manager")
+def settings_page():
+    tz, company_id, settings, today = _scope()
+    db = portal_context().db
+    start = queries.company_start(db, company_id=company_id, tz=tz)
+    closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
+    years = _since_start(closable_years(today, settings.fiscal_year_start_month), start.started_on)
+    return render_template(
+        "reports/settings.html",
+        settings=settings,
+        start=start,
         month_names=MONTH_NAMES,
-        years=[(p, closed.get(p.start.isoformat())) for p in closable_years(today, settings.fiscal_year_start_month)],
+        years=[(p, closed.get(p.start.isoformat())) for p in years],
     )
 
 
@@ -114,7 +145,7 @@ def export(fmt: str):
     if fmt == "csv":
         return Response(exports.csv_lines(report, sessions), mimetype=MIMETYPES["csv"], headers=headers)
     response = send_file(
-        exports.write_xlsx(report, sessions), mimetype=MIMETYPES["xlsx"], as_attachment=True, download_name=name
+        xlsx.write_xlsx(report, sessions), mimetype=MIMETYPES["xlsx"], as_attachment=True, download_name=name
     )
     response.headers["Cache-Control"] = "private, no-store"
     return response
@@ -132,7 +163,7 @@ def save_settings():
             portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=values
         )
         flash("Report settings saved.", "success")
-    return redirect(url_for("reports.index", **_kept_args()) + "#settings")
+    return redirect(url_for("reports.settings_page") + "#settings")
 
 
 @bp.post("/reports/close")
@@ -145,7 +176,7 @@ def close_year():
     )
     if period is None:
         flash("Choose a year that has ended.", "error")
-        return redirect(url_for("reports.index") + "#close")
+        return redirect(url_for("reports.settings_page") + "#close")
     try:
         report_id = operations.close_year(
             portal_context().db,
@@ -158,13 +189,9 @@ def close_year():
         )
     except operations.CloseError as error:
         flash(str(error), "error")
-        return redirect(url_for("reports.index") + "#close")
+        return redirect(url_for("reports.settings_page") + "#close")
     flash(f"{period.label} is closed. Its filed report is {report_id}; it will not change.", "success")
     return redirect(url_for("reports.index", **period.query))
-
-
-def _kept_args() -> dict:
-    return {k: v for k, v in request.args.items() if k in ("from", "to", "programme")}
 
 
 @bp.get("/reports/volunteers/<int:user_id>")

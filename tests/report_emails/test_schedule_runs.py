@@ -124,13 +124,13 @@ def test_the_email_states_the_months_figures_and_carries_its_pdf(
     (email,) = provider_model.sent()
     assert email["to"] == [manager] and "March 2026" in email["subject"]
     # 4 × 60 + 90 minutes are March's 5.5 hours; the 45 minutes after local midnight are April's.
-    assert "5.5" in email["html"] and "Verified hours:    5.5" in email["text"]
+    assert "5.50" in email["html"] and "Verified hours:    5.50" in email["text"]
     assert "/reports?from=2026-03-01&amp;to=2026-03-31" in email["html"]
     (attachment,) = email["attachments"]
     assert attachment["filename"] == "teei-report-2026-03.pdf"
     pdf = base64.b64decode(attachment["content"])
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
-    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "5.5 Verified hours" in text
+    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "5.50 Verified hours" in text
 
 
 def test_a_new_subscriber_gets_no_history_and_saving_again_keeps_the_catch_up(ctx, db, company, subscribe, user_id):
@@ -180,3 +180,30 @@ def test_choosing_the_same_frequency_again_writes_nothing_early(ctx, db, company
         ctx, user_id=manager_id, company_id=company_id, frequency="monthly", now=utc("2026-11-01T00:02:00")
     )
     assert runs_table(db) == [], "the schedule's pass sends those"
+
+
+def test_the_email_states_hours_to_two_decimals_that_add_up(
+    ctx, company, insert_sessions, subscribe, report_rows, deliver, provider_model
+):
+    """435 minutes are 7.25 hours in the email, its programme lines and its PDF, never 7.2."""
+    company_id, manager, people = company("Acme Ltd", employees=5)
+    minutes = {"language": [105, 105], "mentorship": [75, 75, 75]}
+    rows = [Row("language", people[n], company_id, oslo("2026-03-03T18:00:00"), m) for n, m in enumerate([105, 105])]
+    rows += [Row("mentorship", people[2 + n], company_id, oslo("2026-03-05T18:00:00"), 75) for n in range(3)]
+    insert_sessions(rows)
+    subscribe(manager, "monthly", since="2026-03-15T00:00:00.000000Z")
+    run_due(ctx, now=utc("2026-04-01T06:00:00"))
+    (row,) = report_rows()
+    assert deliver(row["id"]) == "ack:sent"
+    (email,) = provider_model.sent()
+
+    def shown(total: int) -> str:  # independent of the portal: integer hundredths, half up
+        hundredths = (total * 200 + 60) // 120
+        return f"{hundredths // 100}.{hundredths % 100:02d}"
+
+    assert f"Verified hours:    {shown(435)}" in email["text"] and shown(435) == "7.25"
+    assert f"TEEI Language: {shown(sum(minutes['language']))} hours" in email["text"]  # 3.50
+    assert f"TEEI Mentorship: {shown(sum(minutes['mentorship']))} hours" in email["text"]  # 3.75
+    pdf = base64.b64decode(email["attachments"][0]["content"])
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
+    assert "7.25 Verified hours" in text

@@ -109,3 +109,10 @@ def manager_client(client, auth):
         return client
 
     return sign_in
+
+
+def shown_hours(minutes: int) -> str:
+    """Hours as a report must show them, computed apart from the portal's code: integer hundredths of an
+    hour, half up, grouped thousands."""
+    hundredths = (minutes * 100 * 2 + 60) // 120  # minutes / 60 in hundredths, + 0.5, floored
+    return f"{hundredths // 100:,}.{hundredths % 100:02d}"

@@ -41,7 +41,7 @@ def test_closing_a_year_freezes_its_report_and_shows_later_corrections(db, compa
     )
     page = response.get_data(as_text=True)
     assert "2025 is closed" in page and "Filed figures." in page
-    assert figure(page, "hours") == "3.0" and figure(page, "sessions") == "3"
+    assert figure(page, "hours") == "3.00" and figure(page, "sessions") == "3"
     with db.read() as conn:
         snapshot_row = conn.execute(sa.text("SELECT report_id, closed_by FROM report_closures")).one()
 
@@ -58,14 +58,14 @@ def test_closing_a_year_freezes_its_report_and_shows_later_corrections(db, compa
     )
 
     page = client.get(f"/reports?{YEAR}").get_data(as_text=True)
-    assert figure(page, "hours") == "3.0" and figure(page, "sessions") == "3"  # the filed report never changes
+    assert figure(page, "hours") == "3.00" and figure(page, "sessions") == "3"  # the filed report never changes
     assert snapshot_row.report_id in page
     assert "Changes since close:" in page and "2 session records" in page
-    assert "+0.5 hours" in page and "+0 sessions" in page  # -1.5 h +2 h; -1 +1 sessions
-    assert "now 3.5 hours" in page
+    assert "+0.50 hours" in page and "+0 sessions" in page  # -1.5 h +2 h; -1 +1 sessions
+    assert "now 3.50 hours" in page
     csv_text = client.get(f"/reports/export.csv?{YEAR}").get_data(as_text=True)
     assert f"Report ID,{snapshot_row.report_id}" in csv_text and "Verified hours,3.0" in csv_text
-    assert "2 records; +0.5 hours; +0 sessions" in csv_text
+    assert "2 records; +0.50 hours; +0 sessions" in csv_text
 
     # A year closes once; an unfinished year cannot close.
     again = client.post(
@@ -95,8 +95,9 @@ def test_a_year_that_has_not_ended_cannot_close(db, company):
         raise AssertionError("closed an unfinished year")
 
 
-def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, manager_client):
-    _, manager, _ = company("Acme Ltd", employees=1)
+def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, insert_sessions, manager_client):
+    acme, manager, staff = company("Acme Ltd", employees=1)
+    insert_sessions([Row("language", staff[0], acme, oslo("2025-03-04T18:00"), 60)])
     client = manager_client(manager)
     token = csrf(client)
     client.post(
@@ -109,9 +110,9 @@ def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, manager_c
             "csrf_token": token,
         },
     )
-    page = client.get("/reports").get_data(as_text=True)
-    assert re.search(r"FY 20\d\d/\d\d", page)
-    assert 'value="650.50"' in page and 'value="NOK"' in page
+    assert re.search(r"FY 20\d\d/\d\d", client.get("/reports").get_data(as_text=True))
+    page = client.get("/reports/settings").get_data(as_text=True)  # the settings live on their own page
+    assert 'value="650.50"' in page and 'value="NOK"' in page and re.search(r"Close FY 20\d\d/\d\d", page)
     bad = client.post(
         "/reports/settings",
         data={"fiscal_year_start_month": "13", "hourly_cost": "-3", "csrf_token": token},
@@ -135,8 +136,8 @@ def test_b4si_time_uses_the_hourly_cost_and_company_time_share(db, company, inse
         },
     )
     page = client.get(f"/reports?{YEAR}").get_data(as_text=True)
-    assert "5.0 hours in company time x 500.00 NOK = 2,500 NOK" in page  # 10 h x 50% x 500
-    assert "5.0 in paid working time and 5.0 in own time" in page
+    assert "5.00 hours in company time x 500.00 NOK = 2,500 NOK" in page  # 10 h x 50% x 500
+    assert "5.00 in paid working time and 5.00 in own time" in page
 
 
 def test_a_manager_never_sees_another_companys_figures(company, insert_sessions, manager_client):
@@ -151,7 +152,7 @@ def test_a_manager_never_sees_another_companys_figures(company, insert_sessions,
     client = manager_client(manager)
     for extra in ("", f"&company_id={other}", f"&company={other}", "&company_id[]=2", f"&user_id={other_staff[0]}"):
         page = client.get(f"/reports?{YEAR}{extra}").get_data(as_text=True)
-        assert figure(page, "hours") == "1.0" and "Other Volunteer" not in page
+        assert figure(page, "hours") == "1.00" and "Other Volunteer" not in page
         for fmt in ("csv", "xlsx", "pdf"):
             body = client.get(f"/reports/export.{fmt}?{YEAR}{extra}").get_data()
             assert b"other.example" not in body and b"Other Volunteer" not in body
@@ -171,7 +172,7 @@ def test_employees_see_only_their_own_hours_and_get_a_certificate(company, inser
     auth.login("vol0@acme.example")
     page = client.get("/me/hours").get_data(as_text=True)
     assert (
-        "1 attended session · 1.5 hours" in page
+        "1 attended session · 1.50 hours" in page
         and 'No-show</span> <span class="visually-hidden">(not counted)' in page
     )
     assert client.get("/reports").status_code == 403
@@ -182,7 +183,7 @@ def test_employees_see_only_their_own_hours_and_get_a_certificate(company, inser
     from pypdf import PdfReader
 
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(BytesIO(response.get_data())).pages).split())
-    assert "Acme Volunteer 00" in text and "1.5 hours in 1 attended session " in text
+    assert "Acme Volunteer 00" in text and "1.50 hours in 1 attended session " in text
 
 
 def test_the_manager_lands_on_the_report(company, manager_client):

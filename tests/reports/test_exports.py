@@ -60,7 +60,7 @@ def test_csv_equals_the_page(acme, manager_client):
     assert "attachment" in response.headers["Content-Disposition"]
     parts = sections(response.get_data(as_text=True))
     summary = dict(parts["Summary"][1:])
-    assert summary["Verified hours"] == page["hours"] == "29.2"  # 27 language hours + 1.5 + 0.75, to one decimal
+    assert summary["Verified hours"] == page["hours"] == "29.25"  # 27 language hours + 1.5 + 0.75: no quarter hour lost
     assert summary["Sessions"] == page["sessions"] == "29"
     assert summary["Active volunteers"] == page["volunteers"] == "8"
     assert f"{summary['Participation rate (%)']}%" == page["participation"] == "88.9%"
@@ -86,7 +86,7 @@ def test_xlsx_equals_the_page(acme, manager_client):
         for row in report_rows
         if row and row[0] in ("Verified hours", "Sessions", "Active volunteers", "Participation rate (%)")
     }
-    assert f"{summary['Verified hours']:,.1f}" == page["hours"]
+    assert f"{summary['Verified hours']:,.2f}" == page["hours"]
     assert str(summary["Sessions"]) == page["sessions"]
     assert str(summary["Active volunteers"]) == page["volunteers"]
     assert f"{summary['Participation rate (%)']}%" == page["participation"]
@@ -105,7 +105,7 @@ def test_pdf_carries_the_figures_and_hides_small_groups(acme, manager_client):
     flat = " ".join(text.split())
     assert page["hours"] in flat and f"{page['participation']} Participation, of 9" in flat
     assert "Acme Volunteer" not in flat  # the filing PDF names nobody
-    # Mentorship has 2 volunteers: hidden, and so is Language (else 29.2 - 27.0 gives Mentorship away).
+    # Mentorship has 2 volunteers: hidden, and so is Language (else 29.25 - 27.00 gives Mentorship away).
     by_programme = flat[flat.index("By programme") : flat.index("Methodology")]
     assert "TEEI Mentorship <5" in by_programme and "TEEI Language <5" in by_programme
     for words in (
@@ -129,7 +129,7 @@ def test_programme_filter_applies_to_every_export(acme, manager_client):
     query = "from=2025-01-01&to=2025-06-30&programme=mentorship"
     page = page_figures(client.get(f"/reports?{query}").get_data(as_text=True))
     summary = dict(sections(client.get(f"/reports/export.csv?{query}").get_data(as_text=True))["Summary"][1:])
-    assert summary["Verified hours"] == page["hours"] == "2.2"  # 135 minutes = 2.25 h, shown to one decimal
+    assert summary["Verified hours"] == page["hours"] == "2.25"  # 135 minutes
     assert summary["Sessions"] == page["sessions"] == "2"
 
 

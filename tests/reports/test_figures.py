@@ -13,7 +13,7 @@ from portal.core.periods import Period
 from portal.reports.figures import report_figures
 from portal.reports.selection import ReportQuery
 
-from .conftest import OSLO, Row, oslo, utc
+from .conftest import OSLO, Row, oslo, shown_hours, utc
 
 
 def expected(rows, company_id, start: date, end: date, programmes=("language", "mentorship")):
@@ -116,7 +116,7 @@ def test_the_page_shows_the_same_figures(two_companies, manager_client):
     acme, manager, _, rows = two_companies
     page = manager_client(manager).get("/reports?from=2025-03-01&to=2025-05-31&programme=all").get_data(as_text=True)
     want = expected(rows, acme, date(2025, 3, 1), date(2025, 5, 31))
-    assert re.search(r'id="figure-hours">([\d,.]+)<', page).group(1) == f"{want['minutes'] / 60:,.1f}"
+    assert re.search(r'id="figure-hours">([\d,.]+)<', page).group(1) == shown_hours(want["minutes"])
     assert re.search(r'id="figure-sessions">([\d,]+)<', page).group(1) == f"{want['sessions']:,}"
     assert re.search(r'id="figure-volunteers">([\d,]+)<', page).group(1) == str(want["volunteers"])
     assert "Acme Volunteer" in page and "Other Volunteer" not in page
