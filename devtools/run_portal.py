@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
 from portal.core.settings import ConfigError, Settings  # noqa: E402
+from portal.seed import DEMO_EMPLOYEES, DEMO_PASSWORD  # noqa: E402
 
 BIN = Path(sys.executable).parent
 children: list[tuple[str, subprocess.Popen]] = []
@@ -219,8 +220,10 @@ def main() -> int:
         print()
         print(f"  Partner portal: {settings.public_base_url}")
         if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
-            print(f"  Mail viewer:    {env['RESEND_API_URL']}/")
+            print(f"  Mail viewer:    {env['RESEND_API_URL']}/  (every email lands here: invitations, reset links)")
         print("  " + seed.stdout.strip().replace("\n", "\n  "))
+        print(f"    {'employee':8} {DEMO_EMPLOYEES[0][0]}  password: {DEMO_PASSWORD}  (a volunteer)")
+        print('  What to click first as each person: README.md, "First five minutes".')
         print("  " + (simulator.stdout + simulator.stderr).strip().replace("\n", "\n  "))
         print("  Ctrl-C stops everything started here.\n")
         while all(process.poll() is None for _, process in children):
