@@ -39,11 +39,11 @@ _STATE_SQL = {
 def invitation_page(
     db: Database, *, company_id: int, query: str = "", state: str = "", number: int = 1, per_page: int = PER_PAGE
 ) -> Page:
-    """One page of a company's invitations, newest first, filtered by address and state."""
+    """One page of a company's invitations, newest first, filtered by name or address and by state."""
     where = ["i.company_id = :company_id"]
     params = {"company_id": company_id, "now": clock.now_iso(), **limits(number, per_page)}
     if query.strip():
-        where.append("i.email LIKE :pattern ESCAPE '\\'")
+        where.append("(i.email LIKE :pattern ESCAPE '\\' OR i.name LIKE :pattern ESCAPE '\\')")
         params["pattern"] = like_pattern(query)
     if state in _STATE_SQL:
         where.append(_STATE_SQL[state])

@@ -144,3 +144,12 @@ def test_a_pasted_name_is_listed_greeted_and_offered_on_accept(client, auth, man
     client.get(f"/invitations/accept/{token_for(ctx.settings.secret_key, nonce)}")
     page = client.get("/invitations/accept").get_data(as_text=True)
     assert re.search(r'name="name"[^>]*value="Ada Lovelace"', page)
+
+
+def test_the_list_is_searched_by_pasted_name_as_well_as_address(client, auth, manager):
+    auth.login(manager.email)
+    post_invite(client, auth, "Ada Lovelace <ada@example.org>, bob@example.org")
+    page = client.get("/invitations?q=lovelace").get_data(as_text=True)
+    assert "ada@example.org" in page and "bob@example.org" not in page
+    page = client.get("/invitations?q=bob").get_data(as_text=True)
+    assert "bob@example.org" in page and "ada@example.org" not in page
