@@ -58,6 +58,10 @@ def _inside_viewport(locator, width):
 def test_pasted_names_are_kept_and_phone_rows_show_status_and_actions(pages, page, new_context):
     pages.sign_in(MANAGER, DEMO_PASSWORD)
     page.goto(f"{pages.base_url}/invitations/new")
+    expect(page.get_by_text("“Ada Lovelace <ada@example.org>” is kept")).to_be_visible()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=f"test-artifacts/invitations-new-{width}.png", full_page=True)
     page.get_by_label("Email addresses").fill(
         'Ada Lovelace <ada@northwind.example>; "Hopper, Grace" <grace@northwind.example>'
     )
