@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
 from portal.core.settings import ConfigError, Settings  # noqa: E402
+from portal.seed import DEMO_EMPLOYEES, DEMO_PASSWORD  # noqa: E402
 
 BIN = Path(sys.executable).parent
 children: list[tuple[str, subprocess.Popen]] = []
@@ -158,6 +159,17 @@ def ensure_provider_model(settings: Settings, env: dict) -> None:
     env["RESEND_API_URL"] = f"http://127.0.0.1:{port}"
 
 
+def start_banner(settings: Settings, env: dict, seed_output: str) -> str:
+    """What a person needs first: where the portal and its mail viewer are, and who to sign in as."""
+    lines = [f"  Partner portal: {settings.public_base_url}"]
+    if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
+        lines.append(f"  Mail viewer:    {env['RESEND_API_URL']}/  (every email lands here: invitations, reset links)")
+    lines.append("  " + seed_output.strip().replace("\n", "\n  "))
+    lines.append(f"    {'employee':8} {DEMO_EMPLOYEES[0][0]}  password: {DEMO_PASSWORD}  (a volunteer)")
+    lines.append('  What to click first as each person: README.md, "First five minutes".')
+    return "\n".join(lines)
+
+
 def main() -> int:
     env = dict(os.environ)
     try:
@@ -217,10 +229,7 @@ def main() -> int:
             [str(BIN / "python"), "devtools/programme_simulator.py"], env=env, cwd=ROOT, capture_output=True, text=True
         )
         print()
-        print(f"  Partner portal: {settings.public_base_url}")
-        if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
-            print(f"  Mail viewer:    {env['RESEND_API_URL']}/")
-        print("  " + seed.stdout.strip().replace("\n", "\n  "))
+        print(start_banner(settings, env, seed.stdout))
         print("  " + (simulator.stdout + simulator.stderr).strip().replace("\n", "\n  "))
         print("  Ctrl-C stops everything started here.\n")
         while all(process.poll() is None for _, process in children):

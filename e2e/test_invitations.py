@@ -47,3 +47,61 @@ def test_manager_invites_colleagues_and_one_accepts(pages, page, new_context):
     page.set_viewport_size({"width": 375, "height": 740})
     page.reload()
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
+
+
+def _inside_viewport(locator, width):
+    box = locator.bounding_box()
+    assert box is not None, "not rendered"
+    return box["x"] >= 0 and box["x"] + box["width"] <= width
+
+
+def test_pasted_names_are_kept_and_phone_rows_show_status_and_actions(pages, page, new_context):
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.goto(f"{pages.base_url}/invitations/new")
+    expect(page.get_by_text("“Ada Lovelace <ada@example.org>” is kept")).to_be_visible()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=f"test-artifacts/invitations-new-{width}.png", full_page=True)
+    page.get_by_label("Email addresses").fill(
+        'Ada Lovelace <ada@northwind.example>; "Hopper, Grace" <grace@northwind.example>'
+    )
+    page.get_by_label("TEEI Mentorship").check()
+    page.get_by_role("button", name="Send invitations").click()
+    expect(page.get_by_role("status")).to_contain_text("Invited 2 colleagues")
+
+    email = pages.wait_for_email("ada@northwind.example", "invites you to volunteer")
+    assert "Hello Ada Lovelace," in email["text"]
+    pages.wait_for_email("grace@northwind.example", "invites you to volunteer")
+
+    # Both emails gone: each row offers Resend and Revoke.
+    for _ in range(40):
+        page.reload()
+        if page.get_by_role("button", name=re.compile("^Resend")).count() == 2:
+            break
+        page.wait_for_timeout(500)
+    expect(page.get_by_role("row", name=re.compile("ada@northwind.example"))).to_contain_text("Ada Lovelace")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.screenshot(path="test-artifacts/invitations-1280.png", full_page=True)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for address in ("ada@northwind.example", "grace@northwind.example"):
+        row = page.get_by_role("row", name=re.compile(address))
+        for part in (
+            row.locator(".invitation-state .badge"),
+            row.get_by_role("button", name=re.compile("^Resend")),
+            row.get_by_role("button", name=re.compile("^Revoke")),
+        ):
+            expect(part).to_be_visible()
+            assert _inside_viewport(part, 390), f"{address}: {part} is off-screen at 390 px"
+    page.screenshot(path="test-artifacts/invitations-390.png", full_page=True)
+
+    link = re.search(r"http://127\.0\.0\.1:\d+/invitations/accept/[\w-]+", email["text"]).group(0)
+    ada = new_context(viewport={"width": 1280, "height": 800}).new_page()
+    ada.goto(link)
+    expect(ada.get_by_label("Your name")).to_have_value("Ada Lovelace")
+    ada.screenshot(path="test-artifacts/invitation-accept-prefilled-1280.png", full_page=True)
+    ada.set_viewport_size({"width": 390, "height": 844})
+    ada.screenshot(path="test-artifacts/invitation-accept-prefilled-390.png", full_page=True)
+    ada.context.close()

@@ -36,6 +36,23 @@ ERROR_MESSAGES = {
 }
 
 
+def _demo_logins(settings: Settings) -> tuple[tuple[str, str, str], ...]:
+    """(who, email, password) of the seeded demo people, for the sign-in page.
+
+    Development only: elsewhere these accounts must not exist, and naming them would invite guessing.
+    """
+    if settings.portal_env != "development":
+        return ()
+    from portal.seed import DEMO_COMPANY, DEMO_EMPLOYEES, DEMO_LOGINS, DEMO_PASSWORD
+
+    people = [
+        (f"{role.capitalize()} ({'TEEI' if role == 'admin' else DEMO_COMPANY})", email)
+        for email, role, _ in DEMO_LOGINS
+    ]
+    people += [(f"Volunteer ({name})", email) for email, name, *_ in DEMO_EMPLOYEES[:1]]
+    return tuple((who, email, DEMO_PASSWORD) for who, email in people)
+
+
 def create_app(config: dict | None = None, settings: Settings | None = None) -> Flask:
     """Build the web app. Settings come from the environment unless a test passes its own."""
     from flask import Flask
@@ -71,6 +88,7 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
         RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=True,
         RATELIMIT_SWALLOW_ERRORS=True,
     )
+    app.config["DEMO_LOGINS"] = _demo_logins(settings)
     if config:
         app.config.update(config)
     # Short Redis timeouts: an outage must not hang a web request.

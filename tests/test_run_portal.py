@@ -40,3 +40,23 @@ def test_make_run_installs_no_redis_before_asking_whether_one_answers():
     """CONTRACT.md: Redis is installed only if none answers on REDIS_URL (a container, another host)."""
     recipe = subprocess.run(["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "redis-server" not in recipe and "run_portal.py" in recipe
+
+
+def test_the_start_banner_names_the_mail_viewer_and_a_login_for_each_person(settings, db, client, auth):
+    """Every login it prints signs in (the seed's own output plus the volunteer it adds)."""
+    import re
+
+    from portal.seed import seed_demo
+
+    seeded = seed_demo(db, attendance=False)
+    seed_output = "demo company ready; sign in with:\n" + "\n".join(
+        f"  {role:8} {email}  password: {password}" for email, role, password in seeded
+    )
+    banner = run_portal.start_banner(settings, {"RESEND_API_URL": "http://127.0.0.1:8025"}, seed_output)
+    assert "Mail viewer:    http://127.0.0.1:8025/" in banner and "invitations, reset links" in banner
+    logins = re.findall(r"^\s+(admin|manager|employee)\s+(\S+)\s+password: (\S+)", banner, re.MULTILINE)
+    assert [role for role, _, _ in logins] == ["admin", "manager", "employee"]
+    for _role, email, password in logins:
+        assert auth.login(email, password).status_code == 302, email
+        auth.logout()
+    assert "Mail viewer" not in run_portal.start_banner(settings, {}, seed_output)

@@ -2,7 +2,7 @@ import re
 import time
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, logout_user
 
 from portal.auth import operations, queries, throttle
@@ -35,7 +35,12 @@ def login():
             start_session(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
         form.form_errors.append("That email and password do not match an account.")
-    return render_template("auth/login.html", form=form), 200 if request.method == "GET" else 401
+    return _login_page(form), 200 if request.method == "GET" else 401
+
+
+def _login_page(form: LoginForm) -> str:
+    # DEMO_LOGINS is empty unless PORTAL_ENV=development (portal/__init__.py).
+    return render_template("auth/login.html", form=form, demo_logins=current_app.config.get("DEMO_LOGINS", ()))
 
 
 def _check_password(email: str, password: str) -> queries.User | None:

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from email_validator import EmailNotValidError, validate_email
 
 MAX_ADDRESSES = 500
+MAX_NAME_LENGTH = 120  # as the accept form allows
 _SEPARATORS = re.compile(r"[,;\s]+")
 _ENTRIES = re.compile(r"[;\r\n]+")  # Outlook separates recipients with semicolons
-_BRACKETED = re.compile(r"<([^<>]*)>")
+_RECIPIENT = re.compile(r"([^<>]*)<([^<>]*)>")  # (what comes before, the address in brackets)
 _QUOTED = re.compile(r'"[^"]*"')
 
 
@@ -18,24 +19,40 @@ _QUOTED = re.compile(r'"[^"]*"')
 class ParsedAddresses:
     valid: list[str] = field(default_factory=list)
     invalid: list[tuple[str, str]] = field(default_factory=list)  # (as typed, why)
+    names: dict[str, str] = field(default_factory=dict)  # {valid address: the name pasted with it}
 
 
-def _candidates(text: str) -> list[str]:
-    """What was typed, split into things that should each be one address.
+def _candidates(text: str) -> list[tuple[str, str]]:
+    """What was typed, split into things that should each be one address, each with a name ("" if none).
 
     An entry with angle brackets is a recipient copied from a mail program (`Ada Lovelace
     <ada@example.org>`, `"Lovelace, Ada" <ada@example.org>`): its address is in the brackets and
-    the words around them are a name, except any word with an @, which is an address too.
+    the words before them are its name, except any word with an @, which is an address too.
     """
     found = []
     for entry in _ENTRIES.split(text or ""):
-        if "<" in entry:
-            found.extend(_BRACKETED.findall(entry))
-            outside = _BRACKETED.sub(" ", _QUOTED.sub(" ", entry))
-            found.extend(word for word in _SEPARATORS.split(outside) if "@" in word)
-        else:
-            found.extend(_SEPARATORS.split(entry))
+        if "<" not in entry:
+            found.extend((word, "") for word in _SEPARATORS.split(entry))
+            continue
+        end = 0
+        for match in _RECIPIENT.finditer(entry):
+            before, end = match.group(1), match.end()
+            words = _SEPARATORS.split(_QUOTED.sub(" ", before))
+            found.extend((word, "") for word in words if "@" in word)
+            found.append((match.group(2), _name_before(before, words)))
+        found.extend((word, "") for word in _SEPARATORS.split(entry[end:]) if "@" in word)
     return found
+
+
+def _name_before(before: str, words: list[str]) -> str:
+    """The name written before a bracketed address: a quoted one, else the words after any address."""
+    quoted = _QUOTED.findall(before)
+    if quoted:
+        name = quoted[-1].strip('"')
+    else:
+        last_address = max((i for i, word in enumerate(words) if "@" in word), default=-1)
+        name = " ".join(word for word in words[last_address + 1 :] if word)
+    return " ".join(name.split())[:MAX_NAME_LENGTH]
 
 
 def parse_addresses(text: str) -> ParsedAddresses:
@@ -45,7 +62,7 @@ def parse_addresses(text: str) -> ParsedAddresses:
     Trimmed, lower-cased for comparison and de-duplicated, in the order first seen.
     """
     parsed, seen = ParsedAddresses(), set()
-    for raw in _candidates(text):
+    for raw, name in _candidates(text):
         candidate = raw.strip().strip("\"'<>").strip()
         if not candidate:
             continue
@@ -57,4 +74,6 @@ def parse_addresses(text: str) -> ParsedAddresses:
         if address not in seen:
             seen.add(address)
             parsed.valid.append(address)
+        if name and address not in parsed.names:
+            parsed.names[address] = name
     return parsed

@@ -37,6 +37,7 @@ EMAIL_STATE_TONE = {
 class InvitationView:
     id: int
     email: str
+    name: str  # "" when only an address was pasted
     programme_name: str  # or "Manager" for a manager's invitation
     role: str
     state: str  # open, accepted, expired, revoked
@@ -53,6 +54,7 @@ def invitation_view(row: InvitationRow) -> InvitationView:
     return InvitationView(
         id=row.id,
         email=row.email,
+        name=row.name or "",
         programme_name="Manager" if row.role == "manager" else PROGRAMMES.get(row.programme, ""),
         role=row.role,
         state=row.state,

@@ -10,7 +10,7 @@ INVITATION = Family(
     name="invitation",
     id_prefix="inv",
     template="invitation",
-    template_version=1,
+    template_version=2,  # 2: greets the invitee by name when one was pasted
     subject=lambda data: f"{data['company_name']} invites you to volunteer with {PROGRAMMES[data['programme']]}",
     prepare=lambda data, settings: {
         **data,
@@ -45,6 +45,7 @@ def invitation_email(invitation, address: str, programme: str, manager) -> Email
         data={
             "company_name": manager.company_name,
             "inviter_name": manager.name or "A colleague",
+            "invitee_name": invitation.name or "",
             "programme": programme,
             "token_nonce": invitation.token_nonce,
             "expires_on": invitation.expires_on,

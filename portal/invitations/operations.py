@@ -36,6 +36,7 @@ class OpenedInvitation(NamedTuple):
     token_nonce: str
     send_number: int  # the email intent's key includes it, so a resend is a new intent
     expires_at: str
+    name: str | None = None  # as pasted with the address, if it was
 
     @property
     def expires_on(self) -> str:
@@ -45,18 +46,18 @@ class OpenedInvitation(NamedTuple):
 
 _UPSERT_INVITATION = sa.text(
     """
-    INSERT INTO invitations (company_id, email, role, programme, token_nonce, token_hash, invited_by,
+    INSERT INTO invitations (company_id, email, name, role, programme, token_nonce, token_hash, invited_by,
                              expires_at, created_at)
-    VALUES (:company_id, :email, :role, :programme, :nonce, :hash, :invited_by, :expires, :now)
+    VALUES (:company_id, :email, :name, :role, :programme, :nonce, :hash, :invited_by, :expires, :now)
     ON CONFLICT (company_id, email) DO UPDATE
-      SET token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
+      SET name = COALESCE(excluded.name, invitations.name), token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
           role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
           expires_at = excluded.expires_at, send_count = invitations.send_count + 1, revoked_at = NULL
       WHERE invitations.accepted_at IS NULL
     """
 )
 _OPEN_INVITATIONS = sa.text(
-    "SELECT id, email, token_nonce, send_count, expires_at FROM invitations WHERE company_id = :company_id "
+    "SELECT id, email, name, token_nonce, send_count, expires_at FROM invitations WHERE company_id = :company_id "
     "AND accepted_at IS NULL AND email IN (SELECT value FROM json_each(:emails))"
 )
 
@@ -70,6 +71,7 @@ def insert_invitations(
     role: str,
     programme: str | None,
     invited_by: int | None,
+    names: dict[str, str] | None = None,
 ) -> dict[str, OpenedInvitation]:
     """Create, or renew unaccepted, invitation rows inside the caller's transaction.
 
@@ -88,6 +90,7 @@ def insert_invitations(
             {
                 "company_id": company_id,
                 "email": email,
+                "name": (names or {}).get(email) or None,
                 "role": role,
                 "programme": programme,
                 "nonce": nonce,
@@ -99,7 +102,9 @@ def insert_invitations(
         )
     conn.execute(_UPSERT_INVITATION, rows)
     found = conn.execute(_OPEN_INVITATIONS, {"emails": json_array(emails), "company_id": company_id})
-    return {row.email: OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at) for row in found}
+    return {
+        row.email: OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at, row.name) for row in found
+    }
 
 
 def insert_invitation(conn: sa.Connection, settings: Settings, *, email: str, **fields) -> OpenedInvitation:
@@ -130,8 +135,13 @@ _LIVE_INVITATIONS = sa.text(
 )
 
 
-def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> InviteResult:
-    """Invite addresses (already parsed) to the manager's company: one transaction, then publish."""
+def invite_colleagues(
+    ctx, *, manager, addresses: list[str], programme: str, names: dict[str, str] | None = None
+) -> InviteResult:
+    """Invite addresses (already parsed) to the manager's company: one transaction, then publish.
+
+    names: {address: name} for addresses pasted with a name; kept with the invitation.
+    """
     if programme not in PROGRAMMES:
         raise InvitationError("Choose TEEI Language or TEEI Mentorship.")
     if not addresses:
@@ -157,6 +167,7 @@ def invite_colleagues(ctx, *, manager, addresses: list[str], programme: str) -> 
             role="employee",
             programme=programme,
             invited_by=manager.id,
+            names=names,
         )
         work.add(*(invitation_email(opened[address], address, programme, manager) for address in invited))
     return InviteResult(
@@ -173,7 +184,7 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
         invitation = (
             work.conn.execute(
                 sa.text(
-                    "SELECT id, email, programme, token_nonce, accepted_at, revoked_at, expires_at, role "
+                    "SELECT id, email, name, programme, token_nonce, accepted_at, revoked_at, expires_at, role "
                     "FROM invitations WHERE id = :id AND company_id = :company_id"
                 ),
                 {"id": invitation_id, "company_id": manager.company_id},
@@ -194,7 +205,9 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
             sa.text("UPDATE invitations SET send_count = send_count + 1 WHERE id = :id RETURNING send_count"),
             {"id": invitation_id},
         ).scalar_one()
-        opened = OpenedInvitation(invitation_id, invitation["token_nonce"], send_number, invitation["expires_at"])
+        opened = OpenedInvitation(
+            invitation_id, invitation["token_nonce"], send_number, invitation["expires_at"], invitation["name"]
+        )
         work.add(invitation_email(opened, invitation["email"], invitation["programme"], manager))
     return work.queued
 

@@ -18,6 +18,7 @@ from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 class InvitationRow:
     id: int
     email: str
+    name: str | None  # as pasted with the address, if it was
     programme: str | None
     role: str  # employee (a volunteer) or manager
     state: str  # open, accepted, expired, revoked
@@ -38,11 +39,11 @@ _STATE_SQL = {
 def invitation_page(
     db: Database, *, company_id: int, query: str = "", state: str = "", number: int = 1, per_page: int = PER_PAGE
 ) -> Page:
-    """One page of a company's invitations, newest first, filtered by address and state."""
+    """One page of a company's invitations, newest first, filtered by name or address and by state."""
     where = ["i.company_id = :company_id"]
     params = {"company_id": company_id, "now": clock.now_iso(), **limits(number, per_page)}
     if query.strip():
-        where.append("i.email LIKE :pattern ESCAPE '\\'")
+        where.append("(i.email LIKE :pattern ESCAPE '\\' OR i.name LIKE :pattern ESCAPE '\\')")
         params["pattern"] = like_pattern(query)
     if state in _STATE_SQL:
         where.append(_STATE_SQL[state])
@@ -52,7 +53,7 @@ def invitation_page(
         rows = conn.execute(
             sa.text(
                 f"""
-                SELECT i.id, i.email, i.programme, i.role, i.accepted_at, i.revoked_at, i.expires_at, i.created_at
+                SELECT i.id, i.email, i.name, i.programme, i.role, i.accepted_at, i.revoked_at, i.expires_at, i.created_at
                 FROM invitations i WHERE {condition}
                 ORDER BY i.created_at DESC, i.id DESC LIMIT :limit OFFSET :offset
                 """
@@ -65,6 +66,7 @@ def invitation_page(
         InvitationRow(
             id=row.id,
             email=row.email,
+            name=row.name,
             programme=row.programme,
             role=row.role,
             state=_state(row, params["now"]),
@@ -113,6 +115,7 @@ class OpenInvitation:
     programme: str | None
     company_id: int
     company_name: str
+    name: str | None  # as the manager pasted it; offered on the accept form
 
 
 def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | None, str | None]:
@@ -126,7 +129,7 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
         row = (
             conn.execute(
                 sa.text(
-                    "SELECT i.id, i.email, i.role, i.programme, i.company_id, c.name AS company_name, "
+                    "SELECT i.id, i.email, i.name, i.role, i.programme, i.company_id, c.name AS company_name, "
                     "i.accepted_at, i.revoked_at, i.expires_at, "
                     "EXISTS (SELECT 1 FROM users u WHERE u.email = i.email) AS has_account "
                     "FROM invitations i JOIN companies c ON c.id = i.company_id "
@@ -147,5 +150,5 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
         return None, "expired"
     if row["has_account"]:
         return None, "has_account"
-    fields = ("id", "email", "role", "programme", "company_id", "company_name")
+    fields = ("id", "email", "role", "programme", "company_id", "company_name", "name")
     return OpenInvitation(**{k: row[k] for k in fields}), None

@@ -46,7 +46,11 @@ def new():
     form = InviteForm()
     if form.validate_on_submit():
         result = operations.invite_colleagues(
-            portal_context(), manager=current_user, addresses=form.parsed.valid, programme=form.programme.data
+            portal_context(),
+            manager=current_user,
+            addresses=form.parsed.valid,
+            programme=form.programme.data,
+            names=form.parsed.names,
         )
         _flash_invite_result(result)
         return redirect(url_for("invitations.index"))
@@ -126,6 +130,8 @@ def accept(token: str | None = None):
         session.pop(_TOKEN_KEY, None)
         return _unavailable(problem)
     form = AcceptForm()
+    if request.method == "GET" and invitation.name:
+        form.name.data = invitation.name
     if form.validate_on_submit():
         try:
             user_id = operations.accept_invitation(db, token=token, name=form.name.data, password=form.password.data)

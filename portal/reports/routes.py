@@ -14,7 +14,7 @@ from flask_login import current_user
 
 from portal.core.clock import now_iso, parse
 from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone, today_in
-from portal.core.programmes import PROGRAMMES
+from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
@@ -232,6 +232,7 @@ def my_hours():
         minutes=sum(by_programme.values()),
         by_programme=by_programme,
         programmes=PROGRAMMES,
+        booking_urls=BOOKING_URLS,
     )
 
 

@@ -22,3 +22,27 @@ def test_a_broken_address_in_brackets_is_still_reported():
 
 def test_a_plain_typo_is_still_reported():
     assert [typed for typed, _ in parse_addresses("ada@example.org, bob").invalid] == ["bob"]
+
+
+def test_names_pasted_with_addresses_are_kept_for_their_address():
+    parsed = parse_addresses(
+        'Ada Lovelace <Ada@Example.org>; "Hopper, Grace" <grace@example.org>\n'
+        "bob@example.org, Dan  Brown <dan@example.org>, eve@example.org"
+    )
+    assert parsed.valid == [
+        "ada@example.org",
+        "grace@example.org",
+        "bob@example.org",
+        "dan@example.org",
+        "eve@example.org",
+    ]
+    assert parsed.names == {
+        "ada@example.org": "Ada Lovelace",
+        "grace@example.org": "Hopper, Grace",
+        "dan@example.org": "Dan Brown",
+    }
+
+
+def test_a_name_is_cut_to_what_the_accept_form_takes():
+    parsed = parse_addresses(f"{'A' * 300} <ada@example.org>")
+    assert parsed.names["ada@example.org"] == "A" * 120

@@ -1,8 +1,11 @@
+import json
 import re
 
 import sqlalchemy as sa
 
+from portal.invitations.emails import INVITATION
 from portal.invitations.tokens import token_for
+from portal.outbox.rendering import render_bodies
 
 
 def post_invite(client, auth, emails, programme="language"):
@@ -116,3 +119,37 @@ def test_a_colleague_already_in_the_company_is_still_named(client, auth, manager
 def test_unknown_token_gets_a_clear_page(client):
     response = client.get("/invitations/accept/not-a-real-token")
     assert response.status_code == 404 and "recognise this link" in response.get_data(as_text=True)
+
+
+def test_a_pasted_name_is_listed_greeted_and_offered_on_accept(client, auth, manager, db, ctx):
+    auth.login(manager.email)
+    post_invite(client, auth, "Ada Lovelace <ada@example.org>, bob@example.org")
+    assert "Ada Lovelace" in client.get("/invitations").get_data(as_text=True)
+    with db.read() as conn:
+        inputs = conn.execute(
+            sa.text(
+                "SELECT o.recipient, COALESCE(json_patch(s.data, o.template_input), o.template_input) "
+                "FROM email_outbox o LEFT JOIN email_shared_inputs s ON s.id = o.shared_input_id"
+            )
+        ).all()
+    texts = {
+        recipient: render_bodies("invitation", INVITATION.prepare(json.loads(data), ctx.settings))[1]
+        for recipient, data in inputs
+    }
+    assert texts["ada@example.org"].count("Hello Ada Lovelace,") == 1
+    assert "Hello" not in texts["bob@example.org"]
+    auth.logout()
+    with db.read() as conn:
+        nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations WHERE email = 'ada@example.org'")).scalar()
+    client.get(f"/invitations/accept/{token_for(ctx.settings.secret_key, nonce)}")
+    page = client.get("/invitations/accept").get_data(as_text=True)
+    assert re.search(r'name="name"[^>]*value="Ada Lovelace"', page)
+
+
+def test_the_list_is_searched_by_pasted_name_as_well_as_address(client, auth, manager):
+    auth.login(manager.email)
+    post_invite(client, auth, "Ada Lovelace <ada@example.org>, bob@example.org")
+    page = client.get("/invitations?q=lovelace").get_data(as_text=True)
+    assert "ada@example.org" in page and "bob@example.org" not in page
+    page = client.get("/invitations?q=bob").get_data(as_text=True)
+    assert "bob@example.org" in page and "ada@example.org" not in page
