@@ -17,9 +17,9 @@ from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.programmes import PROGRAMMES
 from portal.core.settings import Settings
-from portal.core.text import InputError, normalise_email
+from portal.core.text import InputError, normalise_email, one_line
 from portal.invitations import tokens
-from portal.invitations.addresses import MAX_ADDRESSES
+from portal.invitations.addresses import MAX_ADDRESSES, MAX_NAME_LENGTH
 from portal.invitations.emails import invitation_email, invitation_subject, manager_invitation_email
 from portal.outbox import reads, write_then_publish
 from portal.outbox.statuses import SETTLED
@@ -212,10 +212,10 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
     return work.queued
 
 
-def accept_invitation(db: Database, *, token: str, name: str, password: str) -> int:
-    """Create the invited person's account and use up the token, in one transaction; return the user ID."""
-    if not name.strip():
-        raise InvitationError("Tell us your name.")
+def accept_invitation(db: Database, *, token_hash: str, name: str, password: str) -> int:
+    """Create the invited person's account and use up the link (by its token's hash), in one
+    transaction; return the user ID."""
+    name = one_line(name, "your name", MAX_NAME_LENGTH, InvitationError)
     now = clock.now_iso()
     with db.write() as conn:
         # Single use: only one acceptance can change the row, however many arrive at once.
@@ -225,7 +225,7 @@ def accept_invitation(db: Database, *, token: str, name: str, password: str) -> 
                     "UPDATE invitations SET accepted_at = :now WHERE token_hash = :hash AND accepted_at IS NULL "
                     "AND revoked_at IS NULL AND expires_at > :now RETURNING id, email, role, programme, company_id"
                 ),
-                {"hash": tokens.token_hash(token), "now": now},
+                {"hash": token_hash, "now": now},
             )
             .mappings()
             .first()

@@ -8,7 +8,6 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database, json_array
-from portal.invitations import tokens
 from portal.invitations.emails import invitation_subject
 from portal.outbox import reads
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
@@ -118,9 +117,9 @@ class OpenInvitation:
     name: str | None  # as the manager pasted it; offered on the accept form
 
 
-def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | None, str | None]:
-    """The invitation a token opens, or None and why not ('unknown', 'used', 'revoked', 'expired',
-    'has_account').
+def find_open_invitation(db: Database, token_hash: str) -> tuple[OpenInvitation | None, str | None]:
+    """The invitation a token opens (by the token's hash), or None and why not ('unknown', 'used',
+    'revoked', 'expired', 'has_account').
 
     'has_account': the address already has an account (in another company; invite_colleagues does
     not tell the inviting manager so). Only the link's holder, the address's owner, learns it here.
@@ -135,7 +134,7 @@ def find_open_invitation(db: Database, token: str) -> tuple[OpenInvitation | Non
                     "FROM invitations i JOIN companies c ON c.id = i.company_id "
                     "WHERE i.token_hash = :hash"
                 ),
-                {"hash": tokens.token_hash(token)},
+                {"hash": token_hash},
             )
             .mappings()
             .first()

@@ -2,7 +2,7 @@ from flask import Blueprint, flash, redirect, render_template, request, session,
 from flask_login import current_user
 
 from portal.auth import load_user
-from portal.invitations import operations, queries
+from portal.invitations import operations, queries, tokens
 from portal.invitations.addresses import MAX_ADDRESSES
 from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
@@ -103,17 +103,18 @@ def revoke(invitation_id: int):
 
 # The link's token is exchanged for session state on the first GET and the browser is sent to a
 # clean URL, so the token is not in the address bar, the history, a Referer or any later request
-# line (the first request line is redacted by portal/web/access_log.py).
-_TOKEN_KEY = "invitation_token"
+# line (the first request line is redacted by portal/web/access_log.py). The session, a signed but
+# readable cookie, keeps only the token's hash: the server's reference to the invitation.
+_LINK_KEY = "invitation_link"
 
 
 @bp.get("/accept/<token>")
 @public
 def open_link(token: str):
-    invitation, problem = queries.find_open_invitation(portal_context().db, token)
+    invitation, problem = queries.find_open_invitation(portal_context().db, tokens.token_hash(token))
     if invitation is None:
         return _unavailable(problem)
-    session[_TOKEN_KEY] = token
+    session[_LINK_KEY] = tokens.token_hash(token)
     return redirect(url_for("invitations.accept"), code=303)
 
 
@@ -121,20 +122,22 @@ def open_link(token: str):
 @bp.post("/accept/<token>", endpoint="accept_with_token")  # the contract's POST with the token in the path
 @public
 def accept(token: str | None = None):
-    token = token or session.get(_TOKEN_KEY)
-    if not token:
+    token_hash = tokens.token_hash(token) if token else session.get(_LINK_KEY)
+    if not token_hash:
         return _unavailable("unknown")
     db = portal_context().db
-    invitation, problem = queries.find_open_invitation(db, token)
+    invitation, problem = queries.find_open_invitation(db, token_hash)
     if invitation is None:
-        session.pop(_TOKEN_KEY, None)
+        session.pop(_LINK_KEY, None)
         return _unavailable(problem)
     form = AcceptForm()
     if request.method == "GET" and invitation.name:
         form.name.data = invitation.name
     if form.validate_on_submit():
         try:
-            user_id = operations.accept_invitation(db, token=token, name=form.name.data, password=form.password.data)
+            user_id = operations.accept_invitation(
+                db, token_hash=token_hash, name=form.name.data, password=form.password.data
+            )
         except operations.InvitationError as error:
             form.form_errors.append(str(error))
         else:

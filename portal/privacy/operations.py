@@ -45,7 +45,7 @@ _ERASE = [
     """UPDATE users SET email = :pseudonym, name = :name, password_hash = :unusable,
               session_generation = session_generation + 1, deactivated_at = COALESCE(deactivated_at, :now)
        WHERE id = :user_id""",
-    """UPDATE invitations SET email = :pseudonym, token_nonce = :unusable || '-n-' || id,
+    """UPDATE invitations SET email = :pseudonym, name = NULL, token_nonce = :unusable || '-n-' || id,
               token_hash = :unusable || '-h-' || id
        WHERE email = :address""",
     "UPDATE attendance_sessions SET volunteer_email = :pseudonym WHERE volunteer_email = :address",

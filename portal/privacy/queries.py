@@ -53,7 +53,7 @@ _BY_USER = {
     "privacy_events": """SELECT action, created_at FROM privacy_events WHERE subject_user_id = :user_id ORDER BY id""",
 }
 _BY_ADDRESS = {
-    "invitations": """SELECT c.name AS company, i.role, i.programme, i.created_at, i.expires_at, i.send_count,
+    "invitations": """SELECT c.name AS company, i.name AS name_given, i.role, i.programme, i.created_at, i.expires_at, i.send_count,
                              i.accepted_at, i.revoked_at
                       FROM invitations i JOIN companies c ON c.id = i.company_id WHERE i.email = :address""",
     "attendance": """SELECT platform, session_id, held_at, minutes, status, updated_at FROM attendance_sessions

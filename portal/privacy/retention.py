@@ -76,7 +76,7 @@ def rules(settings) -> list[Rule]:
             "SELECT COUNT(*), MIN(expires_at) FROM invitations "
             "WHERE accepted_at IS NULL AND email NOT LIKE '%@erased.invalid'",
             (
-                "UPDATE invitations SET email = 'expired-' || id || '@erased.invalid', "
+                "UPDATE invitations SET email = 'expired-' || id || '@erased.invalid', name = NULL, "
                 "token_nonce = 'expired-n-' || id, token_hash = 'expired-h-' || id "
                 "WHERE accepted_at IS NULL AND COALESCE(revoked_at, expires_at) < :cutoff "
                 "AND email NOT LIKE '%@erased.invalid'",

@@ -1,13 +1,11 @@
-import base64
 import json
-import zlib
 
 import sqlalchemy as sa
 
 from portal.account.operations import RESETS_PER_ADDRESS_PER_HOUR, send_requested_reset_links
 from portal.core import clock
 from portal.email_families import FAMILIES
-from tests.pages import csrf_from
+from tests.pages import csrf_from, decoded_session
 
 NEW_PASSWORD = "a-brand-new-password"
 
@@ -48,13 +46,6 @@ def test_the_token_leaves_the_address_bar_after_the_first_visit(client, ask_rese
     token = link.rsplit("/", 1)[1]
     cookie = client.get_cookie("session").value
     assert token not in decoded_session(cookie)
-
-
-def decoded_session(cookie: str) -> str:
-    """What anyone holding the cookie reads in it (itsdangerous: base64 of zlib-compressed JSON)."""
-    payload = cookie.lstrip(".").split(".")[0]
-    raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
-    return (zlib.decompress(raw) if cookie.startswith(".") else raw).decode()
 
 
 def test_a_newer_link_closes_the_older_one(ask_reset, reset_links, set_password, make_user):

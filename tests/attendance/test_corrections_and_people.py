@@ -8,7 +8,7 @@ from portal.attendance.queries import company_attendance, unmatched_sessions
 from portal.auth.queries import load_user
 from portal.invitations.addresses import parse_addresses
 from portal.invitations.operations import accept_invitation, invite_colleagues
-from portal.invitations.tokens import token_for
+from portal.invitations.tokens import token_for, token_hash
 from tests.attendance.conftest import session
 
 HEIDI = "heidi@acme.example"
@@ -86,7 +86,7 @@ def _accept(ctx, db, manager, address):
             sa.text("SELECT token_nonce FROM invitations WHERE email = :e"), {"e": address.lower()}
         ).scalar_one()
     token = token_for(ctx.settings.secret_key, nonce)
-    return accept_invitation(db, token=token, name="New Colleague", password="a-long-password")
+    return accept_invitation(db, token_hash=token_hash(token), name="New Colleague", password="a-long-password")
 
 
 def test_an_unmatched_volunteer_counts_once_they_accept_their_invitation(

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from portal.invitations.emails import INVITATION
 from portal.invitations.tokens import token_for
 from portal.outbox.rendering import render_bodies
+from tests.pages import decoded_session
 
 
 def post_invite(client, auth, emails, programme="language"):
@@ -62,6 +63,8 @@ def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db,
     assert opened.status_code == 303 and opened.headers["Location"] == "/invitations/accept"
     page = client.get("/invitations/accept").get_data(as_text=True)
     assert "Join Acme Ltd at TEEI" in page and "TEEI Mentorship" in page and token not in page
+    # Nor is it in the session cookie, which is signed but readable by whoever holds it.
+    assert token not in decoded_session(client.get_cookie("session").value)
     csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
     response = client.post(
         "/invitations/accept", data={"name": "Ada Lovelace", "password": "a-long-password", "csrf_token": csrf}

@@ -24,6 +24,7 @@ from portal.core import clock
 from portal.demo.operations import request_demo
 from portal.invitations import tokens as invitation_tokens
 from portal.invitations.operations import accept_invitation, invite_colleagues
+from portal.invitations.tokens import token_hash
 from portal.outbox.receipts import apply_receipt_event
 from tests.attendance.conftest import sign
 from tests.builders import event
@@ -43,7 +44,7 @@ def ada(ctx, client, make_user, user_id, count):
     with ctx.db.read() as conn:
         nonce = conn.execute(sa.text("SELECT token_nonce FROM invitations WHERE email = :a"), {"a": ADDRESS}).scalar()
     token = invitation_tokens.token_for(ctx.settings.secret_key, nonce)
-    ada_id = accept_invitation(ctx.db, token=token, name=NAME, password="ada-password-1")
+    ada_id = accept_invitation(ctx.db, token_hash=token_hash(token), name=NAME, password="ada-password-1")
 
     body = json.dumps(
         {
