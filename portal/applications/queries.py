@@ -8,7 +8,6 @@ import sqlalchemy as sa
 
 from portal.applications.emails import received_key
 from portal.applications.states import DECISION_LABELS, OPEN_STATES, STATE_LABELS, STATES
-from portal.core.clock import display_time
 from portal.core.db import Database
 from portal.outbox import reads
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
@@ -36,10 +35,6 @@ class Application:
     def is_open(self) -> bool:
         return self.state in OPEN_STATES
 
-    @property
-    def received_on(self) -> str:
-        return display_time(self.created_at)
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -53,10 +48,6 @@ class Decision:
     @property
     def label(self) -> str:
         return DECISION_LABELS[self.decision]
-
-    @property
-    def decided_on(self) -> str:
-        return display_time(self.created_at)
 
 
 @dataclass(frozen=True)

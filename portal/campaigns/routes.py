@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 
-from portal.campaigns import operations, queries, times
+from portal.campaigns import operations, queries
 from portal.campaigns.forms import CancelForm, ComposeForm, DuplicateForm, SendForm, TestSendForm
 from portal.core import clock
 from portal.core.periods import report_timezone
@@ -22,14 +22,10 @@ def _zone():
     return report_timezone(portal_context().settings)
 
 
-def _local(value: str | None) -> str:
-    return times.stored_in_zone(value, _zone())
-
-
 @bp.get("")
 @roles_required("admin")
 def index():
-    return render_template("campaigns/index.html", campaigns=queries.list_campaigns(portal_context().db), local=_local)
+    return render_template("campaigns/index.html", campaigns=queries.list_campaigns(portal_context().db))
 
 
 def _compose_form(**kwargs) -> ComposeForm:
@@ -115,8 +111,7 @@ def show(campaign_id: int):
         test_form=TestSendForm(),
         zone=portal_context().settings.portal_timezone,
         meanings=queries.OUTCOME_MEANING,
-        now_local=times.in_zone(clock.utcnow(), _zone()),
-        local=_local,
+        now_local=clock.display_time(clock.now_iso(), _zone()),
     )
 
 
@@ -195,7 +190,10 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
             if result.started:
                 flash(f"Sending to {_people(result.recipients)}. Progress shows below.", "success")
             else:
-                flash(f"Scheduled for {times.in_zone(send_at, zone)}. You can cancel it until then.", "success")
+                flash(
+                    f"Scheduled for {clock.display_time(clock.iso(send_at), zone)}. You can cancel it until then.",
+                    "success",
+                )
             return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     page = queries.campaign_page(ctx.db, campaign_id)
     if page is None:
@@ -207,7 +205,7 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
         "campaigns/confirm_send.html",
         page=page,
         form=SendForm(formdata=None, data={"send_at": form.send_at.data, "confirm_reach": page.reach.recipients}),
-        send_at=times.in_zone(send_at, zone) if send_at else None,
+        send_at=clock.display_time(clock.iso(send_at), zone) if send_at else None,
         people=_people(page.reach.recipients),
         changed=changed,
     )

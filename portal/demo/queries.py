@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.core.clock import display_time
 from portal.core.db import Database
 from portal.demo.operations import STATUS_LABELS
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
@@ -27,16 +26,8 @@ class DemoRequestRow:
     status_changed_by: str | None = None  # the admin's name or address
 
     @property
-    def received_on(self) -> str:
-        return display_time(self.created_at)
-
-    @property
     def status_label(self) -> str:
         return STATUS_LABELS[self.status]
-
-    @property
-    def status_changed_on(self) -> str | None:
-        return display_time(self.status_changed_at) if self.status_changed_at else None
 
 
 _SELECT = """

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from portal.core.clock import display_date
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.queries import InvitationRow
 from portal.outbox import statuses
@@ -43,7 +42,7 @@ class InvitationView:
     state: str  # open, accepted, expired, revoked
     email_state: str  # in a manager's words
     email_tone: str  # ok, bad, warn or "" for the badge's colour
-    created_on: str
+    created_at: str
     can_resend: bool
     can_revoke: bool
 
@@ -60,7 +59,7 @@ def invitation_view(row: InvitationRow) -> InvitationView:
         state=row.state,
         email_state=words,
         email_tone=EMAIL_STATE_TONE.get(words, ""),
-        created_on=display_date(row.created_at),
+        created_at=row.created_at,
         # A resend waits until the latest email has settled, so two are never in flight at once.
         # A manager's invitation may be renewed once expired or revoked (a new link), a volunteer's
         # is invited again instead.

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.core.clock import display_date
 from portal.core.db import Database
 from portal.core.programmes import PROGRAMMES
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
@@ -32,14 +31,6 @@ class Person:
     @property
     def programme_name(self) -> str:
         return PROGRAMMES.get(self.programme or "", "")
-
-    @property
-    def joined_on(self) -> str:
-        return display_date(self.created_at)
-
-    @property
-    def left_on(self) -> str:
-        return display_date(self.deactivated_at) if self.deactivated_at else ""
 
     @property
     def display_name(self) -> str:
