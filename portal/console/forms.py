@@ -2,6 +2,7 @@ from wtforms import BooleanField, HiddenField, SelectField, StringField, TextAre
 from wtforms.fields import DateField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import AnyOf, DataRequired, Length, Optional, ValidationError
+from wtforms.widgets import TextInput
 
 from portal.core.text import strip
 from portal.outbox.operator import ACTIONS, REASON_MAX, SEND_AGAIN
@@ -17,6 +18,10 @@ ACTION_LABELS = {
 assert set(ACTION_LABELS) == set(ACTIONS)
 CHOOSE_ACTION = "Choose one of the actions offered."
 UNKNOWN_CHOICE = "Choose one of the values offered."
+
+
+DAY_FORMATS = ["%Y-%m-%d", "%d.%m.%Y"]
+DAY_INPUT = {"inputmode": "numeric", "placeholder": "31.12.2026", "autocomplete": "off"}
 
 
 def created_day(form, field) -> None:
@@ -40,8 +45,21 @@ class FilterForm(PortalForm):
     )
     family = SelectField("Family", choices=[SelectChoice("", "Any family")], validate_choice=False)
     q = StringField("Recipient starts with", filters=[strip], validators=[Length(max=254)])
-    created_from = DateField("Created from", validators=[Optional(), created_day])
-    created_to = DateField("Created until", validators=[Optional(), created_day])
+    # Typed, day first or year first: a browser's date picker writes its own locale's order (US month first).
+    created_from = DateField(
+        "Created from",
+        format=DAY_FORMATS,
+        widget=TextInput(),
+        render_kw=DAY_INPUT,
+        validators=[Optional(), created_day],
+    )
+    created_to = DateField(
+        "Created until",
+        format=DAY_FORMATS,
+        widget=TextInput(),
+        render_kw=DAY_INPUT,
+        validators=[Optional(), created_day],
+    )
 
     def __init__(self, *args, families=(), **kwargs):
         super().__init__(*args, **kwargs)

@@ -18,6 +18,7 @@ from portal.web.forms import EARLIEST_DAY, LATEST_DAY, day_out_of_range
 
 MAX_YEARS = 5
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DAY_FIRST = re.compile(r"^(?P<day>\d{1,2})\.(?P<month>\d{1,2})\.(?P<year>\d{4})$")
 
 
 @dataclass
@@ -27,8 +28,12 @@ class QueryErrors:
 
 
 def parse_date(raw: str, name: str, errors: list[str]) -> date | None:
+    """YYYY-MM-DD (the links' and CONTRACT.md's form), or day first as people here write it: 31.03.2026."""
+    day_first = _DAY_FIRST.match(raw)
+    if day_first:
+        raw = f"{day_first['year']}-{int(day_first['month']):02d}-{int(day_first['day']):02d}"
     if not _DATE.match(raw):
-        errors.append(f"“{name}” must be a date written YYYY-MM-DD, like 2026-03-31 (got “{raw[:20]}”).")
+        errors.append(f"“{name}” must be a date, day first or year first: 31.03.2026 or 2026-03-31 (got “{raw[:20]}”).")
         return None
     try:
         day = date.fromisoformat(raw)

@@ -360,3 +360,12 @@ def test_times_and_day_filters_are_in_the_portal_zone_named(client, admin, make_
     assert "Days and times are in Europe/Oslo" in february
     january = client.get("/admin/outbox/?created_from=2026-01-01&created_to=2026-01-31").get_data(as_text=True)
     assert "late@example.org" not in january
+
+
+def test_days_are_typed_day_first_or_year_first(client, admin, make_outbox_row):
+    make_outbox_row(
+        recipient="march@example.org", created_at="2026-03-15T12:00:00.000000Z", status="sent", provider_message_id="re_m"
+    )
+    for typed in ({"created_from": "01.03.2026", "created_to": "31.03.2026"}, {"created_from": "2026-03-01"}):
+        page = client.get("/admin/outbox/", query_string=typed).get_data(as_text=True)
+        assert "march@example.org" in page and 'type="date"' not in page

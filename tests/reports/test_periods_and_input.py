@@ -71,7 +71,7 @@ TODAY = date(2026, 11, 15)
     [
         ({"from": "2025-02-30", "to": "2025-03-31"}, "2025-02-30 does not exist"),
         ({"from": "2025-13-01", "to": "2025-12-31"}, "does not exist"),
-        ({"from": "31/01/2025", "to": "2025-03-31"}, "YYYY-MM-DD"),
+        ({"from": "31/01/2025", "to": "2025-03-31"}, "day first or year first"),
         ({"from": "2025-05-01", "to": "2025-04-30"}, "is before"),
         ({"from": "2019-01-01", "to": "2024-01-01"}, "at most 5 years"),
         ({"from": "2025-01-01"}, "both dates"),
@@ -84,6 +84,14 @@ def test_bad_input_gives_a_message(args, message):
     result = parse_report_query(args, TODAY)
     assert isinstance(result, QueryErrors)
     assert any(message in text for text in result.messages), result.messages
+
+
+def test_dates_are_read_day_first_as_well_as_year_first():
+    day_first = parse_report_query({"from": "1.3.2026", "to": "31.03.2026"}, TODAY)
+    year_first = parse_report_query({"from": "2026-03-01", "to": "2026-03-31"}, TODAY)
+    assert (day_first.period.start, day_first.period.end) == (year_first.period.start, year_first.period.end)
+    assert (day_first.period.start, day_first.period.end) == (date(2026, 3, 1), date(2026, 3, 31))
+    assert isinstance(parse_report_query({"from": "31.02.2026", "to": "2026-03-31"}, TODAY), QueryErrors)
 
 
 def test_five_years_exactly_is_allowed_and_the_default_is_year_to_date():
@@ -99,7 +107,7 @@ def test_five_years_exactly_is_allowed_and_the_default_is_year_to_date():
         ("from=2025-05-01&to=2025-04-30", "is before"),
         ("from=2010-01-01&to=2025-01-01", "at most 5 years"),
         ("programme=knitting", "Programme must be one of"),
-        ("from=%00%ff&to=x", "YYYY-MM-DD"),
+        ("from=%00%ff&to=x", "day first or year first"),
         ("from=9999-01-01&to=9999-01-02", "must fall between 2000 and 2100"),
         ("from=0001-01-01&to=0001-01-31", "must fall between 2000 and 2100"),
     ],
