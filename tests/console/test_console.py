@@ -364,7 +364,10 @@ def test_times_and_day_filters_are_in_the_portal_zone_named(client, admin, make_
 
 def test_days_are_typed_day_first_or_year_first(client, admin, make_outbox_row):
     make_outbox_row(
-        recipient="march@example.org", created_at="2026-03-15T12:00:00.000000Z", status="sent", provider_message_id="re_m"
+        recipient="march@example.org",
+        created_at="2026-03-15T12:00:00.000000Z",
+        status="sent",
+        provider_message_id="re_m",
     )
     for typed in ({"created_from": "01.03.2026", "created_to": "31.03.2026"}, {"created_from": "2026-03-01"}):
         page = client.get("/admin/outbox/", query_string=typed).get_data(as_text=True)
