@@ -171,7 +171,7 @@ def _register_blueprints(app: Flask) -> None:
             ("suppressions.index", "Suppressions"),
             ("campaigns.index", "Campaigns"),
             ("console.index", "Outbox"),
-            ("privacy.find_person", "People's data"),
+            ("privacy.find_person", "Privacy"),
         ],
         "manager": [
             ("reports.index", "Report"),
