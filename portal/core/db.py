@@ -127,7 +127,7 @@ class Database:
                 if is_unreachable_error(error):
                     conn.invalidate()  # no rollback can reach the server; without a commit nothing lands
                 else:
-                    transaction.rollback()
+                    _roll_back(conn, transaction)
                 raise
             try:
                 transaction.commit()
@@ -162,6 +162,15 @@ class Database:
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1").scalar()
+
+
+def _roll_back(conn: Connection, transaction) -> None:
+    """Undo a failed write. A server may have ended the transaction itself (an interrupted statement
+    rolls it back), so the rollback can fail too: the person must see the first error, not that one."""
+    try:
+        transaction.rollback()
+    except Exception:
+        conn.invalidate()
 
 
 @contextmanager

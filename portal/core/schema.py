@@ -78,13 +78,30 @@ def upgrade(db: Database, directory: Path = MIGRATIONS_DIR) -> list[str]:
                     "add a new migration instead of editing an applied one"
                 )
             for statement in split_statements(migration.sql):
-                conn.exec_driver_sql(statement)
+                run_to_the_end(conn, statement)
             conn.execute(
                 sa.text("INSERT INTO schema_migrations (filename, checksum) VALUES (:f, :c)"),
                 {"f": migration.filename, "c": migration.checksum},
             )
         applied_now.append(migration.filename)
     return applied_now
+
+
+def run_to_the_end(conn: sa.Connection, statement: str) -> None:
+    """Run one statement and wait until the database has finished it.
+
+    libSQL's client returns from a statement on a server (sqld, Turso) as soon as its answer starts,
+    and SQLAlchemy never reads the answer of DDL. The next request on the stream then interrupts the
+    statement if the server is still at it (an ALTER TABLE that adds a CHECKed column re-checks the
+    whole schema afterwards), the interrupt rolls the migration back, and the error surfaces one
+    statement later. Reading the answer to its end waits for the server.
+    """
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(statement)
+        cursor.fetchall()
+    finally:
+        cursor.close()
 
 
 def split_statements(sql: str) -> list[str]:

@@ -1,0 +1,74 @@
+"""Migrations and failed writes against a real libSQL server (sqld), where a statement's answer
+streams back and the server can end a transaction on its own."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+from devtools.sqld import SqldServer
+from portal.core import schema
+from portal.core.db import Database
+
+
+@pytest.fixture
+def server(tmp_path, sqld_keys):
+    running = SqldServer(tmp_path / "data", sqld_keys).start()
+    yield running
+    running.stop()
+
+
+def test_a_migration_adding_checked_columns_to_a_large_schema_applies_on_a_server(tmp_path, server):
+    # An ALTER TABLE that adds a CHECKed column re-checks the whole schema after its main step; on a
+    # schema this size the server is still at it when an unread answer lets the next request in.
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    tables = "".join(
+        f"CREATE TABLE filler_{n} (id INTEGER PRIMARY KEY, name TEXT UNIQUE, kind TEXT CHECK (kind IN ('a', 'b')));\n"
+        f"CREATE INDEX filler_{n}_kind ON filler_{n} (kind, name);\n"
+        for n in range(250)
+    )
+    (directory / "0001_tables.sql").write_text("CREATE TABLE requests (id INTEGER PRIMARY KEY);\n" + tables)
+    columns = "".join(
+        f"ALTER TABLE requests ADD COLUMN state_{n} TEXT NOT NULL DEFAULT 'new' CHECK (state_{n} IN ('new', 'done'));\n"
+        f"ALTER TABLE requests ADD COLUMN note_{n} TEXT NOT NULL DEFAULT '';\n"
+        for n in range(6)
+    )
+    (directory / "0002_columns.sql").write_text(columns)
+    db = Database(server.database_url())
+    try:
+        assert schema.upgrade(db, directory) == ["0001_tables.sql", "0002_columns.sql"]
+        with db.read() as conn:
+            names = [row[1] for row in conn.exec_driver_sql("PRAGMA table_info(requests)")]
+        assert names == ["id"] + [f"{kind}_{n}" for n in range(6) for kind in ("state", "note")]
+    finally:
+        db.dispose()
+
+
+def test_a_write_whose_transaction_the_server_took_away_reports_its_own_error(server):
+    # sqld takes the write lock from a transaction idle for 5 s when another writer waits, and rolls
+    # it back; the rollback the portal then asks for finds no transaction.
+    holder, other = Database(server.database_url()), Database(server.database_url())
+    try:
+        with holder.write() as conn:
+            conn.exec_driver_sql("CREATE TABLE things (name TEXT)")
+        with pytest.raises(LookupError, match="the reason the write stopped"):
+            with holder.write() as conn:
+                conn.execute(sa.text("INSERT INTO things (name) VALUES ('half')"))
+                waiting = threading.Thread(target=insert, args=(other, "other"))
+                waiting.start()
+                waiting.join(timeout=30)
+                raise LookupError("the reason the write stopped")
+        insert(holder, "after")  # the pool hands out a working connection afterwards
+        with other.read() as conn:
+            assert conn.exec_driver_sql("SELECT name FROM things ORDER BY rowid").scalars().all() == ["other", "after"]
+    finally:
+        holder.dispose()
+        other.dispose()
+
+
+def insert(db: Database, name: str) -> None:
+    with db.write() as conn:
+        conn.execute(sa.text("INSERT INTO things (name) VALUES (:name)"), {"name": name})
