@@ -23,9 +23,11 @@ from portal.reports import (
     Changes,
     Closure,
     Figures,
+    FilingMask,
     Report,
     ReportQuery,
     ReportSettings,
+    choose_mask,
     hours_change,
     hours_text,
     live_report_id,
@@ -36,6 +38,7 @@ from portal.reports import (
 )
 
 LIVE, SNAPSHOT = "live", "snapshot"
+HIDDEN = "hidden"
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,13 @@ def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: 
     if closure is not None:
         figures, exact = snapshot_figures(closure, period)
         live = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+        late = read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at)
         changes = Changes(
-            read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at),
+            late.records,
             hours_change(live.total.minutes, figures.total.minutes),
             live.total.sessions - figures.total.sessions,
             live.total.volunteers - figures.total.volunteers if exact else 0,
+            late.people,
         )
         return PeriodFigures(figures, SNAPSHOT, closure.closed_at, closure.report_id, closure, changes, exact)
     figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
@@ -148,7 +153,15 @@ def report_from_input(data: dict) -> Report:
     closed = data.get("closed")
     if not closed:
         return Report(
-            data["company_id"], data["company_name"], query, tz, figures, data["as_of"], data["report_id"], settings
+            data["company_id"],
+            data["company_name"],
+            query,
+            tz,
+            figures,
+            data["as_of"],
+            data["report_id"],
+            settings,
+            mask=mask_of(data),
         )
     closure = Closure(0, closed["year_label"], "", "", data["as_of"], closed["closed_by_name"], data["report_id"], {})
     return Report(
@@ -163,21 +176,38 @@ def report_from_input(data: dict) -> Report:
         closure,
         figures,
         Changes(**closed["changes"]),
+        mask_of(data),
     )
 
 
+def mask_of(data: dict) -> FilingMask:
+    """The attachment's mask. An email written before masks were stored gets one chosen from its own
+    figures alone."""
+    if "mask" in data:
+        return FilingMask.from_dict(data["mask"])
+    return choose_mask(Figures.from_dict(data["figures"]), [])[0]
+
+
 def headline(data: dict) -> dict:
-    """The figures the email's body states, as text."""
+    """The figures the email's body states, as text: what its attached PDF hides, it hides too."""
     figures = Figures.from_dict(data["figures"])
+    mask = mask_of(data)
+    first, last = figures.months[0].start[:7], figures.months[-1].start[:7]
     at_least = "" if data.get("volunteers_exact", True) else "at least "
     rate = figures.participation if data.get("volunteers_exact", True) else None
+    total_hidden = mask.hides(first, last)
+    count_hidden = mask.hides_count(first, last)
     return {
-        "hours": hours_text(figures.total.minutes),
-        "sessions": f"{figures.total.sessions:,}",
-        "volunteers": f"{at_least}{figures.total.volunteers:,}",
-        "participation": "–" if rate is None else f"{rate:.1f}%",
+        "hours": HIDDEN if total_hidden else hours_text(figures.total.minutes),
+        "sessions": HIDDEN if total_hidden else f"{figures.total.sessions:,}",
+        "volunteers": HIDDEN if count_hidden else f"{at_least}{figures.total.volunteers:,}",
+        "participation": HIDDEN
+        if count_hidden or mask.hides_employees(first, last)
+        else ("–" if rate is None else f"{rate:.1f}%"),
         "programmes": [
-            (PROGRAMMES[p], hours_text(cell.minutes), f"{cell.sessions:,}")
+            (PROGRAMMES[p], HIDDEN, HIDDEN)
+            if mask.hides(first, last, p)
+            else (PROGRAMMES[p], hours_text(cell.minutes), f"{cell.sessions:,}")
             for p, cell in figures.programmes.items()
             if p in PROGRAMMES
         ],

@@ -42,6 +42,7 @@ from portal.report_emails.queries import (
     subscribed_companies,
     subscribers,
 )
+from portal.reports import Figures, file_on
 
 log = logging.getLogger(__name__)
 SCHEDULE, BACKFILL = "schedule", "backfill"
@@ -160,6 +161,7 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
                 raise RunError(f"no manager of {company_name} subscribes to {frequency} report emails")
             return None
         run_number = (latest or 0) + 1
+        shared = _as_filed(work.conn, shared, company_id=company_id, period=period)
         work.conn.execute(
             _INSERT_RUN,
             {
@@ -180,6 +182,14 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
             )
         )
     return RunResult(company_id, company_name, key, run_number, len(recipients), found.source, work.queued)
+
+
+def _as_filed(conn, shared: dict, *, company_id: int, period: Period) -> dict:
+    """The email's figures as its period is filed (the first filing fixes them) and its attachment's mask."""
+    filed = file_on(
+        conn, company_id=company_id, period=period, figures=Figures.from_dict(shared["figures"]), source="email"
+    )
+    return {**shared, "figures": filed.figures.to_dict(), "mask": filed.mask.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -218,6 +228,7 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
             },
         ).rowcount
         if new:
+            shared = _as_filed(work.conn, shared, company_id=manager.company_id, period=period)
             work.add(test_email(shared, manager=manager, request_id=request_id))
     return TestSendResult(period.label, bool(new), work.queued)
 

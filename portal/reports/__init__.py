@@ -5,6 +5,7 @@ emails build a report from its figures and attach its filing PDF.
 """
 
 from portal.reports.figures import Cell, Figures, read_figures
+from portal.reports.filing import Filed, FilingMask, choose_mask, file_on
 from portal.reports.hours import hours_change, hours_text
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
 from portal.reports.report import Changes, Report, live_report_id
@@ -24,9 +25,13 @@ __all__ = [
     "Changes",
     "Closure",
     "Figures",
+    "Filed",
+    "FilingMask",
     "Report",
     "ReportQuery",
     "ReportSettings",
+    "choose_mask",
+    "file_on",
     "filing_pdf",
     "hours_change",
     "hours_text",

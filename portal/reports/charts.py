@@ -36,11 +36,18 @@ class Chart:
     bars: list[Bar]
 
 
-def month_chart(figures: Figures) -> Chart:
+def month_chart(figures: Figures, hidden: list[bool] | None = None) -> Chart:
+    """Hours by listed month. `hidden` (a filing PDF's mask): those bars carry no length, and the
+    others are scaled by the longest shown bar, so no length gives a hidden month away."""
     months = figures.listed_months
-    peak = max((m.total.minutes for m in months), default=0) or 1
-    bars = [Bar(m.label, m.total.hours, f"{m.total.hours:,.2f} h", m.total.minutes / peak) for m in months]
-    busiest = max(months, key=lambda m: m.total.minutes, default=None)
+    hidden = hidden or [False] * len(months)
+    shown = [m for m, h in zip(months, hidden, strict=True) if not h]
+    peak = max((m.total.minutes for m in shown), default=0) or 1
+    bars = [
+        Bar(m.label, m.total.hours, f"{m.total.hours:,.2f} h", 0.0 if h else m.total.minutes / peak)
+        for m, h in zip(months, hidden, strict=True)
+    ]
+    busiest = max(shown, key=lambda m: m.total.minutes, default=None)
     if busiest and busiest.total.minutes:
         summary = (
             f"{len(bars)} months; most hours in {busiest.label} ({busiest.total.hours:,.2f} h); "
@@ -51,21 +58,28 @@ def month_chart(figures: Figures) -> Chart:
     return Chart("chart-months", "Verified hours by month", summary, bars)
 
 
-def programme_chart(figures: Figures) -> Chart:
+def programme_chart(figures: Figures, hidden: list[bool] | None = None, total_shown: bool = True) -> Chart:
+    """Hours by programme, scaled by the longest shown bar, each with its share of the total where
+    the total is shown (a filing PDF's mask can hide both)."""
+    cells = list(figures.programmes.items())
+    hidden = hidden or [False] * len(cells)
     total = figures.total.minutes or 1
+    peak = max((c.minutes for (_, c), h in zip(cells, hidden, strict=True) if not h), default=0) or 1
     bars = []
-    for index, (programme, cell) in enumerate(figures.programmes.items()):
-        share = round(100 * cell.minutes / total) if figures.total.minutes else 0
+    for index, ((programme, cell), is_hidden) in enumerate(zip(cells, hidden, strict=True)):
+        text = f"{cell.hours:,.2f} h"
+        if total_shown and figures.total.minutes:
+            text += f" · {round(100 * cell.minutes / total)}%"
         bars.append(
             Bar(
                 PROGRAMMES[programme].replace("TEEI ", ""),
                 cell.hours,
-                f"{cell.hours:,.2f} h · {share}%",
-                cell.minutes / total,
+                text,
+                0.0 if is_hidden else cell.minutes / peak,
                 pattern=index == 1,
             )
         )
-    parts = "; ".join(f"{b.label} {b.text}" for b in bars)
+    parts = "; ".join(f"{b.label} {b.text}" for b, h in zip(bars, hidden, strict=True) if not h)
     return Chart("chart-programmes", "Verified hours by programme", parts or "No programmes.", bars)
 
 

@@ -24,8 +24,11 @@ METHOD = (
     "month belongs to that month.",
     "Participation rate = active volunteers (colleagues with at least one attended session in the period) "
     "divided by the colleagues with an employee account at the company at any time in the period.",
-    "Figures for filing hide any group of fewer than 5 volunteers, and one more cell wherever a hidden "
-    "one could otherwise be worked out from a total. Learners are never part of the data.",
+    "Figures for filing never describe fewer than 5 colleagues. A figure about 1 to 4 colleagues is hidden, "
+    "and so is any other figure that would let it be worked out by adding or subtracting what is shown, in "
+    "this PDF or in any other report the company has filed (other months, quarters and years, and the "
+    "report emails). Filed reports cover whole months, quarters or years that have ended, and a report, "
+    "once filed, is the same every time it is made again. Learners are never part of the data.",
 )
 
 
@@ -37,14 +40,15 @@ B4SI = "Cost to the company of hours volunteered in company time."
 ESRS = "Initiatives whose main purpose is a positive impact for affected communities."
 SDG_ASK = "Goals the programmes contribute to (suggested)."
 # What the filing PDF says in place of figures it hides (fewer than 5 volunteers in all).
-TOO_FEW = "Not shown: fewer than 5 colleagues volunteered in this period (see Methodology)."
+TOO_FEW = "Not shown: the period's totals are hidden in this filing (see Methodology)."
 
 
-def crosswalk(report, *, hide_total: bool = False) -> list[tuple[str, str, str]]:
+def crosswalk(report, *, hide_total: bool = False, hide_volunteers: bool = False) -> list[tuple[str, str, str]]:
     """(framework, what it asks for, what this report gives), for the report's period and settings.
 
-    `hide_total`: the filing PDF hides the period's totals (fewer than 5 volunteers), and so every
-    line here that would repeat them, or a share of them, says so instead."""
+    `hide_total`: the filing PDF hides the period's totals, and so every line here that would repeat
+    them, or a share of them, says so instead. `hide_volunteers`: it hides only the count of
+    volunteers. Money and shares are computed from the hours as printed."""
     hours = f"{report.figures.total.hours:,.2f}"
     paid = f"{report.company_time_hours:,.2f}"
     own = f"{report.own_time_hours:,.2f}"
@@ -62,6 +66,7 @@ def crosswalk(report, *, hide_total: bool = False) -> list[tuple[str, str, str]]
         )
     programmes = ". ".join(f"{name}: {SDGS[p]}" for p, name in report.programme_labels.items())
     period = describe(report.query.period.start, report.query.period.end)
+    count = None if hide_volunteers else report.figures.total.volunteers
     if hide_total:
         return [
             ("GRI 413-1", GRI_413, TOO_FEW),
@@ -75,7 +80,7 @@ def crosswalk(report, *, hide_total: bool = False) -> list[tuple[str, str, str]]
         (
             "GRI 413-1",
             GRI_413,
-            f"Employee volunteering in TEEI's programmes: {report.figures.total.volunteers} colleagues, "
+            f"Employee volunteering in TEEI's programmes: {'' if count is None else f'{count} colleagues, '}"
             f"{hours} verified hours from {period}.",
         ),
         (
@@ -94,8 +99,9 @@ def crosswalk(report, *, hide_total: bool = False) -> list[tuple[str, str, str]]
             "ESRS S3-4 §32(c)",
             ESRS,
             f'Text to copy: "Our employees volunteer in TEEI Language and TEEI Mentorship, free programmes of '
-            f"The Educational Equality Institute. From {period}, {report.figures.total.volunteers} "
-            f'colleagues gave {hours} hours, measured from attended sessions recorded by the programmes." '
+            f"The Educational Equality Institute. From {period}, {'colleagues' if count is None else f'{count} colleagues'} gave {hours} hours, "
+            "measured from "
+            'attended sessions recorded by the programmes." '
             "Use it where S3 is material; otherwise report it as entity-specific information.",
         ),
         ("SDGs", SDG_ASK, programmes),

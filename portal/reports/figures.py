@@ -44,6 +44,9 @@ class MonthRow:
     end: str
     total: Cell
     programmes: dict[str, Cell]
+    # Volunteers by the set of programmes they attended ("language", "language+mentorship"): what the
+    # filing mask needs to see that counts of 5 and 5 with a total of 9 reveal one colleague in both.
+    groups: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,6 +76,7 @@ class Figures:
     programmes: dict[str, Cell]
     months: list[MonthRow]
     volunteers: list[VolunteerRow] = field(default_factory=list)
+    groups: dict[str, int] = field(default_factory=dict)  # as MonthRow.groups, for the whole period
 
     @property
     def participation(self) -> float | None:
@@ -120,10 +124,12 @@ class Figures:
                     m["end"],
                     Cell(**m["total"]),
                     {k: Cell(**v) for k, v in m["programmes"].items()},
+                    m.get("groups", {}),
                 )
                 for m in data["months"]
             ],
             volunteers=[VolunteerRow(**v) for v in data["volunteers"]],
+            groups=data.get("groups", {}),
         )
 
 
@@ -214,7 +220,9 @@ def read_figures(
     volunteers: dict[int, VolunteerRow] = {}
     active_months: dict[int, int] = {}
     masks: dict[str, list[int]] = {p: [] for p in query.programmes}
+    attended: dict[int, list[tuple[str, int]]] = {}
     for row in per_volunteer:  # one row per volunteer and programme: thousands, not millions
+        attended.setdefault(row.user_id, []).append((row.platform, row.months))
         cell = programmes[row.platform]
         cell.minutes += row.minutes
         cell.sessions += row.sessions
@@ -242,7 +250,20 @@ def read_figures(
     listed = sorted(volunteers.values(), key=lambda v: (-v.minutes, v.name.lower()))
     for person in listed:
         person.programmes.sort()
-    return Figures(total, employees, programmes, rows, listed)
+    period_groups = _groups(attended.values(), lambda month_mask: True)
+    for index, month in enumerate(rows):
+        month.groups = _groups(attended.values(), lambda month_mask, index=index: month_mask >> index & 1)
+    return Figures(total, employees, programmes, rows, listed, period_groups)
+
+
+def _groups(attended, active) -> dict[str, int]:
+    """People by the set of programmes they attended where `active(month bitmask)` holds."""
+    found: Counter = Counter()
+    for platforms in attended:
+        chosen = sorted(p for p, month_mask in platforms if active(month_mask))
+        if chosen:
+            found["+".join(chosen)] += 1
+    return dict(found)
 
 
 def _month_rows(conn: sa.Connection, company_id: int, months, bounds, programmes) -> list[MonthRow]:

@@ -12,7 +12,8 @@ import sqlalchemy as sa
 from portal.core.clock import now_iso
 from portal.core.db import Database
 from portal.core.periods import Period
-from portal.reports.figures import read_figures
+from portal.reports.figures import Figures, read_figures
+from portal.reports.filing import Filed, file_on
 from portal.reports.queries import ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 
@@ -43,6 +44,12 @@ def save_settings(db: Database, *, company_id: int, actor_id: int, values: Repor
                 "now": now_iso(),
             },
         )
+
+
+def file_download(db: Database, *, company_id: int, period: Period, figures: Figures) -> Filed:
+    """Record a filing PDF being downloaded (the first time, with its mask); returns what it shows."""
+    with db.write() as conn:
+        return file_on(conn, company_id=company_id, period=period, figures=figures, source="download")
 
 
 def report_id_for(company_id: int, period: Period, closed_at: str) -> str:
@@ -78,6 +85,14 @@ def close_year(
             "time_zone": str(tz),
             "as_of": closed_at,
         }
+        # The year's filing PDF is fixed from here on: filed now, or as it was filed before the close.
+        snapshot["mask"] = file_on(
+            conn,
+            company_id=company_id,
+            period=period,
+            figures=Figures.from_dict(snapshot["figures"]["all"]),
+            source="close",
+        ).mask.to_dict()
         conn.execute(
             sa.text("""
             INSERT INTO report_closures

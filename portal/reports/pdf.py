@@ -1,6 +1,6 @@
 """The filing-ready PDF (fpdf2, pure Python) and an employee's certificate of hours.
 
-The filing PDF carries no names, and hides every group of fewer than 5 volunteers (masking.py).
+The filing PDF carries no names, and hides what its filing mask hides (filing.py, disclosure.py).
 """
 
 from __future__ import annotations
@@ -15,13 +15,18 @@ from fpdf.enums import XPos, YPos
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import METHOD, SDGS, crosswalk
+from portal.reports.disclosure import ALL, THRESHOLD
+from portal.reports.filing import FilingMask
 from portal.reports.hours import hours_text, signed_hours_text
-from portal.reports.masking import suppress_list, suppress_table
 from portal.reports.report import Report
 
 FONT_DIR = Path("/usr/share/fonts/truetype/liberation")  # Debian's fonts-liberation, which `make test` installs
 INK, MUTED, BRAND, BRAND_ALT, LINE = (29, 36, 51), (91, 100, 117), (11, 92, 173), (120, 170, 220), (217, 222, 232)
-HIDDEN = "<5"
+HIDDEN = "hidden"
+HIDDEN_NOTE = (
+    "hidden: the figure describes fewer than 5 colleagues, or would let such a group be worked out from "
+    "the figures shown here or in the company's other filed reports."
+)
 NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
 
 
@@ -119,7 +124,7 @@ class ReportPDF(FPDF):
                         pos += step
             self.font(8.5)
             self.set_xy(x + label_w + length + 1.5, y)
-            self.cell(value_w, row, self.t("hidden (<5 volunteers)" if is_hidden else bar.text))
+            self.cell(value_w, row, self.t(HIDDEN if is_hidden else bar.text))
             self.set_y(y + row)
         self.ln(3)
 
@@ -128,17 +133,45 @@ def fmt_hours(value: Decimal) -> str:
     return f"{value:,.2f}"
 
 
+class View(NamedTuple):
+    """The report through its filing mask: which printed figures are hidden."""
+
+    report: Report
+    mask: FilingMask
+    months: list[str]  # YYYY-MM of every month of the period
+
+    @property
+    def first(self) -> str:
+        return self.months[0]
+
+    @property
+    def last(self) -> str:
+        return self.months[-1]
+
+    def total_hidden(self) -> bool:
+        return self.mask.hides(self.first, self.last)
+
+    def count_hidden(self, programme: str = ALL) -> bool:
+        return self.mask.hides_count(self.first, self.last, programme)
+
+    def programme_hidden(self, programme: str) -> bool:
+        return self.mask.hides(self.first, self.last, programme)
+
+    def participation_hidden(self) -> bool:
+        return self.count_hidden() or self.mask.hides_employees(self.first, self.last)
+
+    def month_key(self, month) -> str:
+        return month.start[:7]
+
+    def any_hidden(self) -> bool:
+        return bool(self.mask.hidden or self.mask.counts_hidden)
+
+
 def filing_pdf(report: Report) -> bytes:
+    if report.mask is None:
+        raise ValueError("a filing PDF is made from a filed report (reports.filing.file_on gives its mask)")
     f = report.figures
-    programmes = list(f.programmes)
-    masks = Masks(
-        *suppress_table(
-            [[m.programmes[p].volunteers for p in programmes] for m in f.listed_months],
-            [m.total.volunteers for m in f.listed_months],
-            [f.programmes[p].volunteers for p in programmes],
-            f.total.volunteers,
-        )
-    )
+    view = View(report, report.mask, [m.start[:7] for m in f.months])
     pdf = ReportPDF(f"{report.company_name} · report {report.report_id} · as of {report.as_of_local}")
     pdf.alias_nb_pages()
     pdf.add_page()
@@ -146,23 +179,14 @@ def filing_pdf(report: Report) -> bytes:
     if not f.total.minutes and not report.closure:
         _nothing_to_file(pdf, report)
         return bytes(pdf.output())
-    _headline(pdf, report, masks.total)
-    _charts(pdf, report, masks)
-    _month_table(pdf, report, masks)
-    _programme_table(pdf, report, masks)
+    _headline(pdf, view)
+    _charts(pdf, view)
+    _month_table(pdf, view)
+    _programme_table(pdf, view)
     if report.closure:
         _changes_since_close(pdf, report)
-    _methodology(pdf, report, masks.total)
+    _methodology(pdf, view)
     return bytes(pdf.output())
-
-
-class Masks(NamedTuple):
-    """Which groups the filing hides (fewer than 5 volunteers, or a total that would reveal one)."""
-
-    cells: list[list[bool]]
-    months: list[bool]
-    programmes: list[bool]
-    total: bool
 
 
 def _title(pdf: ReportPDF, report: Report) -> None:
@@ -194,15 +218,16 @@ def _title(pdf: ReportPDF, report: Report) -> None:
     pdf.ln(3)
 
 
-def _headline(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
-    f = report.figures
+def _headline(pdf: ReportPDF, view: View) -> None:
+    report, f = view.report, view.report.figures
     rate = "–" if f.participation is None else f"{f.participation:.1f}%"
-    hidden = "hidden (<5)"
+    hide_total = view.total_hidden()
+    employees = HIDDEN if view.participation_hidden() else f"{f.employees:,}"
     stats = [
-        ("Verified hours", hidden if hide_total else fmt_hours(f.total.hours)),
-        ("Sessions", hidden if hide_total else f"{f.total.sessions:,}"),
-        ("Active volunteers", hidden if hide_total else f"{f.total.volunteers:,}"),
-        (f"Participation, of {f.employees:,}", hidden if hide_total else rate),
+        ("Verified hours", HIDDEN if hide_total else fmt_hours(f.total.hours)),
+        ("Sessions", HIDDEN if hide_total else f"{f.total.sessions:,}"),
+        ("Active volunteers", HIDDEN if view.count_hidden() else f"{f.total.volunteers:,}"),
+        (f"Participation, of {employees}", HIDDEN if view.participation_hidden() else rate),
     ]
     box = (pdf.w - pdf.l_margin - pdf.r_margin - 9) / 4
     y = pdf.get_y()
@@ -218,7 +243,7 @@ def _headline(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
         pdf.cell(box - 6, 5, pdf.t(label))
     pdf.set_y(y + 23)
     pdf.para(
-        f"Participation: active volunteers divided by {report.denominator_text} ({f.employees:,}).",
+        f"Participation: active volunteers divided by {report.denominator_text}.",
         size=8.5,
         colour=MUTED,
     )
@@ -235,23 +260,25 @@ def _nothing_to_file(pdf: ReportPDF, report: Report) -> None:
     pdf.para(f"As of: {report.as_of_local}. Report ID: {report.report_id}.", size=8.5, colour=MUTED)
 
 
-def _charts(pdf: ReportPDF, report: Report, masks: Masks) -> None:
+def _charts(pdf: ReportPDF, view: View) -> None:
     """The charts, where they have something to show; their legend only with a drawn hatched bar."""
-    f = report.figures
-    if all(masks.months) or not f.total.minutes:
+    f = view.report.figures
+    hidden_months = [view.mask.hides(view.month_key(m), view.month_key(m)) for m in f.listed_months]
+    if all(hidden_months) or not f.total.minutes:
         return
     pdf.heading("Hours by month")
-    pdf.bars(month_chart(f), masks.months)
+    pdf.bars(month_chart(f, hidden_months), hidden_months)
     programmes = list(f.programmes)
-    if len(programmes) > 1 and not all(masks.programmes):
-        pdf.bars(programme_chart(f), masks.programmes)
-        if not masks.programmes[1] and f.programmes[programmes[1]].minutes:
+    hidden = [view.programme_hidden(p) for p in programmes]
+    if len(programmes) > 1 and not all(hidden):
+        pdf.bars(programme_chart(f, hidden, total_shown=not view.total_hidden()), hidden)
+        if not hidden[1] and f.programmes[programmes[1]].minutes:
             name = PROGRAMMES[programmes[1]].replace("TEEI ", "")
             pdf.para(f"{name} bars are hatched; every bar is labelled with its value.", size=8, colour=MUTED)
 
 
-def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
-    f = report.figures
+def _month_table(pdf: ReportPDF, view: View) -> None:
+    f = view.report.figures
     programmes = list(f.programmes)
     pdf.heading("Figures by month and programme")
     header = (
@@ -260,76 +287,82 @@ def _month_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
         + ["Hours", "Sessions", "Volunteers"]
     )
     rows = []
-    for r, m in enumerate(f.listed_months):
+    for m in f.listed_months:
+        key = view.month_key(m)
         row = [m.label] + [
-            HIDDEN if masks.cells[r][c] else fmt_hours(m.programmes[p].hours) for c, p in enumerate(programmes)
+            HIDDEN if view.mask.hides(key, key, p) else fmt_hours(m.programmes[p].hours) for p in programmes
         ]
-        row += (
-            [HIDDEN] * 3
-            if masks.months[r]
-            else [fmt_hours(m.total.hours), f"{m.total.sessions:,}", f"{m.total.volunteers:,}"]
-        )
+        hidden = view.mask.hides(key, key)
+        row += [
+            HIDDEN if hidden else fmt_hours(m.total.hours),
+            HIDDEN if hidden else f"{m.total.sessions:,}",
+            HIDDEN if view.mask.hides_count(key, key) else f"{m.total.volunteers:,}",
+        ]
         rows.append(row)
     total_row = ["Total"] + [
-        HIDDEN if masks.programmes[c] else fmt_hours(f.programmes[p].hours) for c, p in enumerate(programmes)
+        HIDDEN if view.programme_hidden(p) else fmt_hours(f.programmes[p].hours) for p in programmes
     ]
-    total_row += (
-        [HIDDEN] * 3 if masks.total else [fmt_hours(f.total.hours), f"{f.total.sessions:,}", f"{f.total.volunteers:,}"]
-    )
+    hidden = view.total_hidden()
+    total_row += [
+        HIDDEN if hidden else fmt_hours(f.total.hours),
+        HIDDEN if hidden else f"{f.total.sessions:,}",
+        HIDDEN if view.count_hidden() else f"{f.total.volunteers:,}",
+    ]
     rows.append(total_row)
     width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1))
-    if any(masks.months) or any(masks.programmes) or masks.total or any(any(row) for row in masks.cells):
-        pdf.para(
-            f"{HIDDEN}: hidden because the group has fewer than 5 volunteers, or because a total would "
-            "otherwise reveal a hidden group.",
-            size=8,
-            colour=MUTED,
-        )
+    if view.any_hidden():
+        pdf.para(HIDDEN_NOTE, size=8, colour=MUTED)
     if f.rounding_note:
         pdf.para(f.rounding_note, size=8, colour=MUTED)
 
 
-def _programme_table(pdf: ReportPDF, report: Report, masks: Masks) -> None:
-    f = report.figures
-    programmes = list(f.programmes)
+def _programme_table(pdf: ReportPDF, view: View) -> None:
+    report, f = view.report, view.report.figures
     pdf.heading("By programme")
-    hide_p, _ = suppress_list([f.programmes[p].volunteers for p in programmes], f.total.volunteers)
     prow = []
-    for c, p in enumerate(programmes):
-        cell = f.programmes[p]
+    for p, cell in f.programmes.items():
+        if view.programme_hidden(p):
+            prow.append([PROGRAMMES[p]] + [HIDDEN] * 4)
+            continue
+        count_hidden = view.count_hidden(p)
         prow.append(
-            [PROGRAMMES[p]]
-            + (
-                [HIDDEN] * 4
-                if hide_p[c] or masks.programmes[c]
-                else [
-                    fmt_hours(cell.hours),
-                    f"{cell.sessions:,}",
-                    f"{cell.volunteers:,}",
-                    report.cell_participation(cell),
-                ]
-            )
+            [
+                PROGRAMMES[p],
+                fmt_hours(cell.hours),
+                f"{cell.sessions:,}",
+                HIDDEN if count_hidden else f"{cell.volunteers:,}",
+                HIDDEN if count_hidden or view.participation_hidden() else report.cell_participation(cell),
+            ]
         )
     width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.grid(["Programme", "Hours", "Sessions", "Volunteers", "Participation"], prow, [width - 4 * 28] + [28] * 4)
 
 
 def _changes_since_close(pdf: ReportPDF, report: Report) -> None:
+    """Corrections after the close are a group like any other: figures only when 5 or more
+    colleagues are affected, otherwise only that corrections arrived."""
     pdf.heading("Changes since close")
     c = report.changes
-    if c.any:
+    if not c.any:
+        pdf.para("No corrections have arrived since the year was closed.")
+    elif c.people >= THRESHOLD:
         pdf.para(
             f"{c.records} session records for this year arrived after the close on "
-            f"{report.as_of_local}. Live figures now differ from the filed ones by {signed_hours_text(c.hours)} hours, "
-            f"{c.sessions:+d} sessions and {c.volunteers:+d} volunteers. The filed figures above stay as "
-            "filed; report the difference as a correction in your next filing."
+            f"{report.as_of_local}, for {c.people} colleagues. Live figures now differ from the filed ones by "
+            f"{signed_hours_text(c.hours)} hours, {c.sessions:+d} sessions and {c.volunteers:+d} volunteers. "
+            "The filed figures above stay as filed; report the difference as a correction in your next filing."
         )
     else:
-        pdf.para("No corrections have arrived since the year was closed.")
+        pdf.para(
+            f"Corrections for this year have arrived since the close on {report.as_of_local}, for fewer than "
+            f"{THRESHOLD} colleagues, so their size is not shown here. The filed figures above stay as filed; "
+            "the portal's report page shows the live figures to the company's managers."
+        )
 
 
-def _methodology(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
+def _methodology(pdf: ReportPDF, view: View) -> None:
+    report = view.report
     pdf.heading("Methodology")
     for text in METHOD:
         pdf.para(text)
@@ -337,10 +370,12 @@ def _methodology(pdf: ReportPDF, report: Report, hide_total: bool) -> None:
         f"Period: {report.query.period.start} to {report.query.period.end}, whole days in {report.tz}. "
         f"As of: {report.as_of_local}. Report ID: {report.report_id}. Data source: attendance records from "
         "TEEI Language and TEEI Mentorship. "
-        + ("" if report.closure else "This report is not closed: later corrections can still change it.")
+        + ("" if report.closure else "Filed figures do not change when a later copy of this PDF is made.")
     )
     pdf.heading("Framework crosswalk")
-    for framework, asks, gives in crosswalk(report, hide_total=hide_total):
+    for framework, asks, gives in crosswalk(
+        report, hide_total=view.total_hidden(), hide_volunteers=view.count_hidden()
+    ):
         if pdf.get_y() > pdf.h - 40:
             pdf.add_page()
         pdf.font(10, bold=True)

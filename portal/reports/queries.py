@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import date
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
@@ -65,24 +66,27 @@ def iter_sessions(db: Database, *, company_id: int, query: ReportQuery, tz: Zone
 
 
 CORRECTIONS = sa.text("""
-    SELECT COUNT(*) FROM attendance_sessions a
+    SELECT COUNT(*) AS records, COUNT(DISTINCT a.volunteer_email) AS people FROM attendance_sessions a
     WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.received_at > :closed_at
 """)
 
 
-def corrections_since(db: Database, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str) -> int:
-    """Session records for the period received after the close (new, changed or cancelled)."""
+class Corrections(NamedTuple):
+    records: int  # session records for the period received after the close (new, changed or cancelled)
+    people: int  # the colleagues those records are about
+
+
+def corrections_since(db: Database, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str) -> Corrections:
     with db.read() as conn:
         return read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closed_at)
 
 
 def read_corrections_since(
     conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str
-) -> int:
+) -> Corrections:
     start, end = period.utc_bounds(tz)
-    return conn.execute(
-        CORRECTIONS, {"company_id": company_id, "start": start, "end": end, "closed_at": closed_at}
-    ).scalar_one()
+    row = conn.execute(CORRECTIONS, {"company_id": company_id, "start": start, "end": end, "closed_at": closed_at})
+    return Corrections(*row.one())
 
 
 @dataclass(frozen=True)

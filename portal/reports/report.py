@@ -15,6 +15,7 @@ from portal.core.clock import now_iso, parse
 from portal.core.db import Database
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, report_figures
+from portal.reports.filing import FilingMask
 from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.queries import Closure, ReportSettings, closure_for, corrections_since, report_settings
 from portal.reports.selection import ReportQuery
@@ -28,6 +29,7 @@ class Changes:
     hours: float
     sessions: int
     volunteers: int
+    people: int = 0  # colleagues the late records are about: the size of the group they describe
 
     @property
     def any(self) -> bool:
@@ -47,6 +49,7 @@ class Report:
     closure: Closure | None = None
     live: Figures | None = None
     changes: Changes | None = None
+    mask: FilingMask | None = None  # set on a filing output: what its PDF and email hide
 
     @property
     def programme_labels(self) -> dict[str, str]:
@@ -62,7 +65,8 @@ class Report:
 
     @property
     def company_time_hours(self) -> Decimal:
-        share = Decimal(self.figures.total.minutes) / 60 * self.settings.company_time_percent / 100
+        # From the total as printed, so no money or share figure carries more than the page shows.
+        share = self.figures.total.hours * self.settings.company_time_percent / 100
         return share.quantize(HUNDREDTH, rounding=ROUND_HALF_UP)
 
     @property
@@ -74,8 +78,7 @@ class Report:
     def b4si_time_value(self) -> Decimal | None:
         if self.settings.hourly_cost is None:
             return None
-        hours = Decimal(self.figures.total.minutes) / 60 * self.settings.company_time_percent / 100
-        return (hours * Decimal(self.settings.hourly_cost)).quantize(Decimal("1"))
+        return (self.company_time_hours * Decimal(self.settings.hourly_cost)).quantize(Decimal("1"))
 
     def cell_participation(self, cell: Cell) -> str:
         rate = self.figures.participation_of(cell)
@@ -99,12 +102,13 @@ def build_report(db: Database, *, company_id: int, company_name: str, query: Rep
             company_id, company_name, query, tz, live, as_of, live_report_id(company_id, query, as_of), settings
         )
     filed = closure.figures(query.programme)
-    records = corrections_since(db, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
+    late = corrections_since(db, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
     changes = Changes(
-        records,
+        late.records,
         hours_change(live.total.minutes, filed.total.minutes),
         live.total.sessions - filed.total.sessions,
         live.total.volunteers - filed.total.volunteers,
+        late.people,
     )
     filed_settings = ReportSettings(**closure.snapshot["settings"])
     return Report(

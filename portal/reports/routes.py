@@ -6,7 +6,7 @@ Company scope comes only from `current_company_id()`; no query parameter names a
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import date
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
@@ -17,9 +17,11 @@ from portal.core.periods import MONTH_NAMES, closable_years, presets, report_tim
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import METHOD, crosswalk
+from portal.reports.filing import NOT_FILED, filing_period
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
 from portal.reports.hours import hours_text
 from portal.reports.report import build_report
+from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
 
@@ -94,6 +96,9 @@ def index():
     start = queries.company_start(db, company_id=company_id, tz=tz)
     listed = report.figures.volunteers
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
+    offered = _since_start(presets(today, settings.fiscal_year_start_month), start.started_on)
+    fiscal = settings.fiscal_year_start_month
+    files = query.programme == "all" and filing_period(query.period, today, fiscal) is not None
     return render_template(
         "reports/index.html",
         report=report,
@@ -102,7 +107,9 @@ def index():
         programmes=PROGRAMMES,
         shown=shown,
         start=start,
-        presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
+        presets=offered,
+        filing_presets=[p for p in offered if filing_period(p, today, fiscal)],
+        files=files,
         settings=settings,
         month_svg=charts.svg(charts.month_chart(report.figures)),
         programme_svg=charts.svg(charts.programme_chart(report.figures)),
@@ -136,11 +143,17 @@ def export(fmt: str):
     if isinstance(query, QueryErrors):
         return _error_page(query, today, settings)
     db = portal_context().db
-    report = _build(db, company_id, query, tz)
     name = f"teei-report-{query.period.start}-{query.period.end}-{query.programme}.{fmt}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
     if fmt == "pdf":
+        period = filing_period(query.period, today, settings.fiscal_year_start_month)
+        if period is None or query.programme != "all":
+            return _error_page(QueryErrors([NOT_FILED], query.args), today, settings)
+        report = _build(db, company_id, ReportQuery(period, "all"), tz)
+        filed = operations.file_download(db, company_id=company_id, period=period, figures=report.figures)
+        report = replace(report, figures=filed.figures, mask=filed.mask)
         return Response(pdf.filing_pdf(report), mimetype=MIMETYPES["pdf"], headers=headers)
+    report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)
     if fmt == "csv":
         return Response(exports.csv_lines(report, sessions), mimetype=MIMETYPES["csv"], headers=headers)

@@ -108,9 +108,10 @@ def test_a_run_row_never_exists_without_its_emails(ctx, db, company, subscribe, 
 def test_the_email_states_the_months_figures_and_carries_its_pdf(
     ctx, company, insert_sessions, subscribe, report_rows, deliver, provider_model
 ):
-    company_id, manager, people = company("Acme Ltd", employees=5)
+    company_id, manager, people = company("Acme Ltd", employees=10)
     insert_sessions(
-        [Row("mentorship", uid, company_id, oslo("2026-03-02T18:00:00"), 60) for uid in people[1:]]
+        [Row("mentorship", uid, company_id, oslo("2026-03-02T18:00:00"), 60) for uid in people[1:6]]
+        + [Row("language", uid, company_id, oslo("2026-03-09T18:00:00"), 60) for uid in people[6:]]
         + [
             Row("language", people[0], company_id, oslo("2026-03-31T23:30:00"), 90),  # 21:30 UTC: March in Oslo
             Row("language", people[0], company_id, oslo("2026-04-01T00:30:00"), 45),  # 31 March in UTC, April here
@@ -123,14 +124,14 @@ def test_the_email_states_the_months_figures_and_carries_its_pdf(
 
     (email,) = provider_model.sent()
     assert email["to"] == [manager] and "March 2026" in email["subject"]
-    # 4 × 60 + 90 minutes are March's 5.5 hours; the 45 minutes after local midnight are April's.
-    assert "5.50" in email["html"] and "Verified hours:    5.50" in email["text"]
+    # 9 × 60 + 90 minutes are March's 10.5 hours; the 45 minutes after local midnight are April's.
+    assert "10.50" in email["html"] and "Verified hours:    10.50" in email["text"]
     assert "/reports?from=2026-03-01&amp;to=2026-03-31" in email["html"]
     (attachment,) = email["attachments"]
     assert attachment["filename"] == "teei-report-2026-03.pdf"
     pdf = base64.b64decode(attachment["content"])
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
-    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "5.50 Verified hours" in text
+    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "10.50 Verified hours" in text
 
 
 def test_a_new_subscriber_gets_no_history_and_saving_again_keeps_the_catch_up(ctx, db, company, subscribe, user_id):
@@ -186,10 +187,17 @@ def test_the_email_states_hours_to_two_decimals_that_add_up(
     ctx, company, insert_sessions, subscribe, report_rows, deliver, provider_model
 ):
     """435 minutes are 7.25 hours in the email, its programme lines and its PDF, never 7.2."""
-    company_id, manager, people = company("Acme Ltd", employees=5)
-    minutes = {"language": [105, 105], "mentorship": [75, 75, 75]}
-    rows = [Row("language", people[n], company_id, oslo("2026-03-03T18:00:00"), m) for n, m in enumerate([105, 105])]
-    rows += [Row("mentorship", people[2 + n], company_id, oslo("2026-03-05T18:00:00"), 75) for n in range(3)]
+    company_id, manager, people = company("Acme Ltd", employees=10)
+    # Five colleagues in each programme: no group is small, so the email shows every figure.
+    minutes = {"language": [45, 45, 45, 45, 30], "mentorship": [45, 45, 45, 45, 45]}
+    rows = [
+        Row("language", people[n], company_id, oslo("2026-03-03T18:00:00"), m)
+        for n, m in enumerate(minutes["language"])
+    ]
+    rows += [
+        Row("mentorship", people[5 + n], company_id, oslo("2026-03-05T18:00:00"), m)
+        for n, m in enumerate(minutes["mentorship"])
+    ]
     insert_sessions(rows)
     subscribe(manager, "monthly", since="2026-03-15T00:00:00.000000Z")
     run_due(ctx, now=utc("2026-04-01T06:00:00"))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 from pypdf import PdfReader
 
 from portal.core.clock import now_iso
+from portal.core.periods import today_in
 
 from .conftest import Row, oslo
 
@@ -25,7 +28,13 @@ def test_a_new_company_is_invited_to_invite_its_first_colleagues(company, manage
     assert 'id="no-years"' in settings and "Close this year" not in settings
     assert re.search(r"No year has ended since Fresh AS joined on \d+ \w{3} 20\d\d", settings)
 
-    pdf = client.get("/reports/export.pdf").get_data()
+    # This month has not ended: no filing PDF of it, and the page says which periods have one.
+    refused = client.get("/reports/export.pdf")
+    assert refused.status_code == 400 and "A filing PDF covers a whole month, quarter or year that has ended" in (
+        refused.get_data(as_text=True)
+    )
+    last_month = today_in(ZoneInfo("Europe/Oslo")).replace(day=1) - timedelta(days=1)
+    pdf = client.get(f"/reports/export.pdf?from={last_month:%Y-%m}-01&to={last_month}").get_data()
     reader = PdfReader(io.BytesIO(pdf))
     text = " ".join(reader.pages[0].extract_text().split())
     assert len(reader.pages) == 1 and "Nothing to file for this period" in text and "0.00" not in text

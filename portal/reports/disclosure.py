@@ -1,0 +1,273 @@
+"""Which figures a filing output hides, decided jointly with everything the company filed before.
+
+Hours and sessions add up. Every figure a filing PDF prints is a sum over a rectangle of base
+cells (month x programme): a cell, a month's total, a programme's total over the period, the
+period's total. A figure about 1 to 4 volunteers is hidden (primary). Then the exact check: with
+every figure released so far (earlier PDFs and report emails of the company, `filing_releases`)
+and every figure this output would show as known, Gaussian elimination over fractions decides
+whether a hidden figure is a linear combination of known ones; while one is, one more figure of
+this output is hidden (secondary), preferring one that breaks that combination. A hidden group of
+exactly one is known to its member, so its figure counts as known when any other is checked.
+
+Counts of volunteers do not add across months (a colleague active in two months is one volunteer
+of the quarter), so they are checked within one row (a month, or the whole period): there the
+programme counts, the total and the employees are sums of disjoint groups (only in Language, in
+both, ..., employees who did not volunteer). A group of 1 to 4 that the shown counts determine is
+hidden by hiding one more count.
+
+Pure functions over plain values: no database, no PDF.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations
+
+THRESHOLD = 5
+ALL = "all"
+EMPLOYEES = "employees"
+
+
+def is_small(volunteers: int) -> bool:
+    return 0 < volunteers < THRESHOLD
+
+
+@dataclass(frozen=True)
+class Area:
+    """A rectangle of base cells: months first..last (YYYY-MM), one programme or all of them."""
+
+    first: str
+    last: str
+    programme: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.first}..{self.last}:{self.programme}"
+
+    @classmethod
+    def parse(cls, key: str) -> Area:
+        span, programme = key.split(":")
+        first, last = span.split("..")
+        return cls(first, last, programme)
+
+    def months(self) -> list[str]:
+        return months_between(self.first, self.last)
+
+    @property
+    def span(self) -> str:
+        return f"{self.first}..{self.last}"
+
+
+def _within(inner: Area, outer: Area) -> bool:
+    return (
+        outer.first <= inner.first
+        and inner.last <= outer.last
+        and (outer.programme == ALL or outer.programme == inner.programme)
+    )
+
+
+def _nested(one: Area, other: Area) -> bool:
+    return _within(one, other) or _within(other, one)
+
+
+def months_between(first: str, last: str) -> list[str]:
+    year, month = int(first[:4]), int(first[5:7])
+    found = []
+    while f"{year:04d}-{month:02d}" <= last:
+        found.append(f"{year:04d}-{month:02d}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return found
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One printed group: its area, how many volunteers it describes, and its hours (for ordering)."""
+
+    area: Area
+    volunteers: int
+    minutes: int = 0
+
+    @property
+    def inner(self) -> bool:
+        return self.area.programme != ALL and self.area.first == self.area.last
+
+
+@dataclass
+class Release:
+    """What one filing output printed: the figures shown, those hidden (with their group sizes then),
+    and the volunteer counts shown (area keys, and `employees:<span>` for a participation base)."""
+
+    shown: list[str] = field(default_factory=list)
+    hidden: dict[str, int] = field(default_factory=dict)
+    counts_shown: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"shown": self.shown, "hidden": self.hidden, "counts_shown": self.counts_shown}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Release:
+        return cls(list(data["shown"]), dict(data["hidden"]), list(data["counts_shown"]))
+
+
+class Span:
+    """The linear span of vectors over the rationals, kept in echelon form (vectors are dicts)."""
+
+    def __init__(self, vectors: Iterable[dict] = ()):
+        self.rows: list[tuple[object, dict]] = []
+        for vector in vectors:
+            self.add(vector)
+
+    def _reduce(self, vector: dict) -> dict:
+        rest = {k: Fraction(v) for k, v in vector.items() if v}
+        for pivot, row in self.rows:
+            factor = rest.get(pivot)
+            if factor:
+                for k, v in row.items():
+                    value = rest.get(k, 0) - factor * v
+                    if value:
+                        rest[k] = value
+                    else:
+                        rest.pop(k, None)
+        return rest
+
+    def add(self, vector: dict) -> None:
+        rest = self._reduce(vector)
+        if rest:
+            pivot = next(iter(rest))
+            scale = rest[pivot]
+            self.rows.append((pivot, {k: v / scale for k, v in rest.items()}))
+
+    def contains(self, vector: dict) -> bool:
+        return not self._reduce(vector)
+
+    def copy(self) -> Span:
+        found = Span()
+        found.rows = list(self.rows)  # rows are never changed once added
+        return found
+
+
+class Grid:
+    """Turns areas into vectors over (month, programme) base cells."""
+
+    def __init__(self, programmes: Sequence[str]):
+        self.programmes = tuple(programmes)
+
+    def vector(self, area: Area) -> dict:
+        chosen = self.programmes if area.programme == ALL else (area.programme,)
+        return {(month, p): 1 for month in area.months() for p in chosen}
+
+
+@dataclass
+class Mask:
+    """What one output hides: whole figures (hours, sessions and volunteers) and volunteer counts only."""
+
+    hidden: set[str]
+    counts_hidden: set[str]
+
+    def hides(self, area: Area) -> bool:
+        return area.key in self.hidden
+
+    def hides_count(self, area: Area) -> bool:
+        return area.key in self.hidden or area.key in self.counts_hidden
+
+
+def choose_hidden(figures: Sequence[Figure], earlier: Sequence[Release], programmes: Sequence[str]) -> set[str]:
+    """The figures of one output to hide so that, with everything released before, no group of 1 to 4
+    volunteers (in this output or hidden by an earlier one) is determined by what is known."""
+    grid = Grid(programmes)
+    by_key = {f.area.key: f for f in figures}
+    released = {key for release in earlier for key in release.shown}
+    earlier_hidden: dict[str, int] = {}
+    for release in earlier:
+        earlier_hidden.update(release.hidden)
+    # An earlier output hid it: showing it now would undo that output's protection.
+    hidden = {key for key, f in by_key.items() if is_small(f.volunteers)}
+    hidden |= {key for key in by_key if key in earlier_hidden and key not in released}
+    targets = {key: f.volunteers for key, f in by_key.items() if key in hidden and is_small(f.volunteers)}
+    targets.update({key: n for key, n in earlier_hidden.items() if is_small(n) and key not in released})
+    singletons = {key for key, n in targets.items() if n == 1}
+
+    def exposed(target: str, hiding: set[str]) -> bool:
+        """Whether what is known determines the target: to a reader, or to any one colleague who is
+        alone in a hidden group and so knows its figure (each on their own: a group's members
+        together always know it)."""
+        shown = [key for key in by_key if key not in hiding]
+        known = Span(grid.vector(Area.parse(key)) for key in released.union(shown))
+        vector = grid.vector(Area.parse(target))
+        if known.contains(vector):
+            return True
+        for alone in singletons - {target}:
+            if targets[target] == 1 and _nested(Area.parse(alone), Area.parse(target)):
+                continue  # two groups of one, one inside the other: the same colleague, who knows both
+            with_own = known.copy()
+            with_own.add(grid.vector(Area.parse(alone)))
+            if with_own.contains(vector):
+                return True
+        return False
+
+    # What the earlier outputs already give away, this one cannot take back: those are not checked.
+    checked = [key for key in sorted(targets) if not exposed(key, set(by_key))]
+    primary = set(hidden)
+    while True:
+        found = next((key for key in checked if exposed(key, hidden)), None)
+        if found is None:
+            break
+        candidates = sorted(
+            (f for key, f in by_key.items() if key not in hidden and key not in released),
+            key=lambda f: (f.volunteers == 0, not f.inner, f.volunteers, f.minutes, f.area.key),
+        )
+        if not candidates:
+            break  # nothing of this output left to hide; what was released decides
+        breaking = next((f for f in candidates if not exposed(found, hidden | {f.area.key})), candidates[0])
+        hidden.add(breaking.area.key)
+    # The greedy choice can hide more than it needs: show again, totals and large groups first, every
+    # extra figure whose return exposes nothing.
+    for key in sorted(hidden - primary, key=lambda k: (by_key[k].inner, -by_key[k].volunteers, k)):
+        if not any(exposed(target, hidden - {key}) for target in checked):
+            hidden.discard(key)
+    return hidden
+
+
+@dataclass(frozen=True)
+class CountRow:
+    """One row's volunteer counts: the disjoint groups by the set of programmes they attended."""
+
+    span: str
+    groups: dict[frozenset, int]  # frozenset of programmes -> people; frozenset() -> employees who did not
+    employees_printed: bool = False
+
+
+def count_functional(target: str, programmes: Sequence[str]) -> dict:
+    """Which groups a printed count adds up: a programme, all volunteers, or all employees."""
+    subsets = [frozenset(c) for n in range(1, len(programmes) + 1) for c in combinations(programmes, n)]
+    if target == EMPLOYEES:
+        return {s: 1 for s in subsets + [frozenset()]}
+    if target == ALL:
+        return {s: 1 for s in subsets}
+    return {s: 1 for s in subsets if target in s}
+
+
+def choose_counts_hidden(
+    row: CountRow, shown: Sequence[str], released: Iterable[str], volunteers: dict[str, int], programmes: Sequence[str]
+) -> set[str]:
+    """Counts of one row to hide (programme keys, ALL or EMPLOYEES) so no group of 1 to 4 is determined.
+
+    `shown`: counts this output would print in the row; `released`: those an earlier output printed."""
+    released = set(released)
+    hidden: set[str] = set()
+    small = [group for group, people in row.groups.items() if is_small(people)]
+    while True:
+        known = Span(count_functional(t, programmes) for t in released | (set(shown) - hidden))
+        exposed = [g for g in small if known.contains({g: 1})]
+        if not exposed:
+            return hidden
+        order = {ALL: 2, EMPLOYEES: 1}  # the volunteers' total is the figure people look for
+        candidates = sorted(
+            (t for t in shown if t not in hidden and t not in released),
+            key=lambda t: (order.get(t, 0), volunteers.get(t, 0)),
+        )
+        if not candidates:
+            return hidden
+        hidden.add(candidates[0])

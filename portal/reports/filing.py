@@ -1,0 +1,191 @@
+"""What is filed: whole periods that have ended, for all programmes, each filed once with one mask.
+
+A filing output (a PDF downloaded, a report email's attachment, a closed year) is recorded in
+`filing_releases` the first time its period is filed, with its figures and what it showed. A later
+copy of the same period is made from that record, so two downloads never differ by a late session;
+a new period's mask treats everything the company released before as known (disclosure.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+import sqlalchemy as sa
+
+from portal.core.clock import now_iso
+from portal.core.periods import Period, add_months, fiscal_year_containing, month_period, quarter_period
+from portal.reports.disclosure import (
+    ALL,
+    EMPLOYEES,
+    Area,
+    CountRow,
+    Figure,
+    Release,
+    choose_counts_hidden,
+    choose_hidden,
+)
+from portal.reports.figures import Figures
+
+NOT_FILED = (
+    "A filing PDF covers a whole month, quarter or year that has ended, for all programmes. "
+    "This selection stays on the page and in the CSV and Excel files, your working copies."
+)
+
+
+def filing_period(period: Period, today: date, fiscal_start_month: int) -> Period | None:
+    """The period as a filing period (a whole ended month, calendar quarter, calendar or fiscal
+    year), or None when it is not one."""
+    if period.end >= today or period.start.day != 1:
+        return None
+    for candidate in (
+        month_period(period.start),
+        quarter_period(period.start),
+        Period(period.start, add_months(period.start, 12) - timedelta(days=1), str(period.start.year), "year"),
+        fiscal_year_containing(period.start, fiscal_start_month),
+    ):
+        if (candidate.start, candidate.end) == (period.start, period.end):
+            if candidate.kind == "year" and period.start.month != 1:
+                continue
+            return candidate
+    return None
+
+
+@dataclass
+class FilingMask:
+    """The mask of one filing output, as its PDF and its email read it (no group sizes)."""
+
+    hidden: set[str] = field(default_factory=set)
+    counts_hidden: set[str] = field(default_factory=set)
+
+    def hides(self, first: str, last: str, programme: str = ALL) -> bool:
+        return Area(first, last, programme).key in self.hidden
+
+    def hides_count(self, first: str, last: str, programme: str = ALL) -> bool:
+        key = Area(first, last, programme).key
+        return key in self.hidden or key in self.counts_hidden
+
+    def hides_employees(self, first: str, last: str) -> bool:
+        return f"{EMPLOYEES}:{first}..{last}" in self.counts_hidden
+
+    def to_dict(self) -> dict:
+        return {"hidden": sorted(self.hidden), "counts_hidden": sorted(self.counts_hidden)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FilingMask:
+        return cls(set(data["hidden"]), set(data["counts_hidden"]))
+
+
+@dataclass
+class Filed:
+    figures: Figures
+    mask: FilingMask
+
+
+def month_keys(figures: Figures) -> list[str]:
+    return [m.start[:7] for m in figures.months]
+
+
+def _figures_of(figures: Figures) -> dict[str, Figure]:
+    months = month_keys(figures)
+    first, last = months[0], months[-1]
+    found: dict[str, Figure] = {}
+    for key, row in zip(months, figures.months, strict=True):
+        for p, cell in row.programmes.items():
+            found.setdefault(Area(key, key, p).key, Figure(Area(key, key, p), cell.volunteers, cell.minutes))
+        found.setdefault(Area(key, key, ALL).key, Figure(Area(key, key, ALL), row.total.volunteers, row.total.minutes))
+    for p, cell in figures.programmes.items():
+        found[Area(first, last, p).key] = Figure(Area(first, last, p), cell.volunteers, cell.minutes)
+    found[Area(first, last, ALL).key] = Figure(Area(first, last, ALL), figures.total.volunteers, figures.total.minutes)
+    return found
+
+
+def _count_rows(figures: Figures) -> dict[str, tuple[CountRow, dict[str, int]]]:
+    """Each row's groups and printed counts: every month, and the period (where employees are printed)."""
+    months = month_keys(figures)
+    rows: dict[str, tuple[CountRow, dict[str, int]]] = {}
+    for key, month in zip(months, figures.months, strict=True):
+        sizes = {**{p: c.volunteers for p, c in month.programmes.items()}, ALL: month.total.volunteers}
+        rows[f"{key}..{key}"] = (CountRow(f"{key}..{key}", _group_sets(month.groups, month.programmes)), sizes)
+    span = f"{months[0]}..{months[-1]}"
+    groups = _group_sets(figures.groups, figures.programmes)
+    groups[frozenset()] = max(figures.employees - figures.total.volunteers, 0)
+    sizes = {**{p: c.volunteers for p, c in figures.programmes.items()}, ALL: figures.total.volunteers}
+    rows[span] = (CountRow(span, groups, employees_printed=True), sizes)
+    return rows
+
+
+def _group_sets(groups: dict[str, int], programmes) -> dict[frozenset, int]:
+    found = {frozenset(key.split("+")): people for key, people in groups.items()}
+    if not found and any(c.volunteers for c in programmes.values()):
+        # A snapshot from before groups were kept: every group may be small.
+        subsets = {frozenset([p]) for p in programmes} | {frozenset(programmes)}
+        return dict.fromkeys(subsets, 1)
+    return found
+
+
+def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, Release]:
+    """The mask of a new filing output, and the record of what it releases."""
+    programmes = list(figures.programmes)
+    items = _figures_of(figures)
+    hidden = choose_hidden(list(items.values()), earlier, programmes)
+    released_counts = {key for release in earlier for key in release.counts_shown}
+    counts_hidden: set[str] = set()
+    counts_shown: list[str] = []
+    for span, (row, sizes) in _count_rows(figures).items():
+        first, last = span.split("..")
+        printed = [t for t in [*programmes, ALL] if Area(first, last, t).key not in hidden]
+        if row.employees_printed and Area(first, last, ALL).key not in hidden:
+            printed.append(EMPLOYEES)
+        before = [t for t in [*programmes, ALL] if Area(first, last, t).key in released_counts]
+        if f"{EMPLOYEES}:{span}" in released_counts:
+            before.append(EMPLOYEES)
+        dropped = choose_counts_hidden(row, printed, before, sizes, programmes)
+        for target in printed:
+            key = f"{EMPLOYEES}:{span}" if target == EMPLOYEES else Area(first, last, target).key
+            (counts_hidden.add if target in dropped else counts_shown.append)(key)
+    release = Release(
+        shown=sorted(key for key in items if key not in hidden),
+        hidden={key: items[key].volunteers for key in sorted(hidden)},
+        counts_shown=sorted(set(counts_shown)),
+    )
+    return FilingMask(hidden, counts_hidden), release
+
+
+_EARLIER = sa.text("""
+    SELECT mask FROM filing_releases
+    WHERE company_id = :company_id AND NOT (period_start = :start AND period_end = :end)
+    ORDER BY id
+""")
+_THIS = sa.text("""
+    SELECT figures, mask FROM filing_releases WHERE company_id = :company_id AND period_start = :start AND period_end = :end
+""")
+_RECORD = sa.text("""
+    INSERT INTO filing_releases (company_id, period_start, period_end, figures, mask, source, created_at)
+    VALUES (:company_id, :start, :end, :figures, :mask, :source, :now)
+""")
+
+
+def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str) -> Filed:
+    """File a period inside the caller's write: the first time with these figures and a new mask,
+    afterwards as it was first filed."""
+    where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
+    found = conn.execute(_THIS, where).first()
+    if found is not None:
+        stored = json.loads(found.mask)
+        return Filed(Figures.from_dict(json.loads(found.figures)), FilingMask.from_dict(stored["mask"]))
+    earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in conn.execute(_EARLIER, where)]
+    unnamed = Figures(figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups)
+    mask, release = choose_mask(unnamed, earlier)
+    conn.execute(
+        _RECORD,
+        {
+            **where,
+            "figures": json.dumps(unnamed.to_dict()),
+            "mask": json.dumps({"mask": mask.to_dict(), "release": release.to_dict()}),
+            "source": source,
+            "now": now_iso(),
+        },
+    )
+    return Filed(unnamed, mask)
