@@ -182,19 +182,20 @@ def choose_hidden(figures: Sequence[Figure], earlier: Sequence[Release], program
     earlier_hidden: dict[str, int] = {}
     for release in earlier:
         earlier_hidden.update(release.hidden)
-    # An earlier output hid it: showing it now would undo that output's protection.
     hidden = {key for key, f in by_key.items() if is_small(f.volunteers)}
-    hidden |= {key for key in by_key if key in earlier_hidden and key not in released}
     targets = {key: f.volunteers for key, f in by_key.items() if key in hidden and is_small(f.volunteers)}
     targets.update({key: n for key, n in earlier_hidden.items() if is_small(n) and key not in released})
     singletons = {key for key, n in targets.items() if n == 1}
+    released_span = Span(grid.vector(Area.parse(key)) for key in sorted(released))
 
     def exposed(target: str, hiding: set[str]) -> bool:
         """Whether what is known determines the target: to a reader, or to any one colleague who is
         alone in a hidden group and so knows its figure (each on their own: a group's members
         together always know it)."""
-        shown = [key for key in by_key if key not in hiding]
-        known = Span(grid.vector(Area.parse(key)) for key in released.union(shown))
+        known = released_span.copy()
+        for key in by_key:
+            if key not in hiding:
+                known.add(grid.vector(Area.parse(key)))
         vector = grid.vector(Area.parse(target))
         if known.contains(vector):
             return True

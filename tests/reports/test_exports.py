@@ -166,4 +166,3 @@ def test_the_crosswalk_hides_what_the_pdf_hides(acme, manager_client):
     assert crosswalk.count("totals are hidden") == 5  # GRI 413-1, GRI 201-1, IRIS+, B4SI, ESRS
     assert "1 colleagues" not in crosswalk and "0.75" not in crosswalk and "hours in company time" not in crosswalk
     assert "SDG 5" in crosswalk  # what names no figure stays
-

@@ -1,0 +1,107 @@
+"""The joint mask over random linked tables: months, quarters and the year of two or three
+programmes, filed in a random order. Whatever was released, no hidden group of 1 to 4 volunteers is
+determined by everything shown, to a reader or to any one colleague alone in a hidden group."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from portal.reports.disclosure import ALL, Area, CountRow, Figure, Release, choose_counts_hidden, choose_hidden
+
+MONTHS = [f"2025-{m:02d}" for m in range(1, 13)]
+PERIODS = [(m, m) for m in MONTHS] + [(MONTHS[q * 3], MONTHS[q * 3 + 2]) for q in range(4)] + [(MONTHS[0], MONTHS[-1])]
+
+
+def rank(rows: list[list[int]]) -> int:
+    """Rank by elimination over fractions: written here, apart from the portal's own."""
+    matrix = [[Fraction(v) for v in row] for row in rows]
+    found = 0
+    for column in range(len(matrix[0]) if matrix else 0):
+        pivot = next((r for r in range(found, len(matrix)) if matrix[r][column]), None)
+        if pivot is None:
+            continue
+        matrix[found], matrix[pivot] = matrix[pivot], matrix[found]
+        for r in range(len(matrix)):
+            if r != found and matrix[r][column]:
+                factor = matrix[r][column] / matrix[found][column]
+                matrix[r] = [a - factor * b for a, b in zip(matrix[r], matrix[found], strict=True)]
+        found += 1
+    return found
+
+
+def vector(area: Area, programmes) -> list[int]:
+    return [int(area.first <= m <= area.last and area.programme in (ALL, p)) for m in MONTHS for p in programmes]
+
+
+def output(first, last, cells, programmes) -> list[Figure]:
+    months = [m for m in MONTHS if first <= m <= last]
+    found = {}
+    for m in months:
+        for p in programmes:
+            found[(m, m, p)] = cells[(m, p)]
+        found[(m, m, ALL)] = sum(cells[(m, p)] for p in programmes)
+    for p in programmes:
+        found[(first, last, p)] = sum(cells[(m, p)] for m in months)
+    found[(first, last, ALL)] = sum(cells[(m, p)] for m in months for p in programmes)
+    return [Figure(Area(*key), people, people * 60) for key, people in found.items()]
+
+
+@st.composite
+def linked_tables(draw):
+    programmes = ("language", "mentorship", "third")[: draw(st.integers(2, 3))]
+    people = st.sampled_from([0, 0, 1, 1, 2, 3, 4, 5, 6, 9])
+    cells = {(m, p): draw(people) for m in MONTHS for p in programmes}
+    order = draw(st.permutations(PERIODS))
+    return programmes, cells, order[: draw(st.integers(1, len(order)))]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(linked_tables())
+def test_no_hidden_group_is_determined_by_everything_released(case):
+    programmes, cells, order = case
+    releases: list[Release] = []
+    hidden_groups: dict[Area, int] = {}
+    for first, last in order:
+        figures = output(first, last, cells, programmes)
+        hidden = choose_hidden(figures, releases, programmes)
+        releases.append(
+            Release(
+                shown=[f.area.key for f in figures if f.area.key not in hidden],
+                hidden={f.area.key: f.volunteers for f in figures if f.area.key in hidden},
+            )
+        )
+        hidden_groups.update({f.area: f.volunteers for f in figures if f.area.key in hidden})
+    shown = [vector(Area.parse(key), programmes) for release in releases for key in release.shown]
+    base = rank(shown) if shown else 0
+    for area, people in hidden_groups.items():
+        if not 0 < people < 5 or any(area.key in r.shown for r in releases):
+            continue
+        target = vector(area, programmes)
+        assert rank(shown + [target]) > base, f"{area.key} ({people}) follows from what was shown"
+        for alone, one in hidden_groups.items():
+            if one != 1 or alone == area:
+                continue
+            nested = all(a <= b for a, b in zip(vector(alone, programmes), target, strict=True)) or all(
+                a >= b for a, b in zip(vector(alone, programmes), target, strict=True)
+            )
+            if people == 1 and nested:
+                continue  # the same colleague
+            own = shown + [vector(alone, programmes)]
+            assert rank(own + [target]) > rank(own), f"{area.key} ({people}) follows for the one in {alone.key}"
+
+
+def test_a_colleague_in_both_programmes_is_not_given_away_by_the_counts():
+    # 7 in Language and 7 in Mentorship with 13 in all: exactly one is in both.
+    both = CountRow(
+        "2025-05..2025-05",
+        {frozenset({"language"}): 6, frozenset({"mentorship"}): 6, frozenset({"language", "mentorship"}): 1},
+    )
+    sizes = {"language": 7, "mentorship": 7, ALL: 13}
+    hidden = choose_counts_hidden(both, ["language", "mentorship", ALL], [], sizes, ["language", "mentorship"])
+    assert len(hidden) == 1 and hidden < {"language", "mentorship"}
+    # Counts of 5, 5 and 10: nobody in both, nothing to hide.
+    apart = CountRow("2025-05..2025-05", {frozenset({"language"}): 5, frozenset({"mentorship"}): 5})
+    assert choose_counts_hidden(apart, ["language", "mentorship", ALL], [], {}, ["language", "mentorship"]) == set()

@@ -1,0 +1,185 @@
+"""Issue 31's attacks on the filed PDFs, each tried through the real routes and read back with pypdf.
+
+The check that nothing hidden can be worked out is independent of the portal's: it parses the
+hours each PDF prints and compares matrix ranks (its own elimination, in `rank` below).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import date
+from fractions import Fraction
+
+from pypdf import PdfReader
+
+from portal.reports.charts import month_chart
+from portal.reports.figures import Cell, Figures, MonthRow
+from tests.pages import csrf_from
+
+from .conftest import Row, oslo
+
+MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06"}
+
+
+def pdf_text(response) -> str:
+    assert response.status_code == 200 and response.mimetype == "application/pdf", response.status_code
+    return " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(response.get_data())).pages).split())
+
+
+def printed_hours(text: str, programmes=("language", "mentorship")) -> dict[tuple, Fraction]:
+    """The hours a filing PDF prints, keyed by (first month, last month, programme or 'all')."""
+    found = {}
+    table = text[text.index("Volunteers", text.index("Figures by month")) : text.index("By programme")]
+    months = []
+    for match in re.finditer(r"(\w{3}) (20\d\d) (\S+) (\S+) (\S+) (\S+) (\S+)", table):
+        month = f"{match.group(2)}-{MONTHS[match.group(1)]}"
+        months.append(month)
+        for programme, value in zip((*programmes, "all"), match.group(3, 4, 5), strict=True):
+            if value != "hidden":
+                found[(month, month, programme)] = Fraction(value.replace(",", ""))
+    total = re.search(r"Total (\S+) (\S+) (\S+) (\S+) (\S+)", table)
+    for programme, value in zip((*programmes, "all"), total.group(1, 2, 3), strict=True):
+        if value != "hidden":
+            found[(months[0], months[-1], programme)] = Fraction(value.replace(",", ""))
+    return found
+
+
+def vector(key, all_months, programmes=("language", "mentorship")) -> list[int]:
+    first, last, programme = key
+    return [
+        int(first <= month <= last and (programme == "all" or programme == p))
+        for month in all_months
+        for p in programmes
+    ]
+
+
+def rank(rows: list[list[int]]) -> int:
+    matrix = [[Fraction(v) for v in row] for row in rows]
+    found, column = 0, 0
+    width = len(matrix[0]) if matrix else 0
+    while found < len(matrix) and column < width:
+        pivot = next((r for r in range(found, len(matrix)) if matrix[r][column]), None)
+        if pivot is None:
+            column += 1
+            continue
+        matrix[found], matrix[pivot] = matrix[pivot], matrix[found]
+        for r in range(len(matrix)):
+            if r != found and matrix[r][column]:
+                factor = matrix[r][column] / matrix[found][column]
+                matrix[r] = [a - factor * b for a, b in zip(matrix[r], matrix[found], strict=True)]
+        found, column = found + 1, column + 1
+    return found
+
+
+def determined(target, known_keys, all_months) -> bool:
+    known = [vector(k, all_months) for k in known_keys]
+    return rank(known + [vector(target, all_months)]) == rank(known) if known else False
+
+
+def staff_rows(staff, company_id, programme, day, people, minutes=60):
+    return [Row(programme, person, company_id, oslo(f"{day}T18:00"), minutes) for person in people]
+
+
+def test_a_single_programme_or_a_custom_range_gets_no_filing_pdf(company, insert_sessions, manager_client):
+    """One programme against all programmes, and ranges a day apart: neither is a filing PDF."""
+    acme, manager, staff = company("Acme Ltd", employees=9)
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-03-04", staff[:7])
+        + staff_rows(staff, acme, "mentorship", "2025-03-11", staff[7:])
+    )
+    client = manager_client(manager)
+    for query in (
+        "from=2025-03-01&to=2025-03-31&programme=language",  # one programme against all
+        "from=2025-01-01&to=2025-03-30&programme=all",  # a range a day short of the quarter
+        f"from=2025-01-01&to={date.today()}&programme=all",  # year to date, downloaded on two days
+    ):
+        response = client.get(f"/reports/export.pdf?{query}")
+        assert response.status_code == 400, query
+        assert "A filing PDF covers a whole month, quarter or year that has ended" in response.get_data(as_text=True)
+    page = client.get("/reports?from=2025-03-01&to=2025-03-31&programme=language").get_data(as_text=True)
+    assert "PDF for filing</a>" not in page and 'id="filing-hint"' in page
+    # The month for all programmes: Mentorship (2) is hidden, and Language with it.
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-03-01&to=2025-03-31&programme=all"))
+    shown = printed_hours(text)
+    assert ("2025-03", "2025-03", "mentorship") not in shown
+    assert not determined(("2025-03", "2025-03", "mentorship"), list(shown), ["2025-03"])
+
+
+def test_a_quarter_filed_after_its_months_gives_no_month_away(company, insert_sessions, manager_client):
+    """January and February are shown in full; March has 2 volunteers. Q1 − Jan − Feb must not give March."""
+    acme, manager, staff = company("Acme Ltd", employees=14)
+    rows = []
+    for month in ("2025-01-14", "2025-02-11"):
+        rows += staff_rows(staff, acme, "language", month, staff[:6]) + staff_rows(
+            staff, acme, "mentorship", month, staff[6:12], 45
+        )
+    rows += staff_rows(staff, acme, "language", "2025-03-11", staff[12:], 75)
+    insert_sessions(rows)
+    client = manager_client(manager)
+    known = {}
+    for query in ("from=2025-01-01&to=2025-01-31", "from=2025-02-01&to=2025-02-28", "from=2025-01-01&to=2025-03-31"):
+        known.update(printed_hours(pdf_text(client.get(f"/reports/export.pdf?{query}&programme=all"))))
+    months = ["2025-01", "2025-02", "2025-03"]
+    assert known[("2025-01", "2025-01", "all")] == Fraction("10.5")  # January is printed in full
+    for hidden in (("2025-03", "2025-03", "all"), ("2025-03", "2025-03", "language")):
+        assert hidden not in known and not determined(hidden, list(known), months)
+    # The same quarter downloaded again is the same PDF, whatever arrived since.
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-03-20", staff[:1]), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    again = printed_hours(pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-03-31&programme=all")))
+    assert {k: v for k, v in again.items()} == {k: v for k, v in known.items() if k[0] >= "2025-01" and k in again}
+
+
+def test_bars_are_scaled_by_the_longest_shown_bar():
+    """A hidden busiest month must not set the scale: one shown bar's length would give it away."""
+    months = [
+        MonthRow("Jan 2025", "2025-01-01", "2025-01-31", Cell(600, 6, 6), {}),
+        MonthRow("Feb 2025", "2025-02-01", "2025-02-28", Cell(900, 3, 3), {}),
+        MonthRow("Mar 2025", "2025-03-01", "2025-03-31", Cell(300, 6, 6), {}),
+    ]
+    figures = Figures(Cell(1800, 15, 12), 12, {}, months)
+    chart = month_chart(figures, [False, True, False])
+    assert [bar.fraction for bar in chart.bars] == [1.0, 0.0, 0.5]
+    assert "Feb" not in chart.description and "30.00 h in total" in chart.description
+
+
+def test_changes_since_close_are_a_group_like_any_other(db, company, insert_sessions, manager_client):
+    acme, manager, staff = company("Acme Ltd", employees=12)
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-03-04", staff[:6])
+        + staff_rows(staff, acme, "mentorship", "2025-09-09", staff[6:12], 90)
+    )
+    client = manager_client(manager)
+    token = csrf_from(client.get("/reports/settings").get_data(as_text=True))
+    client.post("/reports/close", data={"period_start": "2025-01-01", "csrf_token": token})
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-06-01", staff[:1], 72), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
+    changes = text[text.index("Changes since close") : text.index("Methodology")]
+    assert "fewer than 5 colleagues" in changes and "1.20" not in changes and "+1" not in changes
+    # Six colleagues' corrections are a group that may be described.
+    insert_sessions(
+        staff_rows(staff, acme, "mentorship", "2025-06-02", staff[1:6], 30), received_at="2099-01-02T00:00:00.000000Z"
+    )
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
+    changes = text[text.index("Changes since close") : text.index("Methodology")]
+    assert "for 6 colleagues" in changes and "+3.70 hours" in changes  # 72 + 5 × 30 minutes
+
+
+def test_counts_that_reveal_a_colleague_in_both_programmes_are_hidden(company, insert_sessions, manager_client):
+    """5 in Language and 5 in Mentorship with 9 in all says that exactly one is in both."""
+    acme, manager, staff = company("Acme Ltd", employees=20)
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-05-06", staff[:5])
+        + staff_rows(staff, acme, "mentorship", "2025-05-13", staff[4:9], 45)
+    )
+    client = manager_client(manager)
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-05-01&to=2025-05-31&programme=all"))
+    by_programme = text[text.index("By programme") : text.index("Methodology")]
+    counts = re.findall(r"TEEI (?:Language|Mentorship) \S+ \S+ (\S+)", by_programme)
+    total = re.search(r"(\S+) Active volunteers", text).group(1)
+    assert counts.count("5") + (total == "9") < 3  # never all three of 5, 5 and 9
+    assert "5.00" in by_programme and "3.75" in by_programme  # the hours themselves are groups of 5
