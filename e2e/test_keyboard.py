@@ -33,7 +33,7 @@ def test_sign_in_and_the_report_by_keyboard(page, stack):
     expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering report")
 
     keys.activate("Last quarter")
-    expect(page.get_by_role("link", name="Last quarter")).to_have_attribute("aria-current", "true")
+    expect(page.get_by_role("link", name="Last quarter", exact=True)).to_have_attribute("aria-current", "true")
     keys.skip_to_content()
     keys.tab_to("PDF for filing")  # reached, focus drawn (checked at every stop)
     ARTIFACTS.mkdir(exist_ok=True)

@@ -70,8 +70,8 @@ def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
     hours = shown_hours(minutes)
     pages.sign_in(MANAGER, DEMO_PASSWORD)
     expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering report")
-    page.get_by_role("link", name="Last quarter").click()
-    expect(page.get_by_role("link", name="Last quarter")).to_have_attribute("aria-current", "true")
+    page.get_by_role("link", name="Last quarter", exact=True).click()
+    expect(page.get_by_role("link", name="Last quarter", exact=True)).to_have_attribute("aria-current", "true")
 
     chart = page.get_by_role("img", name=re.compile("Verified hours by month"))
     expect(chart).to_be_visible()

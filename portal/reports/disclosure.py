@@ -173,9 +173,15 @@ class Mask:
         return area.key in self.hidden or area.key in self.counts_hidden
 
 
-def choose_hidden(figures: Sequence[Figure], earlier: Sequence[Release], programmes: Sequence[str]) -> set[str]:
+def choose_hidden(
+    figures: Sequence[Figure],
+    earlier: Sequence[Release],
+    programmes: Sequence[str],
+    unprinted: Sequence[Figure] = (),
+) -> set[str]:
     """The figures of one output to hide so that, with everything released before, no group of 1 to 4
-    volunteers (in this output or hidden by an earlier one) is determined by what is known."""
+    volunteers is determined by what is known: in this output, hidden by an earlier one, or
+    `unprinted` (a quarter inside a year: another filing prints it, and must be able to hide it)."""
     grid = Grid(programmes)
     by_key = {f.area.key: f for f in figures}
     released = {key for release in earlier for key in release.shown}
@@ -185,34 +191,39 @@ def choose_hidden(figures: Sequence[Figure], earlier: Sequence[Release], program
     hidden = {key for key, f in by_key.items() if is_small(f.volunteers)}
     targets = {key: f.volunteers for key, f in by_key.items() if key in hidden and is_small(f.volunteers)}
     targets.update({key: n for key, n in earlier_hidden.items() if is_small(n) and key not in released})
+    targets.update(
+        {f.area.key: f.volunteers for f in unprinted if is_small(f.volunteers) and f.area.key not in released}
+    )
     singletons = {key for key, n in targets.items() if n == 1}
     released_span = Span(grid.vector(Area.parse(key)) for key in sorted(released))
 
-    def exposed(target: str, hiding: set[str]) -> bool:
-        """Whether what is known determines the target: to a reader, or to any one colleague who is
-        alone in a hidden group and so knows its figure (each on their own: a group's members
-        together always know it)."""
+    def known_to(attacker: str | None, hiding: set[str]) -> Span:
         known = released_span.copy()
         for key in by_key:
             if key not in hiding:
                 known.add(grid.vector(Area.parse(key)))
-        vector = grid.vector(Area.parse(target))
-        if known.contains(vector):
-            return True
-        for alone in singletons - {target}:
-            if targets[target] == 1 and _nested(Area.parse(alone), Area.parse(target)):
-                continue  # two groups of one, one inside the other: the same colleague, who knows both
-            with_own = known.copy()
-            with_own.add(grid.vector(Area.parse(alone)))
-            if with_own.contains(vector):
-                return True
-        return False
+        if attacker is not None:
+            known.add(grid.vector(Area.parse(attacker)))
+        return known
 
-    # What the earlier outputs already give away, this one cannot take back: those are not checked.
-    checked = [key for key in sorted(targets) if not exposed(key, set(by_key))]
+    def exposed(pair: tuple[str, str | None], hiding: set[str]) -> bool:
+        target, attacker = pair
+        return known_to(attacker, hiding).contains(grid.vector(Area.parse(target)))
+
+    # Who could work a target out: a reader, or one colleague alone in another hidden group (who
+    # knows that group's figure; two nested groups of one are the same colleague, and a group's
+    # members together always know it, so coalitions are left out).
+    pairs = [
+        (target, attacker)
+        for target in sorted(targets)
+        for attacker in [None, *sorted(singletons - {target})]
+        if attacker is None or not (targets[target] == 1 and _nested(Area.parse(attacker), Area.parse(target)))
+    ]
+    # What earlier outputs already gave to someone, this one cannot take back from them.
+    checked = [pair for pair in pairs if not exposed(pair, set(by_key))]
     primary = set(hidden)
     while True:
-        found = next((key for key in checked if exposed(key, hidden)), None)
+        found = next((pair for pair in checked if exposed(pair, hidden)), None)
         if found is None:
             break
         candidates = sorted(
@@ -226,7 +237,7 @@ def choose_hidden(figures: Sequence[Figure], earlier: Sequence[Release], program
     # The greedy choice can hide more than it needs: show again, totals and large groups first, every
     # extra figure whose return exposes nothing.
     for key in sorted(hidden - primary, key=lambda k: (by_key[k].inner, -by_key[k].volunteers, k)):
-        if not any(exposed(target, hidden - {key}) for target in checked):
+        if not any(exposed(pair, hidden - {key}) for pair in checked):
             hidden.discard(key)
     return hidden
 

@@ -77,6 +77,9 @@ class Figures:
     months: list[MonthRow]
     volunteers: list[VolunteerRow] = field(default_factory=list)
     groups: dict[str, int] = field(default_factory=dict)  # as MonthRow.groups, for the whole period
+    # Volunteers of each calendar quarter inside a longer period ("2025-01..2025-03": {"language": 6,
+    # "all": 9}): groups a quarter's own filing prints, which the longer one must not give away.
+    spans: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def participation(self) -> float | None:
@@ -130,6 +133,7 @@ class Figures:
             ],
             volunteers=[VolunteerRow(**v) for v in data["volunteers"]],
             groups=data.get("groups", {}),
+            spans=data.get("spans", {}),
         )
 
 
@@ -253,7 +257,29 @@ def read_figures(
     period_groups = _groups(attended.values(), lambda month_mask: True)
     for index, month in enumerate(rows):
         month.groups = _groups(attended.values(), lambda month_mask, index=index: month_mask >> index & 1)
-    return Figures(total, employees, programmes, rows, listed, period_groups)
+    return Figures(total, employees, programmes, rows, listed, period_groups, _quarters(rows, attended.values()))
+
+
+def _quarters(rows: list[MonthRow], attended) -> dict[str, dict[str, int]]:
+    """Volunteers by programme and in all, for each whole calendar quarter inside a longer period."""
+    found = {}
+    if len(rows) <= 3:
+        return found
+    for index, month in enumerate(rows[:-2]):
+        if (
+            int(month.start[5:7]) % 3 != 1
+            or month.start[8:] != "01"
+            or not rows[index + 2].end.endswith(("-31", "-30"))
+        ):
+            continue
+        quarter = 0b111 << index
+        counts: Counter = Counter()
+        for platforms in attended:
+            active = [p for p, month_mask in platforms if month_mask & quarter]
+            counts.update(active)
+            counts["all"] += bool(active)
+        found[f"{month.start[:7]}..{rows[index + 2].start[:7]}"] = dict(counts)
+    return found
 
 
 def _groups(attended, active) -> dict[str, int]:

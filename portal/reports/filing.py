@@ -129,7 +129,12 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
     """The mask of a new filing output, and the record of what it releases."""
     programmes = list(figures.programmes)
     items = _figures_of(figures)
-    hidden = choose_hidden(list(items.values()), earlier, programmes)
+    unprinted = [
+        Figure(Area(*span.split(".."), target), counts.get(target, 0))
+        for span, counts in figures.spans.items()
+        for target in [*programmes, ALL]
+    ]
+    hidden = choose_hidden(list(items.values()), earlier, programmes, unprinted)
     released_counts = {key for release in earlier for key in release.counts_shown}
     counts_hidden: set[str] = set()
     counts_shown: list[str] = []
@@ -176,7 +181,9 @@ def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Fi
         stored = json.loads(found.mask)
         return Filed(Figures.from_dict(json.loads(found.figures)), FilingMask.from_dict(stored["mask"]))
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in conn.execute(_EARLIER, where)]
-    unnamed = Figures(figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups)
+    unnamed = Figures(
+        figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups, figures.spans
+    )
     mask, release = choose_mask(unnamed, earlier)
     conn.execute(
         _RECORD,
