@@ -26,7 +26,7 @@ from portal.reports.disclosure import (
     choose_counts_hidden,
     choose_hidden,
 )
-from portal.reports.figures import Figures
+from portal.reports.figures import Cell, Figures
 
 NOT_FILED = (
     "A filing PDF covers a whole month, quarter or year that has ended, for all programmes. "
@@ -159,7 +159,7 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
 
 
 _EARLIER = sa.text("""
-    SELECT mask FROM filing_releases
+    SELECT figures, mask FROM filing_releases
     WHERE company_id = :company_id AND NOT (period_start = :start AND period_end = :end)
     ORDER BY id
 """)
@@ -172,6 +172,29 @@ _RECORD = sa.text("""
 """)
 
 
+def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
+    """The figures with every month an earlier filing printed as it printed it, and the period's
+    hours and sessions summed from those rows: a quarter filed after its months must not differ
+    from them by a late session (that difference would be one colleague's)."""
+    filed = {}
+    for found in earlier:  # oldest first: the first filing of a month fixes it
+        for month in found.months:
+            filed.setdefault(month.start[:7], month)
+    months = [filed.get(m.start[:7], m) for m in figures.months]
+    if all(a is b for a, b in zip(months, figures.months, strict=True)):
+        return figures
+    programmes = {
+        p: Cell(
+            sum(m.programmes[p].minutes for m in months),
+            sum(m.programmes[p].sessions for m in months),
+            cell.volunteers,
+        )
+        for p, cell in figures.programmes.items()
+    }
+    total = Cell(sum(m.total.minutes for m in months), sum(m.total.sessions for m in months), figures.total.volunteers)
+    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans)
+
+
 def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str) -> Filed:
     """File a period inside the caller's write: the first time with these figures and a new mask,
     afterwards as it was first filed."""
@@ -180,9 +203,13 @@ def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Fi
     if found is not None:
         stored = json.loads(found.mask)
         return Filed(Figures.from_dict(json.loads(found.figures)), FilingMask.from_dict(stored["mask"]))
-    earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in conn.execute(_EARLIER, where)]
-    unnamed = Figures(
-        figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups, figures.spans
+    rows = conn.execute(_EARLIER, where).all()
+    earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
+    unnamed = _as_months_were_filed(
+        Figures(
+            figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups, figures.spans
+        ),
+        [Figures.from_dict(json.loads(row.figures)) for row in rows],
     )
     mask, release = choose_mask(unnamed, earlier)
     conn.execute(
