@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 SQLD_PASS ?= tests/outbox e2e/test_sign_in.py e2e/test_invitations.py e2e/test_applications.py \
 	e2e/test_reports.py e2e/test_outbox_console.py
 
-.PHONY: run test install bench clean lint
+.PHONY: run run-cluster test install bench clean lint
 
 $(STAMP): pyproject.toml
 	# Debian's own python3 ships venv separately (python3-venv).
@@ -24,6 +24,11 @@ run: $(STAMP)
 	# Redis is installed by run_portal.py, and only if none answers on REDIS_URL.
 	bash devtools/ensure-system-packages.sh fonts-liberation
 	$(BIN)/python devtools/run_portal.py
+
+run-cluster: $(STAMP)
+	# The shape of a deployment on several machines, on this one (README, "Several machines").
+	bash devtools/ensure-system-packages.sh fonts-liberation
+	$(BIN)/python devtools/run_portal.py --cluster
 
 test: $(STAMP)
 	# Chromium only recommends its fonts; without them screenshots have no readable text.

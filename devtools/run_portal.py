@@ -5,6 +5,10 @@ provider model (only when RESEND_API_KEY is unset), the web server and the worke
 migrations and seeds the demo company first; once the web server answers, the programme
 simulator (devtools/programme_simulator.py) posts the demo employees' attendance to the API.
 On Ctrl-C it stops what it started and nothing else.
+
+`make run-cluster` (--cluster) is the shape of a deployment on several machines, on this one: a
+libSQL server (sqld, with JWT auth; data under instance/sqld) instead of the local file, Redis,
+two web processes on two ports, three workers and the mail viewer.
 """
 
 from __future__ import annotations
@@ -121,6 +125,13 @@ def fresh_metrics_directory(settings: Settings, env: dict) -> None:
     env["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
 
 
+def _own_metrics_directory(settings: Settings, name: str) -> str:
+    directory = settings.instance_path / f"metrics-{name}"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return str(directory)
+
+
 def ensure_provider_model(settings: Settings, env: dict) -> None:
     if settings.resend_api_key:
         print("RESEND_API_KEY is set: email goes to the real Resend")
@@ -159,9 +170,26 @@ def ensure_provider_model(settings: Settings, env: dict) -> None:
     env["RESEND_API_URL"] = f"http://127.0.0.1:{port}"
 
 
-def start_banner(settings: Settings, env: dict, seed_output: str) -> str:
+def start_sqld(settings: Settings, env: dict) -> str:
+    """A libSQL server for the cluster, its data kept under instance/sqld between runs; returns
+    the DATABASE_URL every process uses."""
+    from devtools.sqld import JwtKeys, SqldServer, install
+
+    install()
+    home = settings.instance_path / "sqld"
+    (home / "keys").mkdir(parents=True, exist_ok=True)
+    server = SqldServer(home / "data", JwtKeys(home / "keys")).start()  # a new key pair each run
+    children.append(("sqld", server.process))
+    print(f"started sqld on {server.http_url} (data: {home / 'data'}, log: {server.log})")
+    env["DATABASE_URL"] = server.database_url()
+    return server.http_url
+
+
+def start_banner(settings: Settings, env: dict, seed_output: str, cluster: dict | None = None) -> str:
     """What a person needs first: where the portal and its mail viewer are, and who to sign in as."""
     lines = [f"  Partner portal: {settings.public_base_url}"]
+    if cluster:
+        lines += [f"  {name + ':':<15} {where}" for name, where in cluster.items()]
     if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
         lines.append(f"  Mail viewer:    {env['RESEND_API_URL']}/  (every email lands here: invitations, reset links)")
     lines.append("  " + seed_output.strip().replace("\n", "\n  "))
@@ -171,6 +199,7 @@ def start_banner(settings: Settings, env: dict, seed_output: str) -> str:
 
 
 def main() -> int:
+    cluster = "--cluster" in sys.argv[1:]
     env = dict(os.environ)
     try:
         settings = Settings.from_env(env)
@@ -195,6 +224,9 @@ def main() -> int:
     os.umask(0o077)
     fresh_metrics_directory(settings, env)
     try:
+        shape = {}
+        if cluster:
+            shape["Database"] = f"{start_sqld(settings, env)} (sqld, a libSQL server; JWT auth)"
         ensure_redis(settings, env)
         flask = [str(BIN / "flask"), "--app", "portal"]
         subprocess.run(flask + ["db", "upgrade"], env=env, cwd=ROOT, check=True)
@@ -219,7 +251,25 @@ def main() -> int:
             ],
             env,
         )
-        start("worker", [str(BIN / "python"), "worker.py"], env)
+        if cluster:
+            # A second web host behind the same database and Redis, as a load balancer would use.
+            second = free_port()
+            start(
+                "web 2",
+                [
+                    str(BIN / "gunicorn"),
+                    "--config",
+                    str(ROOT / "gunicorn.conf.py"),
+                    "--bind",
+                    f"{bind.hostname}:{second}",
+                ],
+                {**env, "PROMETHEUS_MULTIPROC_DIR": _own_metrics_directory(settings, "web-2")},
+            )
+            shape["Web 2"] = f"http://{bind.hostname}:{second} (the same portal, a second web process)"
+            shape["Workers"] = "3 worker.py processes sharing one Redis queue and the provider's rate limit"
+            shape["Redis"] = settings.redis_url
+        for _ in range(3 if cluster else 1):
+            start("worker", [str(BIN / "python"), "worker.py"], env)
         wait_for_port(bind.port or 80, timeout=30, process=web)
         if web.poll() is not None:  # what answered was not our web server
             print("the web server stopped at start-up; see its output above", file=sys.stderr)
@@ -229,7 +279,7 @@ def main() -> int:
             [str(BIN / "python"), "devtools/programme_simulator.py"], env=env, cwd=ROOT, capture_output=True, text=True
         )
         print()
-        print(start_banner(settings, env, seed.stdout))
+        print(start_banner(settings, env, seed.stdout, shape))
         print("  " + (simulator.stdout + simulator.stderr).strip().replace("\n", "\n  "))
         print("  Ctrl-C stops everything started here.\n")
         while all(process.poll() is None for _, process in children):

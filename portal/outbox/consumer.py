@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from rq import get_current_job
 
 from portal.core import clock
+from portal.core.db import DatabaseUnavailable
 from portal.core.log_context import envelope_context
 from portal.outbox.batch_composition import batch_of_row
 from portal.outbox.batch_delivery import deliver_batch
@@ -108,6 +109,11 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
         log.warning("outbox %s attempt %s failed with %s; retrying", outbox_id, attempt, type(error).__name__)
         if dead_letter:
             raise
+        if isinstance(error, DatabaseUnavailable):
+            # The database was away, which says nothing about the email: the wait is not one of its
+            # attempts, so an outage never runs a message into the dead-letter queue.
+            schedule_retry(ctx, body, attempt - 1, family_retry_delay(family, attempt, ctx.settings), family)
+            return "retry:database_unavailable"
         schedule_retry(ctx, body, attempt, family_retry_delay(family, attempt, ctx.settings), family)
         return f"retry:{type(error).__name__}"
 
