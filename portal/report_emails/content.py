@@ -151,19 +151,11 @@ def report_from_input(data: dict) -> Report:
     figures = Figures.from_dict(data["figures"])
     settings = ReportSettings(**data["settings"])
     closed = data.get("closed")
-    if not closed:
-        return Report(
-            data["company_id"],
-            data["company_name"],
-            query,
-            tz,
-            figures,
-            data["as_of"],
-            data["report_id"],
-            settings,
-            mask=mask_of(data),
-        )
-    closure = Closure(0, closed["year_label"], "", "", data["as_of"], closed["closed_by_name"], data["report_id"], {})
+    closure = (
+        Closure(0, closed["year_label"], "", "", data["as_of"], closed["closed_by_name"], data["report_id"], {})
+        if closed
+        else None
+    )
     return Report(
         data["company_id"],
         data["company_name"],
@@ -174,8 +166,8 @@ def report_from_input(data: dict) -> Report:
         data["report_id"],
         settings,
         closure,
-        figures,
-        Changes(**closed["changes"]),
+        figures if closed else None,
+        Changes(**closed["changes"]) if closed else None,
         mask_of(data),
     )
 

@@ -4,32 +4,14 @@ determined by everything shown, to a reader or to any one colleague alone in a h
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from portal.reports.disclosure import ALL, Area, CountRow, Figure, Release, choose_counts_hidden, choose_hidden
+from tests.reports.linear import rank
 
 MONTHS = [f"2025-{m:02d}" for m in range(1, 13)]
 PERIODS = [(m, m) for m in MONTHS] + [(MONTHS[q * 3], MONTHS[q * 3 + 2]) for q in range(4)] + [(MONTHS[0], MONTHS[-1])]
-
-
-def rank(rows: list[list[int]]) -> int:
-    """Rank by elimination over fractions: written here, apart from the portal's own."""
-    matrix = [[Fraction(v) for v in row] for row in rows]
-    found = 0
-    for column in range(len(matrix[0]) if matrix else 0):
-        pivot = next((r for r in range(found, len(matrix)) if matrix[r][column]), None)
-        if pivot is None:
-            continue
-        matrix[found], matrix[pivot] = matrix[pivot], matrix[found]
-        for r in range(len(matrix)):
-            if r != found and matrix[r][column]:
-                factor = matrix[r][column] / matrix[found][column]
-                matrix[r] = [a - factor * b for a, b in zip(matrix[r], matrix[found], strict=True)]
-        found += 1
-    return found
 
 
 def vector(area: Area, programmes) -> list[int]:

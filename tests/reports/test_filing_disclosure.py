@@ -18,6 +18,7 @@ from portal.reports.figures import Cell, Figures, MonthRow
 from tests.pages import csrf_from
 
 from .conftest import Row, oslo
+from .linear import rank
 
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06"}
 
@@ -52,24 +53,6 @@ def vector(key, all_months, programmes=("language", "mentorship")) -> list[int]:
         for month in all_months
         for p in programmes
     ]
-
-
-def rank(rows: list[list[int]]) -> int:
-    matrix = [[Fraction(v) for v in row] for row in rows]
-    found, column = 0, 0
-    width = len(matrix[0]) if matrix else 0
-    while found < len(matrix) and column < width:
-        pivot = next((r for r in range(found, len(matrix)) if matrix[r][column]), None)
-        if pivot is None:
-            column += 1
-            continue
-        matrix[found], matrix[pivot] = matrix[pivot], matrix[found]
-        for r in range(len(matrix)):
-            if r != found and matrix[r][column]:
-                factor = matrix[r][column] / matrix[found][column]
-                matrix[r] = [a - factor * b for a, b in zip(matrix[r], matrix[found], strict=True)]
-        found, column = found + 1, column + 1
-    return found
 
 
 def determined(target, known_keys, all_months) -> bool:
