@@ -8,6 +8,9 @@ AmbiguousCommitError and never replayed as a fresh transaction.
 On a local file, writers first queue for their turn (`WriterTurns`): SQLite's busy handler sleeps
 1, 2, 5, 10 ms between tries, while a write here holds the lock for a few hundred microseconds,
 so without a queue a waiting writer slept long after the lock was free.
+
+Every statement reaches the driver through `execute_on_driver`, which steps past a libSQL server's
+stray interrupt (see there).
 """
 
 from __future__ import annotations
@@ -79,6 +82,9 @@ class Database:
         )
         event.listen(self.engine, "connect", self._configure_connection)
         event.listen(self.engine, "begin", self._begin)
+        event.listen(self.engine, "do_execute", _execute_with_parameters)
+        event.listen(self.engine, "do_execute_no_params", _execute_without_parameters)
+        event.listen(self.engine, "do_executemany", _execute_each)
 
     def _configure_connection(self, dbapi_connection, _record) -> None:
         cursor = dbapi_connection.cursor()
@@ -96,7 +102,7 @@ class Database:
     def _begin(conn: Connection) -> None:
         # Straight to the driver: this runs for every transaction, and SQLAlchemy's statement
         # machinery would triple its cost.
-        conn.connection.dbapi_connection.execute("BEGIN " + conn.info.pop("begin_mode", "DEFERRED"))
+        execute_on_driver(conn.connection.dbapi_connection, "BEGIN " + conn.info.pop("begin_mode", "DEFERRED"))
 
     def flush_erased_pages(self) -> None:
         """Move the write-ahead log into the file and empty it, so pages that held erased data are
@@ -162,6 +168,75 @@ class Database:
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1").scalar()
+
+
+STRAY_INTERRUPT_RETRIES = 3
+
+
+def execute_on_driver(dbapi_connection, sql: str, parameters=None, *, cursor=None):
+    """Run one statement on the driver's connection and return its cursor.
+
+    On a libSQL server a statement can fail with SQLITE_INTERRUPT that was meant for the statement
+    before it. The client closes a query's HTTP answer as soon as it has read the last row, and
+    when the server has not quite finished sending, it interrupts the SQLite connection; the flag
+    outlives the finished query and stops the next statement while the server prepares it. Measured on a
+    real sqld with the report's queries: about one read transaction in twenty failed, and an e2e
+    report download failed about one run in three on a busy machine.
+
+    Such a statement is repeated after a short statement has run: repeating it alone failed again
+    each time, while after a `SELECT 1` (its step clears the flag) it went through, in 600 report
+    reads out of 600. Only when the transaction is as it was: an interrupted INSERT, UPDATE or
+    DELETE rolls back the whole transaction, and then nothing may be repeated (the error goes to
+    the caller like any other).
+    """
+    cursor = cursor if cursor is not None else dbapi_connection.cursor()
+    for attempt in range(STRAY_INTERRUPT_RETRIES + 1):
+        was_in_transaction = dbapi_connection.in_transaction
+        try:
+            if parameters is None:
+                cursor.execute(sql)
+            else:
+                cursor.execute(sql, parameters)
+            return cursor
+        except ValueError as error:
+            still = dbapi_connection.in_transaction
+            if attempt == STRAY_INTERRUPT_RETRIES or not may_repeat_after(error, was_in_transaction, still):
+                raise
+            _clear_interrupt(cursor)
+    raise AssertionError("unreachable")
+
+
+def may_repeat_after(error: BaseException, was_in_transaction: bool, is_in_transaction: bool) -> bool:
+    """A statement stopped by a stray interrupt is repeated only if its transaction is unchanged."""
+    return "SQLITE_INTERRUPT" in str(error) and was_in_transaction == is_in_transaction
+
+
+def _clear_interrupt(cursor) -> None:
+    try:
+        cursor.execute("SELECT 1")
+        cursor.fetchall()
+    except ValueError as error:
+        if "SQLITE_INTERRUPT" not in str(error):
+            raise
+
+
+def _execute_with_parameters(cursor, statement, parameters, context) -> bool:
+    execute_on_driver(context.root_connection.connection.dbapi_connection, statement, parameters, cursor=cursor)
+    return True
+
+
+def _execute_without_parameters(cursor, statement, context) -> bool:
+    execute_on_driver(context.root_connection.connection.dbapi_connection, statement, cursor=cursor)
+    return True
+
+
+def _execute_each(cursor, statement, parameters, context) -> bool:
+    # One at a time, as the driver's own executemany does: repeating a whole executemany would
+    # write its earlier rows twice.
+    connection = context.root_connection.connection.dbapi_connection
+    for row in parameters:
+        execute_on_driver(connection, statement, row, cursor=cursor)
+    return True
 
 
 def _roll_back(conn: Connection, transaction) -> None:
@@ -275,7 +350,9 @@ class Statement:
     def __call__(self, conn: Connection, values: dict) -> DriverResult:
         if not conn.in_transaction():
             conn.begin()  # as SQLAlchemy's own execution would: never a statement outside a transaction
-        cursor = conn.connection.dbapi_connection.execute(self.sql, tuple(values[name] for name in self.names))
+        cursor = execute_on_driver(
+            conn.connection.dbapi_connection, self.sql, tuple(values[name] for name in self.names)
+        )
         return DriverResult(cursor)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from portal.core.db import Database
+from portal.core.db import Database, execute_on_driver
 from portal.core.resources import MIGRATIONS_DIR
 
 FILENAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -96,9 +96,8 @@ def run_to_the_end(conn: sa.Connection, statement: str) -> None:
     whole schema afterwards), the interrupt rolls the migration back, and the error surfaces one
     statement later. Reading the answer to its end waits for the server.
     """
-    cursor = conn.connection.cursor()
+    cursor = execute_on_driver(conn.connection.dbapi_connection, statement)
     try:
-        cursor.execute(statement)
         cursor.fetchall()
     finally:
         cursor.close()
