@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from portal.attendance.operations import import_batch
 from portal.attendance.validation import parse_item
-from portal.auth.operations import ensure_company, insert_user
+from portal.auth import ensure_company, hash_password, insert_user
 from portal.core.db import Database
 from portal.core.text import normalise_email
 
@@ -38,15 +38,33 @@ def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -
     (demo_history.py), so the report, its filing PDF and its crosswalk show real figures. Tests seed
     without it: they count the three employees above.
     """
+    password_hash = hash_password(DEMO_PASSWORD)  # once, and outside the write (see insert_user)
     with db.write() as conn:
         company_id = ensure_company(conn, DEMO_COMPANY)
         for email, role, name in DEMO_LOGINS:
-            _user_once(conn, email=email, role=role, name=name, company_id=None if role == "admin" else company_id)
+            _user_once(
+                conn,
+                password_hash,
+                email=email,
+                role=role,
+                name=name,
+                company_id=None if role == "admin" else company_id,
+            )
         for email, name, programme, _sessions in DEMO_EMPLOYEES:
-            _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
+            _user_once(
+                conn, password_hash, email=email, role="employee", name=name, company_id=company_id, programme=programme
+            )
         if history:
             for email, name, programme, *_pattern in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
-                _user_once(conn, email=email, role="employee", name=name, company_id=company_id, programme=programme)
+                _user_once(
+                    conn,
+                    password_hash,
+                    email=email,
+                    role="employee",
+                    name=name,
+                    company_id=company_id,
+                    programme=programme,
+                )
             backdate_company(conn, company_id, datetime.now(UTC))
     if attendance:
         for platform, sessions in demo_sessions(datetime.now(UTC)).items():
@@ -88,12 +106,12 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _user_once(conn, *, email, role, name, company_id, programme=None) -> int:
+def _user_once(conn, password_hash, *, email, role, name, company_id, programme=None) -> int:
     existing = conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": normalise_email(email)}).scalar()
     if existing is not None:
         return existing
     return insert_user(
-        conn, email=email, password=DEMO_PASSWORD, role=role, company_id=company_id, name=name, programme=programme
+        conn, email=email, password_hash=password_hash, role=role, company_id=company_id, name=name, programme=programme
     )
 
 

@@ -41,13 +41,17 @@ def insert_user(
     conn: sa.Connection,
     *,
     email: str,
-    password: str,
+    password_hash: str,
     role: str,
     company_id: int | None,
     name: str = "",
     programme: str | None = None,
 ) -> int:
     """Insert a user inside the caller's transaction; refuses an address already in use.
+
+    The caller hashes the password (`hash_password`) before it opens its write: a hash is about
+    0.1 s of CPU, too long to hold the write lock (the demo seed, hashing inside, held it past a
+    libSQL server's 5 s transaction limit on a busy machine).
 
     The one place a user is inserted: it also starts the user's company membership and attaches
     the attendance sessions stored for the address before the account existed.
@@ -68,7 +72,7 @@ def insert_user(
         {
             "email": email,
             "name": name.strip(),
-            "hash": hash_password(password),
+            "hash": password_hash,
             "role": role,
             "company_id": company_id,
             "programme": programme,
@@ -88,9 +92,10 @@ def create_user(db: Database, *, email: str, password: str, role: str, company: 
         raise AccountError("Managers and employees belong to a company: give --company.")
     if role == "admin" and company:
         raise AccountError("Admins belong to no company: leave out --company.")
+    password_hash = hash_password(password)
     with db.write() as conn:
         company_id = ensure_company(conn, company) if role != "admin" else None
-        return insert_user(conn, email=email, password=password, role=role, company_id=company_id, name=name)
+        return insert_user(conn, email=email, password_hash=password_hash, role=role, company_id=company_id, name=name)
 
 
 def end_all_sessions(conn: sa.Connection, user_id: int) -> None:

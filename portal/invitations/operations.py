@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from portal.auth import AccountError, insert_user
+from portal.auth import AccountError, hash_password, insert_user
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.programmes import PROGRAMMES
@@ -216,6 +216,10 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
     """Create the invited person's account and use up the link (by its token's hash), in one
     transaction; return the user ID."""
     name = one_line(name, "your name", MAX_NAME_LENGTH, InvitationError)
+    try:
+        password_hash = hash_password(password)
+    except AccountError as error:
+        raise InvitationError(str(error)) from None
     now = clock.now_iso()
     with db.write() as conn:
         # Single use: only one acceptance can change the row, however many arrive at once.
@@ -236,7 +240,7 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
             user_id = insert_user(
                 conn,
                 email=invitation["email"],
-                password=password,
+                password_hash=password_hash,
                 role=invitation["role"],
                 company_id=invitation["company_id"],
                 name=name,
