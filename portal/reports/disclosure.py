@@ -97,7 +97,12 @@ class Figure:
 @dataclass
 class Release:
     """What one filing output printed: the figures shown, those hidden (with their group sizes then),
-    and the volunteer counts shown (area keys, and `employees:<span>` for a participation base)."""
+    and the volunteer counts shown (area keys, and `employees:<span>` for a participation base).
+
+    `hidden` also holds the small groups of the quarters inside the output that it protected
+    without printing them (`released_by`): every later output goes on protecting them until their
+    own filing, or a later month filing could give one away to a colleague alone in another group.
+    """
 
     shown: list[str] = field(default_factory=list)
     hidden: dict[str, int] = field(default_factory=dict)
@@ -109,6 +114,21 @@ class Release:
     @classmethod
     def from_dict(cls, data: dict) -> Release:
         return cls(list(data["shown"]), dict(data["hidden"]), list(data["counts_shown"]))
+
+
+def released_by(
+    figures: Sequence[Figure], hidden: set[str], unprinted: Sequence[Figure] = (), counts_shown: Iterable[str] = ()
+) -> Release:
+    """The record of one output: what it showed, hid and protected (see Release)."""
+    protected = {f.area.key: f.volunteers for f in unprinted if is_small(f.volunteers)}
+    return Release(
+        shown=sorted(f.area.key for f in figures if f.area.key not in hidden),
+        hidden={
+            **protected,
+            **{f.area.key: f.volunteers for f in sorted(figures, key=lambda f: f.area.key) if f.area.key in hidden},
+        },
+        counts_shown=sorted(set(counts_shown)),
+    )
 
 
 class Span:

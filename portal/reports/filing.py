@@ -25,6 +25,7 @@ from portal.reports.disclosure import (
     Release,
     choose_counts_hidden,
     choose_hidden,
+    released_by,
 )
 from portal.reports.figures import Cell, Figures
 
@@ -150,11 +151,7 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
         for target in printed:
             key = f"{EMPLOYEES}:{span}" if target == EMPLOYEES else Area(first, last, target).key
             (counts_hidden.add if target in dropped else counts_shown.append)(key)
-    release = Release(
-        shown=sorted(key for key in items if key not in hidden),
-        hidden={key: items[key].volunteers for key in sorted(hidden)},
-        counts_shown=sorted(set(counts_shown)),
-    )
+    release = released_by(list(items.values()), hidden, unprinted, counts_shown)
     return FilingMask(hidden, counts_hidden), release
 
 

@@ -7,7 +7,16 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from portal.reports.disclosure import ALL, Area, CountRow, Figure, Release, choose_counts_hidden, choose_hidden
+from portal.reports.disclosure import (
+    ALL,
+    Area,
+    CountRow,
+    Figure,
+    Release,
+    choose_counts_hidden,
+    choose_hidden,
+    released_by,
+)
 from tests.reports.linear import rank
 
 MONTHS = [f"2025-{m:02d}" for m in range(1, 13)]
@@ -56,12 +65,7 @@ def test_no_hidden_group_is_determined_by_everything_released(case):
             if f.area.first == start and f.area.last == end
         ]
         hidden = choose_hidden(figures, releases, programmes, quarters)
-        releases.append(
-            Release(
-                shown=[f.area.key for f in figures if f.area.key not in hidden],
-                hidden={f.area.key: f.volunteers for f in figures if f.area.key in hidden},
-            )
-        )
+        releases.append(released_by(figures, hidden, quarters))
         hidden_groups.update({f.area: f.volunteers for f in figures if f.area.key in hidden})
     shown = [vector(Area.parse(key), programmes) for release in releases for key in release.shown]
     base = rank(shown) if shown else 0
