@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from portal.auth import AccountError, hash_password, insert_user
 from portal.core import clock
-from portal.core.db import Database, json_array
+from portal.core.db import Database, json_array, json_rows
 from portal.core.programmes import PROGRAMMES
 from portal.core.settings import Settings
 from portal.core.text import InputError, normalise_email, one_line
@@ -44,11 +44,14 @@ class OpenedInvitation(NamedTuple):
         return clock.display_date(self.expires_at)
 
 
-_UPSERT_INVITATION = sa.text(
+_UPSERT_INVITATIONS = sa.text(
     """
     INSERT INTO invitations (company_id, email, name, role, programme, token_nonce, token_hash, invited_by,
                              expires_at, created_at)
-    VALUES (:company_id, :email, :name, :role, :programme, :nonce, :hash, :invited_by, :expires, :now)
+    SELECT :company_id, r.value ->> '$.email', r.value ->> '$.name', :role, :programme, r.value ->> '$.nonce',
+           r.value ->> '$.hash', :invited_by, :expires, :now
+    FROM json_each(:rows) AS r
+    WHERE true
     ON CONFLICT (company_id, email) DO UPDATE
       SET name = COALESCE(excluded.name, invitations.name), token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
           role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
@@ -87,20 +90,20 @@ def insert_invitations(
         nonce = tokens.new_nonce()
         token = tokens.token_for(settings.secret_key, nonce)
         rows.append(
-            {
-                "company_id": company_id,
-                "email": email,
-                "name": (names or {}).get(email) or None,
-                "role": role,
-                "programme": programme,
-                "nonce": nonce,
-                "hash": tokens.token_hash(token),
-                "invited_by": invited_by,
-                "expires": expires,
-                "now": created,
-            }
+            {"email": email, "name": (names or {}).get(email) or None, "nonce": nonce, "hash": tokens.token_hash(token)}
         )
-    conn.execute(_UPSERT_INVITATION, rows)
+    conn.execute(
+        _UPSERT_INVITATIONS,
+        {
+            "rows": json_rows(rows),
+            "company_id": company_id,
+            "role": role,
+            "programme": programme,
+            "invited_by": invited_by,
+            "expires": expires,
+            "now": created,
+        },
+    )
     found = conn.execute(_OPEN_INVITATIONS, {"emails": json_array(emails), "company_id": company_id})
     return {
         row.email: OpenedInvitation(row.id, row.token_nonce, row.send_count, row.expires_at, row.name) for row in found

@@ -43,11 +43,13 @@ _INSERT_BATCH = Statement(
     VALUES (:batch, :family, :provider_key, 1, :now, :now)
     """
 )
+# Every member in one statement, at its place in the list (json_each's key).
 _JOIN = Statement(
     f"""
-    UPDATE email_outbox SET batch_id = :batch, batch_position = :position
-    WHERE id = :id AND batch_id IS NULL AND first_attempt_at IS NULL AND provider_message_id IS NULL
-      AND status IN {sql_list(WAITING)}
+    UPDATE email_outbox SET batch_id = :batch, batch_position = member.key
+    FROM json_each(:ids) AS member
+    WHERE email_outbox.id = member.value AND batch_id IS NULL AND first_attempt_at IS NULL
+      AND provider_message_id IS NULL AND status IN {sql_list(WAITING)}
     """
 )
 _INSTALL_ID = Statement("SELECT install_id FROM portal_install WHERE id = 1")
@@ -82,9 +84,8 @@ def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str]
                 batch_id = f"{BATCH_ID_PREFIX}_{uuid.uuid4().hex}"
                 key = provider_key_of(environment, install_id, batch_id, 1)
                 _INSERT_BATCH(conn, {"batch": batch_id, "family": family, "provider_key": key, "now": clock.iso(now)})
-                for position, outbox_id in enumerate(group):
-                    _JOIN(conn, {"batch": batch_id, "position": position, "id": outbox_id})
-                    carried[outbox_id] = group[0]
+                _JOIN(conn, {"batch": batch_id, "ids": json_array(group)})
+                carried.update(dict.fromkeys(group, group[0]))
     published, seen = [], set()
     for outbox_id in outbox_ids:
         carrier = carried.get(outbox_id, outbox_id)

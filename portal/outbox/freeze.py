@@ -15,7 +15,7 @@ import json
 from datetime import datetime
 
 from portal.core import clock
-from portal.core.db import Database, Statement, json_array
+from portal.core.db import Database, Statement, json_array, json_rows
 from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.rendering import Attachment, RenderedEmail
@@ -48,6 +48,20 @@ _FREEZE = Statement(
            :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers
     WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
                   AND provider_message_id IS NULL)
+    """
+)
+# A claimed batch's members at once (payload_of's fields, as json_rows), each under the same guard.
+_FREEZE_MANY = Statement(
+    f"""
+    INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
+        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
+    SELECT p.value ->> '$.id', p.value ->> '$.from_address', p.value ->> '$.reply_to',
+           p.value ->> '$.subject', p.value ->> '$.html', p.value ->> '$.text', p.value ->> '$.tags',
+           p.value ->> '$.attachment_filename', p.value ->> '$.attachment_content',
+           p.value ->> '$.attachment_content_type', p.value ->> '$.now', p.value ->> '$.headers'
+    FROM json_each(:payloads) AS p
+    WHERE EXISTS (SELECT 1 FROM email_outbox o WHERE o.id = p.value ->> '$.id' AND o.status = '{PROCESSING}'
+                  AND o.provider_message_id IS NULL)
     """
 )
 _READ_FROZEN = Statement("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
@@ -221,8 +235,7 @@ def freeze_batch_payloads(db: Database, payloads: list[dict]) -> None:
         return
     ensure_store_available(db)
     with db.write() as conn:
-        for payload in payloads:
-            _FREEZE(conn, payload)
+        _FREEZE_MANY(conn, {"payloads": json_rows(payloads)})
 
 
 def frozen_messages(db: Database, outbox_ids: list[str]) -> dict[str, RenderedEmail]:

@@ -16,7 +16,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import json_array
+from portal.core.db import json_array, json_rows
 from portal.core.settings import Settings
 from portal.outbox.families import Family
 from portal.outbox.personal_data import restore_erased_suppressions
@@ -47,15 +47,20 @@ TEMPLATE_INPUT = """CASE WHEN email_outbox.shared_input_id IS NULL THEN email_ou
 # reads it (claims.py): the row's random ID under the environment and the install. Not the domain's
 # key: that is built from local IDs (invitation:1:send:1), which a database restored from a backup
 # hands out again, so a new email would meet the key of one the lost rows sent.
-_INSERT_ROW = sa.text(
+_INSERT_ROWS = sa.text(
     """
     INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
         template_version, layout_version, template_input, environment, subject_ref,
         provider_key, shared_input_id, relay_since, created_at, updated_at)
-    VALUES (:id, :family, :recipient, :key, :status, :template, :template_version,
-        :layout_version, :data, :environment, :subject_ref,
-        :environment || ':' || (SELECT install_id FROM portal_install WHERE id = 1) || ':' || :id,
-        :shared_input_id, :relay_since, :now, :now)
+    SELECT r.value ->> '$.id', r.value ->> '$.family', r.value ->> '$.recipient', r.value ->> '$.key',
+        r.value ->> '$.status', r.value ->> '$.template', r.value ->> '$.template_version',
+        r.value ->> '$.layout_version', r.value ->> '$.data', r.value ->> '$.environment',
+        r.value ->> '$.subject_ref',
+        (r.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
+            || ':' || (r.value ->> '$.id'),
+        r.value ->> '$.shared_input_id', r.value ->> '$.relay_since', r.value ->> '$.now', r.value ->> '$.now'
+    FROM json_each(:rows) AS r
+    WHERE true
     ON CONFLICT (idempotency_key) DO NOTHING
     """
 )
@@ -101,7 +106,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     if shared:
         conn.execute(_INSERT_SHARED, list(shared.values()))
     restore_erased_suppressions(conn, [row["recipient"] for row in rows], settings.secret_key)
-    conn.execute(_INSERT_ROW, rows)
+    conn.execute(_INSERT_ROWS, {"rows": json_rows(rows)})
     # A replayed intent kept its first row: read every ID back by key.
     ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())
     return [ids_by_key[row["key"]] for row in rows]

@@ -47,5 +47,10 @@ def test_no_engine_statement_scans_a_table(db, name):
     sql = STATEMENTS[name]
     with db.read() as conn:
         plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", tuple("x" for _ in range(sql.count("?")))).all()
-    scans = [step[3] for step in plan if step[3].startswith("SCAN") and not re.search(r"json_each|CONSTANT", step[3])]
+    # A list bound as one parameter is walked as json_each, a virtual table (under its alias if it has one).
+    scans = [
+        step[3]
+        for step in plan
+        if step[3].startswith("SCAN") and not re.search(r"json_each|VIRTUAL TABLE|CONSTANT", step[3])
+    ]
     assert not scans, f"{name}: {scans}"
