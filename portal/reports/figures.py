@@ -7,6 +7,7 @@ computed in Python and handed to SQL as one JSON parameter, so grouping never de
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
@@ -143,7 +144,7 @@ COUNTED_SCOPE = """
 """
 
 
-def per_volunteer_sql(months: int, *, members_only: bool) -> sa.TextClause:
+def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -> sa.TextClause:
     """One row per volunteer and programme, with `months`: a bitmask of the months they were active.
 
     Bit i is set when the volunteer attended in month i (the month's index is a sum of comparisons
@@ -158,31 +159,41 @@ def per_volunteer_sql(months: int, *, members_only: bool) -> sa.TextClause:
         if members_only
         else ""
     )
-    return sa.text(f"""
+    grouped = f"""
         SELECT a.user_id, a.platform, SUM(a.minutes) AS minutes, COUNT(*) AS sessions,
                SUM(DISTINCT 1 << ({month})) AS months
         FROM attendance_sessions a WHERE {COUNTED_SCOPE} {members}
         GROUP BY a.user_id, a.platform
-    """)
+    """
+    if not names:
+        return sa.text(grouped)
+    # The names joined after the grouping: the same statement, not a second one (a request on a server).
+    return sa.text(f"SELECT v.*, u.name, u.email FROM ({grouped}) v LEFT JOIN users u ON u.id = v.user_id")
 
 
-# One month's sums per programme: a range scan of the covering report index, nothing to sort.
+# Every month's sums per programme in one statement (on a libSQL server, one request, not one a
+# month): for each month a range scan of the covering report index, nothing to sort. A scalar
+# subquery returns one value, so its four sums travel as a JSON array, in MONTH_SUM_FIELDS order.
 MONTH_SUMS = sa.text("""
-    SELECT COALESCE(SUM(CASE WHEN a.platform = 'language' THEN a.minutes END), 0) AS language_minutes,
-           COALESCE(SUM(a.platform = 'language'), 0) AS language_sessions,
-           COALESCE(SUM(CASE WHEN a.platform = 'mentorship' THEN a.minutes END), 0) AS mentorship_minutes,
-           COALESCE(SUM(a.platform = 'mentorship'), 0) AS mentorship_sessions
-    FROM attendance_sessions a
-    WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
+    SELECT (
+        SELECT json_array(
+            COALESCE(SUM(CASE WHEN a.platform = 'language' THEN a.minutes END), 0),
+            COALESCE(SUM(a.platform = 'language'), 0),
+            COALESCE(SUM(CASE WHEN a.platform = 'mentorship' THEN a.minutes END), 0),
+            COALESCE(SUM(a.platform = 'mentorship'), 0))
+        FROM attendance_sessions a
+        WHERE a.company_id = :company_id AND a.held_at >= month.value ->> '$[0]'
+          AND a.held_at < month.value ->> '$[1]' AND a.status = 'attended'
+    ) AS sums
+    FROM json_each(:months) AS month ORDER BY month.key
 """)
+MONTH_SUM_FIELDS = ("language_minutes", "language_sessions", "mentorship_minutes", "mentorship_sessions")
 
 EMPLOYEES_IN_PERIOD = sa.text("""
     SELECT DISTINCT m.user_id
     FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
     WHERE m.company_id = :company_id AND m.started_at < :end AND (m.ended_at IS NULL OR m.ended_at > :start)
 """)
-
-USERS = sa.text("SELECT id, name, email FROM users WHERE id IN (SELECT value FROM json_each(:ids))")
 
 
 def report_figures(db: Database, *, company_id: int, query: ReportQuery, tz: ZoneInfo) -> Figures:
@@ -208,17 +219,13 @@ def read_figures(
         **{f"b{i}": bounds[i][0] for i in range(1, len(months))},
     }
     rows = _month_rows(conn, company_id, months, bounds, query.programmes)
-    per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=True), params).all()
+    per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=True, names=names), params).all()
     if sum(r.sessions for r in per_volunteer) != sum(m.total.sessions for m in rows):
-        per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=False), params).all()
+        per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=False, names=names), params).all()
     # A session held before a volunteer's first membership counts for that company, so the
     # denominator includes every active volunteer: the rate never exceeds 100%.
     employees = len(set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars()) | {r.user_id for r in per_volunteer})
-    people = (
-        {row.id: row for row in conn.execute(USERS, {"ids": json_array({r.user_id for r in per_volunteer})}).all()}
-        if names
-        else {}
-    )
+    people = {row.user_id: row for row in per_volunteer} if names else {}
 
     programmes = {p: Cell() for p in query.programmes}
     volunteers: dict[int, VolunteerRow] = {}
@@ -234,11 +241,9 @@ def read_figures(
         active_months[row.user_id] = active_months.get(row.user_id, 0) | row.months
         masks[row.platform].append(row.months)
         person = people.get(row.user_id)
+        email = (person.email or "") if person else ""
         found = volunteers.setdefault(
-            row.user_id,
-            VolunteerRow(
-                row.user_id, (person.name or person.email) if person else "", person.email if person else "", 0, 0, []
-            ),
+            row.user_id, VolunteerRow(row.user_id, (person.name or email) if person else "", email, 0, 0, [])
         )
         found.minutes += row.minutes
         found.sessions += row.sessions
@@ -298,11 +303,12 @@ def _month_rows(conn: sa.Connection, company_id: int, months, bounds, programmes
         MonthRow(m.label, m.start.isoformat(), m.end.isoformat(), Cell(), {p: Cell() for p in programmes})
         for m in months
     ]
-    for row, (month_start, month_end) in zip(rows, bounds, strict=True):
-        sums = conn.execute(MONTH_SUMS, {"company_id": company_id, "start": month_start, "end": month_end}).one()
+    found = conn.execute(MONTH_SUMS, {"company_id": company_id, "months": json.dumps(bounds)}).scalars()
+    for row, packed in zip(rows, found, strict=True):
+        sums = dict(zip(MONTH_SUM_FIELDS, json.loads(packed), strict=True))
         for p in programmes:
             cell = row.programmes[p]
-            cell.minutes, cell.sessions = getattr(sums, f"{p}_minutes"), getattr(sums, f"{p}_sessions")
+            cell.minutes, cell.sessions = sums[f"{p}_minutes"], sums[f"{p}_sessions"]
             row.total.minutes += cell.minutes
             row.total.sessions += cell.sessions
     return rows

@@ -76,11 +76,6 @@ class Corrections(NamedTuple):
     people: int  # the colleagues those records are about
 
 
-def corrections_since(db: Database, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str) -> Corrections:
-    with db.read() as conn:
-        return read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closed_at)
-
-
 def read_corrections_since(
     conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo, closed_at: str
 ) -> Corrections:
@@ -160,15 +155,22 @@ def read_closures(conn: sa.Connection, *, company_id: int) -> list[Closure]:
     return [Closure(**{**row, "snapshot": json.loads(row["snapshot"])}) for row in rows]
 
 
-def closure_for(db: Database, *, company_id: int, period: Period) -> Closure | None:
-    return next(
-        (
-            c
-            for c in closures(db, company_id=company_id)
-            if (c.period_start, c.period_end) == (period.start.isoformat(), period.end.isoformat())
-        ),
-        None,
+def read_closure_for(conn: sa.Connection, *, company_id: int, period: Period) -> Closure | None:
+    """The closure of exactly this period, if the year was closed."""
+    row = (
+        conn.execute(
+            sa.text(
+                "SELECT r.id, r.year_label, r.period_start, r.period_end, r.closed_at, "
+                "COALESCE(NULLIF(u.name, ''), u.email, '') AS closed_by_name, r.report_id, r.snapshot "
+                "FROM report_closures r LEFT JOIN users u ON u.id = r.closed_by "
+                "WHERE r.company_id = :c AND r.period_start = :start AND r.period_end = :end"
+            ),
+            {"c": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()},
+        )
+        .mappings()
+        .first()
     )
+    return None if row is None else Closure(**{**row, "snapshot": json.loads(row["snapshot"])})
 
 
 @dataclass(frozen=True)
@@ -234,22 +236,22 @@ def local_date(held_at: str, tz: ZoneInfo) -> str:
     return parse(held_at).astimezone(tz).date().isoformat()
 
 
-# When the company began: it joined, a colleague's membership began, or (imported history) a session
-# was held, whichever is first. Periods, year close and month lists start there.
+# When the company began (it joined, a colleague's membership began, or, for imported history, a
+# session was held: whichever is first; periods, year close and month lists start there), whether
+# anyone ever attended, and how many colleagues have an employee account now. One statement.
 COMPANY_START = sa.text("""
-    SELECT MIN(moment) FROM (
-        SELECT created_at AS moment FROM companies WHERE id = :company_id
-        UNION ALL SELECT MIN(started_at) FROM company_memberships WHERE company_id = :company_id
-        UNION ALL SELECT MIN(held_at) FROM attendance_sessions WHERE company_id = :company_id AND company_id IS NOT NULL
-    ) WHERE moment IS NOT NULL
+    SELECT
+        (SELECT MIN(moment) FROM (
+            SELECT created_at AS moment FROM companies WHERE id = :company_id
+            UNION ALL SELECT MIN(started_at) FROM company_memberships WHERE company_id = :company_id
+            UNION ALL SELECT MIN(held_at) FROM attendance_sessions
+                      WHERE company_id = :company_id AND company_id IS NOT NULL
+        ) WHERE moment IS NOT NULL) AS began,
+        EXISTS (SELECT 1 FROM attendance_sessions WHERE company_id = :company_id AND status = 'attended')
+            AS attended,
+        (SELECT COUNT(*) FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
+         WHERE m.company_id = :company_id AND m.ended_at IS NULL) AS employees
 """)
-CURRENT_EMPLOYEES = sa.text("""
-    SELECT COUNT(*) FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
-    WHERE m.company_id = :company_id AND m.ended_at IS NULL
-""")
-ANY_ATTENDED = sa.text(
-    "SELECT EXISTS (SELECT 1 FROM attendance_sessions WHERE company_id = :company_id AND status = 'attended')"
-)
 
 
 @dataclass(frozen=True)
@@ -261,10 +263,12 @@ class CompanyStart:
 
 def company_start(db: Database, *, company_id: int, tz: ZoneInfo) -> CompanyStart:
     with db.read() as conn:
-        first = conn.execute(COMPANY_START, {"company_id": company_id}).scalar()
-        attended = bool(conn.execute(ANY_ATTENDED, {"company_id": company_id}).scalar())
-        employees = conn.execute(CURRENT_EMPLOYEES, {"company_id": company_id}).scalar()
-    return CompanyStart(local_date_of(first, tz), attended, employees)
+        return read_company_start(conn, company_id=company_id, tz=tz)
+
+
+def read_company_start(conn: sa.Connection, *, company_id: int, tz: ZoneInfo) -> CompanyStart:
+    began, attended, employees = conn.execute(COMPANY_START, {"company_id": company_id}).one()
+    return CompanyStart(local_date_of(began, tz), bool(attended), employees)
 
 
 def local_date_of(moment: str, tz: ZoneInfo) -> date:

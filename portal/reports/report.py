@@ -7,17 +7,29 @@ to show what changed since the close.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
 
 from portal.core.clock import now_iso, parse
 from portal.core.db import Database
 from portal.core.programmes import PROGRAMMES
-from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, report_figures
+from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
 from portal.reports.filing import FilingMask
 from portal.reports.hours import HUNDREDTH, hours_change
-from portal.reports.queries import Closure, ReportSettings, closure_for, corrections_since, report_settings
+from portal.reports.queries import (
+    Closure,
+    CompanyStart,
+    ReportSettings,
+    read_closure_for,
+    read_company_start,
+    read_corrections_since,
+    read_report_settings,
+)
 from portal.reports.selection import ReportQuery
 
 
@@ -93,16 +105,54 @@ def live_report_id(company_id: int, query: ReportQuery, as_of: str) -> str:
 
 
 def build_report(db: Database, *, company_id: int, company_name: str, query: ReportQuery, tz: ZoneInfo) -> Report:
-    settings = report_settings(db, company_id=company_id)
-    live = report_figures(db, company_id=company_id, query=query, tz=tz)
-    closure = closure_for(db, company_id=company_id, period=query.period)
+    with db.read() as conn:
+        return read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz)
+
+
+class ReportPage(NamedTuple):
+    settings: ReportSettings
+    query: object  # what `choose_query` gave: a ReportQuery, or the errors that stop one
+    report: Report | None  # None when the query had errors
+    start: CompanyStart
+
+
+def read_report_page(
+    db: Database, *, company_id: int, company_name: str, tz: ZoneInfo, choose_query: Callable[[ReportSettings], object]
+) -> ReportPage:
+    """What the report page shows, read in one transaction: on a libSQL server each statement is a
+    request and each transaction one more, and the page once read in six. `choose_query` makes the
+    query from the company's settings (its fiscal year), or the errors that stop it."""
+    with db.read() as conn:
+        settings = read_report_settings(conn, company_id=company_id)
+        query = choose_query(settings)
+        report = (
+            read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz, settings=settings)
+            if isinstance(query, ReportQuery)
+            else None
+        )
+        start = read_company_start(conn, company_id=company_id, tz=tz)
+    return ReportPage(settings, query, report, start)
+
+
+def read_report(
+    conn: sa.Connection,
+    *,
+    company_id: int,
+    company_name: str,
+    query: ReportQuery,
+    tz: ZoneInfo,
+    settings: ReportSettings | None = None,
+) -> Report:
+    settings = settings or read_report_settings(conn, company_id=company_id)
+    live = read_figures(conn, company_id=company_id, query=query, tz=tz)
+    closure = read_closure_for(conn, company_id=company_id, period=query.period)
     if closure is None:
         as_of = now_iso()
         return Report(
             company_id, company_name, query, tz, live, as_of, live_report_id(company_id, query, as_of), settings
         )
     filed = closure.figures(query.programme)
-    late = corrections_since(db, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
+    late = read_corrections_since(conn, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
     changes = Changes(
         late.records,
         hours_change(live.total.minutes, filed.total.minutes),

@@ -20,7 +20,7 @@ from portal.reports.crosswalk import METHOD, crosswalk
 from portal.reports.filing import NOT_FILED, filing_period
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
 from portal.reports.hours import hours_text
-from portal.reports.report import build_report
+from portal.reports.report import build_report, read_report_page
 from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
@@ -69,9 +69,7 @@ def _since_start(periods, started_on: date) -> list:
     return [p for p in periods if p.end >= started_on]
 
 
-def _error_page(errors: QueryErrors, today: date, settings):
-    tz, company_id = report_timezone(portal_context().settings), current_company_id()
-    start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
+def _error_page(errors: QueryErrors, today: date, settings, start: queries.CompanyStart):
     return render_template(
         "reports/index.html",
         errors=errors.messages,
@@ -87,13 +85,17 @@ def _error_page(errors: QueryErrors, today: date, settings):
 @bp.get("/reports")
 @roles_required("manager")
 def index():
-    tz, company_id, settings, today = _scope()
-    query = _parse(today, settings)
+    tz, company_id = report_timezone(portal_context().settings), current_company_id()
+    today = today_in(tz)
+    settings, query, report, start = read_report_page(
+        portal_context().db,
+        company_id=company_id,
+        company_name=current_user.company_name,
+        tz=tz,
+        choose_query=lambda settings: _parse(today, settings),
+    )
     if isinstance(query, QueryErrors):
-        return _error_page(query, today, settings)
-    db = portal_context().db
-    report = _build(db, company_id, query, tz)
-    start = queries.company_start(db, company_id=company_id, tz=tz)
+        return _error_page(query, today, settings, start)
     listed = report.figures.volunteers
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
     offered = _since_start(presets(today, settings.fiscal_year_start_month), start.started_on)
@@ -140,15 +142,16 @@ def settings_page():
 def export(fmt: str):
     tz, company_id, settings, today = _scope()
     query = _parse(today, settings)
-    if isinstance(query, QueryErrors):
-        return _error_page(query, today, settings)
     db = portal_context().db
+    if isinstance(query, QueryErrors):
+        return _error_page(query, today, settings, queries.company_start(db, company_id=company_id, tz=tz))
     name = f"teei-report-{query.period.start}-{query.period.end}-{query.programme}.{fmt}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
     if fmt == "pdf":
         period = filing_period(query.period, today, settings.fiscal_year_start_month)
         if period is None or query.programme != "all":
-            return _error_page(QueryErrors([NOT_FILED], query.args), today, settings)
+            start = queries.company_start(db, company_id=company_id, tz=tz)
+            return _error_page(QueryErrors([NOT_FILED], query.args), today, settings, start)
         report = _build(db, company_id, ReportQuery(period, "all"), tz)
         filed = operations.file_download(db, company_id=company_id, period=period, figures=report.figures)
         report = replace(report, figures=filed.figures, mask=filed.mask)
