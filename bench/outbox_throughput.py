@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/outbox_throughput.py [--n 2000] [--workers 2] [--rounds 3] [--no-fork]
         [--model subprocess] [--stock-baseline]
+    .venv/bin/python bench/outbox_throughput.py --db sqld [--n 500] [--workers 2] [--rounds 3]
 
 For each worker class (worker.py's EmailWorker, RQ's SimpleWorker sending fewer heartbeats, and
 then the forking rq.Worker unless --no-fork) on a fresh libSQL file and a private Redis:
@@ -10,6 +11,9 @@ then the forking rq.Worker unless --no-fork) on a fresh libSQL file and a privat
           latency of each row from its commit to its `sent_at`;
   no-op:  enqueue N jobs of a no-op function (same envelope, TTLs and queue layout), start W burst
           workers of the same class, drain; jobs/s from first enqueue to last job end.
+With --db sqld each round runs the outbox on a fresh libSQL file and then on a fresh libSQL server
+(sqld on loopback, devtools/sqld.py), with worker.py's own worker; it ends with
+"outbox over sqld: S emails/s against F on the local file (ratio R), W workers", the median ratio.
 "drain" rates count from the first job started to the last one ended (RQ's job timestamps), so
 they leave out committing, publishing and worker start-up. The provider model runs in this process
 by default (its threads only compete with this process's idle main thread; its CPU per email is
@@ -161,7 +165,12 @@ class Run:
             processes.append(process)
         while any(p.poll() is None for p in processes):
             if time.monotonic() > self.deadline:
-                raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} workers still running")
+                tails = "".join(
+                    f"\n--- worker {i} ends:\n" + "\n".join(log.read_text().splitlines()[-6:])
+                    for i, (process, log) in enumerate(zip(processes, logs, strict=True))
+                    if process.poll() is None
+                )
+                raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} workers still running{tails}")
             time.sleep(0.02)
         for process, log in zip(processes, logs, strict=True):
             if process.returncode != 0:
@@ -177,11 +186,11 @@ class Run:
         epoch = lambda d: d.replace(tzinfo=d.tzinfo or UTC).timestamp()  # noqa: E731
         return min(epoch(j.started_at) for j in jobs), max(epoch(j.ended_at) for j in jobs)
 
-    def env(self, db_path: Path, model_url: str) -> dict:
+    def env(self, database_url: str, model_url: str) -> dict:
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "PYTHONPATH": f"{BENCH}{os.pathsep}{ROOT}",
-            "DATABASE_URL": f"sqlite+libsql:///{db_path}",
+            "DATABASE_URL": database_url,
             "REDIS_URL": self.redis_server.url,
             "SECRET_KEY": "bench-secret-key",
             "PORTAL_ENV": "development",
@@ -191,9 +200,23 @@ class Run:
             "PORTAL_INSTANCE_PATH": str(self.tmp / "instance"),
         }
 
-    def outbox(self, worker_class: str, batched: bool = False) -> dict:
+    def database_url(self, worker_class: str, on: str) -> str:
+        """A fresh database for one outbox run: a libSQL file, or (`on` "sqld") a libSQL server."""
+        self.outbox_runs += 1
+        if on == "file":
+            return f"sqlite+libsql:///{self.tmp / f'outbox-{worker_class}-{self.outbox_runs}.db'}"
+        from devtools.sqld import JwtKeys, SqldServer
+
+        keys = self.tmp / f"sqld-keys-{self.outbox_runs}"
+        keys.mkdir()
+        server = SqldServer(self.tmp / f"sqld-{self.outbox_runs}", JwtKeys(keys)).start()
+        self.stack.callback(server.stop)
+        return server.database_url()
+
+    def outbox(self, worker_class: str, batched: bool = False, on: str = "file") -> dict:
         """The single path (notices, one request each), or with `batched` the batch path: campaign
-        rows published together, up to 100 in one POST /emails/batch (on the bulk queue)."""
+        rows published together, up to 100 in one POST /emails/batch (on the bulk queue). `on`: the
+        database, a local file or a libSQL server."""
         import sqlalchemy as sa
 
         from portal.context import build_context
@@ -209,8 +232,7 @@ class Run:
         n, batch = self.args.n, self.args.batch
         self.redis.flushall()
         model_url, sent_count = self.start_model()
-        self.outbox_runs += 1  # a fresh database file each round
-        env = self.env(self.tmp / f"outbox-{worker_class}-{self.outbox_runs}.db", model_url)
+        env = self.env(self.database_url(worker_class, on), model_url)
         settings = Settings.from_env(env)
         db = Database(settings.database_url)
         self.stack.callback(db.dispose)
@@ -300,7 +322,9 @@ class Run:
             first = first or time.time()
         enqueued = time.time()
         argv = [str(Path(__file__)), "--role", "noop", "--worker-class", worker_class]
-        env = self.env(self.tmp / "unused.db", "http://127.0.0.1:9")  # no-op workers touch neither
+        env = self.env(
+            f"sqlite+libsql:///{self.tmp / 'unused.db'}", "http://127.0.0.1:9"
+        )  # no-op workers touch neither
         if self.args.stock_baseline:
             env["BENCH_STOCK_BASELINE"] = "1"
         worker_cpu, _ = self.workers(f"noop-{worker_class}", argv, env)
@@ -373,6 +397,25 @@ def print_table(args, results: dict) -> None:
     )
 
 
+def print_database_table(args, rounds: list[dict]) -> None:
+    print(f"\nN={args.n} W={args.workers} batch={args.batch} cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f}")
+    print(f"{'round':<7}{'database':<10}{'e2e /s':>9}{'drain /s':>10}{'p50 ms':>9}{'p99 ms':>9}{'cpu ms/job':>12}")
+    for number, pair in enumerate(rounds, 1):
+        for on, r in pair.items():
+            print(
+                f"{number:<7}{on:<10}{r['rate']:>9.1f}{r['drain']:>10.1f}{r['p50'] * 1000:>9.0f}"
+                f"{r['p99'] * 1000:>9.0f}{r['cpu'] * 1000:>12.2f}"
+            )
+    ratios = [pair["sqld"]["rate"] / pair["file"]["rate"] for pair in rounds]
+    served = statistics.median(pair["sqld"]["rate"] for pair in rounds)
+    local = statistics.median(pair["file"]["rate"] for pair in rounds)
+    print(
+        "e2e: first commit to last sent_at; each round runs the file, then the server, right after it.\n"
+        f"outbox over sqld: {served:.1f} emails/s against {local:.1f} on the local file "
+        f"(ratio {statistics.median(ratios):.2f}), {args.workers} workers"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=2000, help="emails, and no-op jobs (default 2000)")
@@ -388,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", metavar="DIR", help="run every worker under cProfile, .prof files to DIR")
     parser.add_argument("--timeout", type=float, default=600, help="give up after this many seconds")
+    parser.add_argument(
+        "--db", choices=("file", "sqld"), default="file", help="sqld: the outbox on a libSQL server against a file"
+    )
     parser.add_argument("--role", choices=("noop", "outbox"), help=argparse.SUPPRESS)
     parser.add_argument("--worker-class", choices=tuple(WORKER_CLASSES), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -400,6 +446,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with ExitStack() as stack:
             run = Run(args, stack)
+            if args.db == "sqld":
+                rounds = []
+                for round_number in range(1, max(args.rounds, 1) + 1):
+                    pair = {on: run.outbox("simple", on=on) for on in ("file", "sqld")}
+                    print(
+                        f"round {round_number}: file {pair['file']['rate']:.1f}/s, sqld {pair['sqld']['rate']:.1f}/s",
+                        flush=True,
+                    )
+                    rounds.append(pair)
+                print_database_table(args, rounds)
+                return 0
             for worker_class in ("simple",) if args.no_fork else ("simple", "fork"):
                 results[worker_class] = []
                 for round_number in range(1, max(args.rounds, 1) + 1):
