@@ -1,4 +1,5 @@
-"""Writers to a local database file queue for their turn before SQLite's lock (portal/core/db.py)."""
+"""Writers queue for their turn: to a local file, across processes before SQLite's lock; to a
+server, within their process before the server's (portal/core/db.py)."""
 
 import subprocess
 import sys
@@ -55,8 +56,17 @@ def test_a_local_database_queues_its_writers_beside_the_file(database_url, tmp_p
     db.dispose()
 
 
-def test_a_remote_database_has_no_turns():
-    assert Database("sqlite+libsql://example.turso.io/?secure=true").writer_turns is None
+def test_writers_to_a_server_take_turns_within_their_process():
+    # No file to lock beside a server: the turn is the process's own, shared by every Database on
+    # the URL, and a writer that cannot have it writes nothing.
+    url = "sqlite+libsql://example.turso.io/?secure=true"
+    first, second = Database(url, busy_timeout_ms=200), Database(url, busy_timeout_ms=200)
+    with first.writer_turns.turn():
+        with pytest.raises(DatabaseBusyError, match="nothing was written"):
+            with second.writer_turns.turn():
+                pass
+    with second.writer_turns.turn() as had_turn:
+        assert had_turn
 
 
 def test_a_writer_waits_for_the_turn_another_process_holds_and_then_writes(database_url):

@@ -7,7 +7,8 @@ AmbiguousCommitError and never replayed as a fresh transaction.
 
 On a local file, writers first queue for their turn (`WriterTurns`): SQLite's busy handler sleeps
 1, 2, 5, 10 ms between tries, while a write here holds the lock for a few hundred microseconds,
-so without a queue a waiting writer slept long after the lock was free.
+so without a queue a waiting writer slept long after the lock was free. On a server, the writers
+of one process take turns (`ProcessWriterTurns`), or two threads could wait on each other.
 
 Every statement reaches the driver through `execute_on_driver`, which steps past a libSQL server's
 stray interrupt (see there).
@@ -19,6 +20,7 @@ import fcntl
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -60,15 +62,16 @@ class Database:
         self.busy_timeout_ms = busy_timeout_ms
         self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
         engine_url, turso_args = turso_connect_args(sa.engine.make_url(url))
-        # An embedded replica's writes go to its primary: only a plain local file queues here, and
-        # only a plain file takes file pragmas (libSQL refuses journal_mode and the rest on a replica).
+        # An embedded replica's writes go to its primary: only a plain local file queues on the
+        # file, and only a plain file takes file pragmas (libSQL refuses journal_mode on a replica).
         self.is_replica = self.is_local_file and "sync_url" in turso_args
         local_path = engine_url.database if self.is_local_file and not turso_args else None
-        self.writer_turns = (
-            WriterTurns(local_path + WriterTurns.SUFFIX, busy_timeout_ms / 1000)
-            if local_path and local_path != ":memory:"
-            else None
-        )
+        if local_path == ":memory:":
+            self.writer_turns = None
+        elif local_path:
+            self.writer_turns = WriterTurns(local_path + WriterTurns.SUFFIX, busy_timeout_ms / 1000)
+        else:
+            self.writer_turns = ProcessWriterTurns(url, busy_timeout_ms / 1000)
         # isolation_level=None hands transaction control to us, so BEGIN can be IMMEDIATE.
         self.engine: Engine = sa.create_engine(
             engine_url,
@@ -306,6 +309,39 @@ class WriterTurns:
                     return False
                 time.sleep(pause)
                 pause = min(pause * 1.5, self.LONGEST_PAUSE_SECONDS)
+
+
+class ProcessWriterTurns:
+    """Writers to a libSQL server (or through an embedded replica to its primary), in one process,
+    take turns on a lock before they ask the server for its write lock.
+
+    The libSQL client keeps Python's GIL for the whole of each request. A thread whose BEGIN
+    IMMEDIATE waits on the server for the write lock thus stops every other thread of its process,
+    the one holding that lock among them, which needs the GIL to run its next statement or COMMIT:
+    each waits on the other until the server takes the holder's transaction away (after 5 s, with
+    TRANSACTION_TIMEOUT). Measured in a worker (its relay thread and its deliveries both write):
+    every delivery of a run stalled that way once or more, and one of them, stalled four times, was
+    handed to the dead-letter queue. Waiting here releases the GIL. The lock is shared by every
+    Database on the same URL in the process; a writer that waited `wait_seconds` without its turn
+    writes nothing (DatabaseBusyError), where going on could stop its own process again.
+    """
+
+    _locks: dict[str, threading.Lock] = {}
+    _locks_guard = threading.Lock()
+
+    def __init__(self, url: str, wait_seconds: float):
+        with self._locks_guard:
+            self.lock = self._locks.setdefault(url, threading.Lock())
+        self.wait_seconds = wait_seconds
+
+    @contextmanager
+    def turn(self) -> Iterator[bool]:
+        if not self.lock.acquire(timeout=self.wait_seconds):
+            raise DatabaseBusyError("another write of this process held the database; nothing was written")
+        try:
+            yield True
+        finally:
+            self.lock.release()
 
 
 # Options the libSQL client takes as arguments, which DATABASE_URL carries as query parameters

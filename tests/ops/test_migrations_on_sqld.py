@@ -4,7 +4,11 @@ interrupt behind for the next statement."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -13,6 +17,8 @@ from devtools.sqld import SqldServer
 from portal.core import schema
 from portal.core.db import Database, may_repeat_after
 from portal.reports.figures import MONTH_SUMS, per_volunteer_sql
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -49,26 +55,34 @@ def test_a_migration_adding_checked_columns_to_a_large_schema_applies_on_a_serve
         db.dispose()
 
 
+# Another process's write: the writers of one process take turns before they reach the server.
+INSERT_FROM_ANOTHER_PROCESS = """
+import sys
+import sqlalchemy as sa
+from portal.core.db import Database
+with Database(sys.argv[1]).write() as conn:
+    conn.execute(sa.text("INSERT INTO things (name) VALUES ('other')"))
+"""
+
+
 def test_a_write_whose_transaction_the_server_took_away_reports_its_own_error(server):
     # sqld takes the write lock from a transaction idle for 5 s when another writer waits, and rolls
     # it back; the rollback the portal then asks for finds no transaction.
-    holder, other = Database(server.database_url()), Database(server.database_url())
+    holder = Database(server.database_url())
     try:
         with holder.write() as conn:
             conn.exec_driver_sql("CREATE TABLE things (name TEXT)")
         with pytest.raises(LookupError, match="the reason the write stopped"):
             with holder.write() as conn:
                 conn.execute(sa.text("INSERT INTO things (name) VALUES ('half')"))
-                waiting = threading.Thread(target=insert, args=(other, "other"))
-                waiting.start()
-                waiting.join(timeout=30)
+                other = [sys.executable, "-c", INSERT_FROM_ANOTHER_PROCESS, server.database_url()]
+                subprocess.run(other, cwd=ROOT, check=True, timeout=60)
                 raise LookupError("the reason the write stopped")
         insert(holder, "after")  # the pool hands out a working connection afterwards
-        with other.read() as conn:
+        with holder.read() as conn:
             assert conn.exec_driver_sql("SELECT name FROM things ORDER BY rowid").scalars().all() == ["other", "after"]
     finally:
         holder.dispose()
-        other.dispose()
 
 
 def insert(db: Database, name: str) -> None:
@@ -120,3 +134,36 @@ def test_a_statement_whose_interrupt_ended_its_transaction_is_never_repeated():
     assert may_repeat_after(interrupted, True, True) and may_repeat_after(interrupted, False, False)
     assert not may_repeat_after(interrupted, True, False)
     assert not may_repeat_after(ValueError("UNIQUE constraint failed: things.name"), True, True)
+
+
+def test_two_threads_of_one_process_writing_to_a_server_both_commit(server):
+    # The libSQL client keeps Python's GIL for the whole of each request. A thread whose BEGIN waits
+    # on the server for the write lock would so stop the thread of its own process that holds that
+    # lock, between two of its statements, until the server took the holder's transaction away (5 s).
+    db = Database(server.database_url())
+    try:
+        with db.write() as conn:
+            conn.exec_driver_sql("CREATE TABLE things (name TEXT)")
+        holding, errors = threading.Event(), []
+
+        def hold_then_insert():
+            try:
+                with db.write() as conn:
+                    conn.execute(sa.text("INSERT INTO things (name) VALUES ('first')"))
+                    holding.set()
+                    time.sleep(0.5)  # Python work inside the transaction: it needs the GIL back
+                    conn.execute(sa.text("INSERT INTO things (name) VALUES ('first, again')"))
+            except Exception as error:
+                errors.append(error)
+
+        holder = threading.Thread(target=hold_then_insert)
+        holder.start()
+        assert holding.wait(timeout=10)
+        insert(db, "second")
+        holder.join(timeout=30)
+        assert errors == []
+        with db.read() as conn:
+            names = conn.exec_driver_sql("SELECT name FROM things ORDER BY rowid").scalars().all()
+        assert names == ["first", "first, again", "second"]
+    finally:
+        db.dispose()

@@ -60,21 +60,26 @@ def worker_env(settings, tmp_path):
 
 
 @pytest.fixture
-def workers(worker_env):
-    """Start real `python worker.py` processes; all are stopped after the test."""
+def workers(worker_env, tmp_path):
+    """Start real `python worker.py` processes; all are stopped after the test. Each writes to its
+    own file (`process.log_path`): a failure can show what the workers did, and a pipe nobody read
+    would stop a worker that logs a lot once it filled."""
     started: list[subprocess.Popen] = []
 
     def start(burst=False, **extra_env):
         args = [sys.executable, str(ROOT / "worker.py")] + (["--burst"] if burst else [])
-        process = subprocess.Popen(
-            args, env={**worker_env, **extra_env}, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        log_path = tmp_path / "logs" / f"worker-{len(started) + 1}.log"
+        log_path.parent.mkdir(exist_ok=True)
+        with log_path.open("w") as log:
+            process = subprocess.Popen(args, env={**worker_env, **extra_env}, cwd=ROOT, stdout=log, stderr=log)
+        process.log_path = log_path
         started.append(process)
         return process
 
     def drain(timeout=60, **extra_env):
         process = start(burst=True, **extra_env)
-        output, _ = process.communicate(timeout=timeout)
+        process.wait(timeout=timeout)
+        output = process.log_path.read_text()
         assert process.returncode == 0, output
         return output
 

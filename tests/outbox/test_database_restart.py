@@ -3,6 +3,7 @@ out exactly once, no row is marked failed, and the workers and the relay carry o
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -40,8 +41,7 @@ def test_the_server_killed_and_restarted_under_workers_loses_and_repeats_nothing
     server = sqld["server"]
     ids = [make_outbox_row(publish=True) for _ in range(EMAILS)]
     provider_model.fail_next("slow_accept", count=EMAILS, delay=0.5)  # sends are in flight when the server goes
-    workers()
-    workers()
+    started = [workers(), workers()]
     assert wait_until(lambda: len(provider_model.requests()) >= 1, timeout=30)
 
     server.process.kill()  # no goodbye: as a crashed or unplugged host
@@ -55,13 +55,34 @@ def test_the_server_killed_and_restarted_under_workers_loses_and_repeats_nothing
         with ctx.db.read() as conn:
             return dict(conn.execute(sa.text("SELECT id, status FROM email_outbox")).all())
 
-    assert wait_until(lambda: set(statuses().values()) == {SENT}, timeout=90), statuses()
+    all_sent = wait_until(lambda: set(statuses().values()) == {SENT}, timeout=90)
+    assert all_sent, history_of_unsent(ctx, statuses(), started)
     assert sorted(statuses()) == sorted(ids)
     recipients = [email["to"][0] for email in provider_model.sent()]
     assert len(recipients) == EMAILS and len(set(recipients)) == EMAILS  # each once, none lost
     with ctx.db.read() as conn:
         reached = dict(conn.execute(sa.text("SELECT status_after, count(*) FROM email_outbox_events GROUP BY 1")).all())
     assert not {"failed", "dead_letter", "bounced"} & set(reached)  # no email was called failed
+    # Nor did a delivery outlive its job's time: a worker's threads never waited on each other.
+    assert not [w.log_path for w in started if "JobTimeoutException" in w.log_path.read_text()]
+
+
+def history_of_unsent(ctx, statuses: dict, workers) -> str:
+    """Each row not sent, with its events, and what the workers warned of: a failure on CI explains itself."""
+    unsent = [outbox_id for outbox_id, status in statuses.items() if status != SENT]
+    with ctx.db.read() as conn:
+        events = conn.execute(
+            sa.text(
+                "SELECT outbox_id, kind, status_before, status_after, attempt, outcome_unknown, last_error, "
+                "provider_message_id IS NOT NULL AS has_id, first_attempt, created_at FROM email_outbox_events "
+                "WHERE outbox_id IN (SELECT value FROM json_each(:ids)) ORDER BY id"
+            ),
+            {"ids": json.dumps(unsent)},
+        ).all()
+    warnings = [line for w in workers for line in w.log_path.read_text().splitlines() if "WARNING" in line]
+    return "\n".join(
+        [f"{len(unsent)} of {len(statuses)} not sent:", *(repr(tuple(event)) for event in events), *warnings[-40:]]
+    )
 
 
 def test_a_message_that_meets_the_database_away_keeps_its_attempts(ctx, sqld, make_outbox_row):

@@ -53,7 +53,7 @@ def test_a_row_released_by_sigterm_during_a_rate_wait_is_cancelled_by_a_later_de
     worker = workers(OUTBOX_CLAIM_SECONDS=LONG_CLAIM)
     if not wait_until(lambda: status(ctx, outbox_id)[0] == "processing", timeout=30):
         worker.terminate()
-        raise AssertionError(worker.communicate()[0])
+        raise AssertionError(worker.log_path.read_text())
     worker.send_signal(signal.SIGTERM)
     worker.wait(timeout=30)
     state, reason, first_attempt_at, unknown = status(ctx, outbox_id)
