@@ -114,7 +114,7 @@ def time_bare(db: Database, company_id: int, runs: int) -> list[float]:
     from datetime import date
     from zoneinfo import ZoneInfo
 
-    from portal.core.db import Statement
+    from portal.core.driver import Statement
     from portal.core.periods import Period
     from portal.reports.figures import EMPLOYEES_IN_PERIOD, MONTH_SUMS, per_volunteer_sql
 

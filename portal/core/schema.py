@@ -14,7 +14,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from portal.core.db import Database, execute_on_driver
+from portal.core.db import Database
+from portal.core.driver import execute_on_driver
 from portal.core.resources import MIGRATIONS_DIR
 
 FILENAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")

@@ -14,7 +14,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database, Statement, json_array
+from portal.core.db import Database, json_array
+from portal.core.driver import Statement
 from portal.outbox.provider import BATCH_LIMIT
 from portal.outbox.statuses import WAITING, sql_list
 

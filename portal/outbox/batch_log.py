@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from portal.core.db import Statement
+from portal.core.driver import Statement
 from portal.outbox.statuses import UNSETTLED, sql_list
 
 _LOG_REQUEST = Statement(

@@ -13,7 +13,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database, Statement, json_array
+from portal.core.db import Database, json_array
+from portal.core.driver import Statement
 from portal.outbox.batch_log import close_request
 from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE, ClaimedBatch
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PROCESSING, RETRY, SENT, UNKNOWN_OUTCOME

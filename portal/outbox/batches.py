@@ -29,7 +29,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database, Statement
+from portal.core.db import Database
+from portal.core.driver import Statement
 from portal.outbox.batch_log import close_request, log_request
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
 from portal.outbox.intents import TEMPLATE_INPUT

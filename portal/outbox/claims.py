@@ -14,7 +14,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database, Statement
+from portal.core.db import Database
+from portal.core.driver import Statement
 from portal.core.settings import Settings
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import PROCESSING, WAITING, sql_list

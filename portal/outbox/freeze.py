@@ -15,7 +15,8 @@ import json
 from datetime import datetime
 
 from portal.core import clock
-from portal.core.db import Database, Statement, json_array, json_rows
+from portal.core.db import Database, json_array, json_rows
+from portal.core.driver import Statement
 from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.rendering import Attachment, RenderedEmail

@@ -26,7 +26,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Statement, json_array
+from portal.core.db import json_array
+from portal.core.driver import Statement
 from portal.core.text import normalise_email
 from portal.outbox.statuses import UNSETTLED, sql_list
 

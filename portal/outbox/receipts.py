@@ -27,7 +27,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from portal.core import clock
-from portal.core.db import Database, Statement
+from portal.core.db import Database
+from portal.core.driver import Statement
 from portal.outbox import metrics
 from portal.outbox.receipt_events import MalformedReceipt, Receipt, parse_receipt
 from portal.outbox.rows import advance_on_receipt, settle_from_receipt_tag

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from portal.core import clock
-from portal.core.db import Database, Statement
+from portal.core.db import Database
+from portal.core.driver import Statement
 from portal.core.settings import Settings
 from portal.outbox.periodic import PeriodicTask
 from portal.outbox.statuses import SETTLED, sql_list

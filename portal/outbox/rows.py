@@ -14,7 +14,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database, Statement, json_array
+from portal.core.db import Database, json_array
+from portal.core.driver import Statement
 from portal.outbox.statuses import (
     CANCELLED,
     DEAD_LETTER,

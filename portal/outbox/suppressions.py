@@ -13,7 +13,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database, Statement
+from portal.core.db import Database
+from portal.core.driver import Statement
 from portal.core.text import normalise_email
 from portal.outbox.rows import RECEIPT_UNPROCESSED
 

@@ -15,7 +15,8 @@ import sqlalchemy as sa
 
 from devtools.sqld import SqldServer
 from portal.core import schema
-from portal.core.db import Database, may_repeat_after
+from portal.core.db import Database
+from portal.core.driver import may_repeat_after
 from portal.reports.figures import MONTH_SUMS, per_volunteer_sql
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import re
 import pytest
 import sqlalchemy as sa
 
-from portal.core.db import Statement
+from portal.core.driver import Statement
 from portal.outbox import (
     batch_composition,
     batch_log,
