@@ -5,12 +5,7 @@ The filing PDF carries no names, and hides what its filing mask hides (filing.py
 
 from __future__ import annotations
 
-from decimal import Decimal
-from pathlib import Path
 from typing import NamedTuple
-
-from fpdf import FPDF
-from fpdf.enums import XPos, YPos
 
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
@@ -18,119 +13,13 @@ from portal.reports.crosswalk import METHOD, SDGS, crosswalk
 from portal.reports.disclosure import ALL, THRESHOLD
 from portal.reports.filing import FilingMask
 from portal.reports.hours import hours_text, signed_hours_text
+from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
 
-FONT_DIR = Path("/usr/share/fonts/truetype/liberation")  # Debian's fonts-liberation, which `make test` installs
-INK, MUTED, BRAND, BRAND_ALT, LINE = (29, 36, 51), (91, 100, 117), (11, 92, 173), (120, 170, 220), (217, 222, 232)
-HIDDEN = "hidden"
 HIDDEN_NOTE = (
     "hidden: the figure describes fewer than 5 colleagues, or would let such a group be worked out from "
     "the figures shown here or in the company's other filed reports."
 )
-NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
-
-
-class ReportPDF(FPDF):
-    def __init__(self, footer_text: str):
-        super().__init__(format="A4")
-        self.footer_text = footer_text
-        self.set_margins(18, 16, 18)
-        self.set_auto_page_break(True, margin=18)
-        regular, bold = FONT_DIR / "LiberationSans-Regular.ttf", FONT_DIR / "LiberationSans-Bold.ttf"
-        if regular.exists() and bold.exists():
-            self.add_font("body", "", str(regular))
-            self.add_font("body", "B", str(bold))
-            self.unicode = True
-        else:  # the core font: Latin-1 only, so text is folded to it in `t`
-            self.unicode = False
-        self.family = "body" if self.unicode else "helvetica"
-
-    def t(self, text) -> str:
-        text = str(text)
-        if self.unicode:
-            return text
-        return (
-            text.replace("–", "-")
-            .replace("—", "-")
-            .replace("“", '"')
-            .replace("”", '"')
-            .replace("’", "'")
-            .replace("·", "-")
-            .encode("latin-1", "replace")
-            .decode("latin-1")
-        )
-
-    def font(self, size: float, bold: bool = False, colour=INK):
-        self.set_font(self.family, "B" if bold else "", size)
-        self.set_text_color(*colour)
-
-    def footer(self):
-        self.set_y(-12)
-        self.font(7.5, colour=MUTED)
-        self.cell(0, 5, self.t(f"{self.footer_text} · page {self.page_no()}/{{nb}}"), align="C")
-
-    def heading(self, text: str, size: float = 13):
-        if self.get_y() > self.h - 50:
-            self.add_page()
-        self.ln(3)
-        self.font(size, bold=True)
-        self.cell(0, 8, self.t(text), **NEXT)
-
-    def para(self, text: str, size: float = 9.5, colour=INK):
-        self.font(size, colour=colour)
-        self.multi_cell(0, 4.8, self.t(text), align="L", **NEXT)
-        self.ln(1.2)
-
-    def grid(self, header: list[str], rows: list[list[str]], widths: list[float]):
-        self.font(8.5, bold=True, colour=MUTED)
-        self.set_draw_color(*LINE)
-        for text, width in zip(header, widths, strict=True):
-            self.cell(width, 6.5, self.t(text), border="B", align="L" if width == widths[0] else "R")
-        self.ln()
-        self.font(9)
-        for row in rows:
-            if self.get_y() > self.h - 24:
-                self.add_page()
-            for index, (text, width) in enumerate(zip(row, widths, strict=True)):
-                self.set_font(self.family, "B" if row is rows[-1] and header[0] == "Month" else "", 9)
-                self.cell(width, 6, self.t(text), border="B", align="L" if index == 0 else "R")
-            self.ln()
-        self.ln(2)
-
-    def bars(self, chart, hidden: list[bool] | None = None):
-        """A horizontal bar chart drawn like the page's SVG: each bar labelled with its value."""
-        label_w, value_w, row = 26, 40, 6.2
-        track = self.w - self.l_margin - self.r_margin - label_w - value_w
-        self.font(8.5, bold=True)
-        self.cell(0, 6, self.t(chart.title), **NEXT)
-        for index, bar in enumerate(chart.bars):
-            if self.get_y() > self.h - 24:
-                self.add_page()
-            y, x = self.get_y(), self.l_margin
-            is_hidden = bool(hidden and hidden[index])
-            self.font(8.5, colour=MUTED)
-            self.set_xy(x, y)
-            self.cell(label_w - 2, row, self.t(bar.label), align="R")
-            length = 0 if is_hidden else max(track * bar.fraction, 0.6 if bar.value else 0)
-            if length:
-                self.set_fill_color(*(BRAND_ALT if bar.pattern else BRAND))
-                self.rect(x + label_w, y + 1, length, row - 2, style="F")
-                if bar.pattern:  # hatching, so the programmes differ by more than colour
-                    self.set_draw_color(255, 255, 255)
-                    step = 1.6
-                    pos = x + label_w
-                    while pos < x + label_w + length:
-                        self.line(pos, y + row - 1, min(pos + row - 2, x + label_w + length), y + 1)
-                        pos += step
-            self.font(8.5)
-            self.set_xy(x + label_w + length + 1.5, y)
-            self.cell(value_w, row, self.t(HIDDEN if is_hidden else bar.text))
-            self.set_y(y + row)
-        self.ln(3)
-
-
-def fmt_hours(value: Decimal) -> str:
-    return f"{value:,.2f}"
 
 
 class View(NamedTuple):
