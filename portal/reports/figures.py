@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.core.db import Database, json_array
+from portal.core.db import json_array
 from portal.core.programmes import PROGRAMMES
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap
 from portal.reports.selection import ReportQuery
@@ -194,11 +194,6 @@ EMPLOYEES_IN_PERIOD = sa.text("""
     FROM company_memberships m JOIN users u ON u.id = m.user_id AND u.role = 'employee'
     WHERE m.company_id = :company_id AND m.started_at < :end AND (m.ended_at IS NULL OR m.ended_at > :start)
 """)
-
-
-def report_figures(db: Database, *, company_id: int, query: ReportQuery, tz: ZoneInfo) -> Figures:
-    with db.read() as conn:
-        return read_figures(conn, company_id=company_id, query=query, tz=tz)
 
 
 def read_figures(
