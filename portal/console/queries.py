@@ -5,11 +5,13 @@ Every read goes through the engine's operator face (portal/outbox/operator.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from portal.core.periods import local_midnight
+from portal.core.redaction import mask_link_tokens
+from portal.invitations import invitation_company
 from portal.outbox import operator
 from portal.outbox.operator import eligible_actions, is_unknown_outcome
 from portal.outbox.statuses import ALL
@@ -56,11 +58,47 @@ def outbox_page(db, filters: operator.OutboxFilter, cursor: str | None) -> opera
 
 
 @dataclass(frozen=True)
+class About:
+    """What an email is about, in words, and the admin page that shows it (if there is one)."""
+
+    label: str
+    endpoint: str | None = None
+    args: dict | None = None
+
+
+# subject_ref kinds (each area's emails.py writes its own) and the admin page of each.
+ABOUT_PAGES = {
+    "application": ("Partner application {0}", "applications.admin_detail", "application_id"),
+    "campaign": ("Campaign {0}", "campaigns.show", "campaign_id"),
+    "campaign-test": ("Test send of campaign {0}", "campaigns.show", "campaign_id"),
+    "demo_submission": ("Demo request {0}", "demo.admin_detail", "submission_id"),
+    "report-run": ("Report email of company {0}", "admin.company", "company_id"),
+}
+ABOUT_WORDS = {"invitation": "Invitation {0}", "password-reset": "Password reset {0}", "report-test": "Test report"}
+
+
+def about(db, subject_ref: str | None) -> About | None:
+    if not subject_ref:
+        return None
+    kind, _, rest = subject_ref.partition(":")
+    first = rest.split(":")[0]
+    if kind in ABOUT_PAGES and first.isdigit():
+        label, endpoint, arg = ABOUT_PAGES[kind]
+        return About(label.format(first), endpoint, {arg: int(first)})
+    if kind == "invitation" and first.isdigit():
+        company_id = invitation_company(db, int(first))
+        if company_id is not None:  # the company's page lists its invitations
+            return About(f"Invitation {first}", "admin.company", {"company_id": company_id})
+    return About(ABOUT_WORDS.get(kind, "{0}").format(first if kind in ABOUT_WORDS else subject_ref))
+
+
+@dataclass(frozen=True)
 class EmailDetail:
     row: dict
     timeline: list[operator.TimelineEntry]
     actions: list[str]  # what the row allows now
     unknown_outcome: bool
+    about: About | None
 
 
 def email_detail(db, outbox_id: str) -> EmailDetail | None:
@@ -68,8 +106,27 @@ def email_detail(db, outbox_id: str) -> EmailDetail | None:
     if row is None:
         return None
     return EmailDetail(
-        row=row,
+        row={**row, "email": shown(row["email"])},
         timeline=operator.timeline(db, row),
         actions=eligible_actions(row),
         unknown_outcome=is_unknown_outcome(row),
+        about=about(db, row["subject_ref"]),
     )
+
+
+def email_html(db, outbox_id: str) -> str | None:
+    """The frozen email's HTML, while it is kept, as the console shows it."""
+    email = shown(operator.frozen_email_of(db, outbox_id))
+    return email.html if email else None
+
+
+def shown(email: operator.FrozenEmail | None) -> operator.FrozenEmail | None:
+    """An email as an admin may see it: its links' tokens (an invitation's, a password reset's) are
+    the recipient's keys, so they are masked; the engine still sends the email as frozen."""
+    if email is None:
+        return None
+    return replace(email, html=mask_link_tokens(email.html), text=mask_link_tokens(email.text))
+
+
+def retention(db, settings) -> list[operator.Kept]:
+    return operator.retention_glance(db, settings)

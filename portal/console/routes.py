@@ -1,6 +1,6 @@
 """The operator's console: /admin/outbox, one email's page, and the audited actions."""
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, make_response, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from portal.console import operations, queries
@@ -63,6 +63,7 @@ def _render_index(values, bulk: ChooseBulkActionForm | None = None):
         "console/index.html",
         form=form,
         grid=queries.count_grid(ctx.db),
+        kept=queries.retention(ctx.db, ctx.settings),
         page=page,
         args=args,
         first_page=not request.args.get("cursor"),
@@ -83,6 +84,24 @@ def _render_detail(outbox_id: str, form: ActionForm, status: int = 200, lookup=N
     return render_template(
         "console/detail.html", detail=found, row=found.row, form=form, labels=ACTION_LABELS, lookup=lookup
     ), status
+
+
+# The email's own HTML, framed on its console page: it runs nothing and loads nothing from outside
+# (the frame is sandboxed too), and only the console may frame it.
+EMAIL_FRAME_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; sandbox"
+
+
+@bp.get("/<outbox_id>/content")
+@roles_required("admin")
+def content(outbox_id: str):
+    html = queries.email_html(portal_context().db, outbox_id)
+    if html is None:
+        abort(404)
+    response = make_response(html)
+    response.headers["Content-Security-Policy"] = EMAIL_FRAME_POLICY
+    response.headers["X-Frame-Options"] = "SAMEORIGIN"
+    response.headers["Cache-Control"] = "no-store"  # it holds an address and a personal message
+    return response
 
 
 @bp.post("/<outbox_id>/action")

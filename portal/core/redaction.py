@@ -17,7 +17,12 @@ ADDRESS = re.compile(r"[^\s/?#&=\"'<>]+(?:@|%40)[^\s/?#&=\"'<>]+", re.IGNORECASE
 
 
 def redact(value: str) -> str:
-    return ADDRESS.sub("[address]", SECRET_PATHS.sub(r"\1[token]", value))
+    return ADDRESS.sub("[address]", mask_link_tokens(value))
+
+
+def mask_link_tokens(value: str) -> str:
+    """The links' bearer tokens masked, the rest as it was (the console shows an email this way)."""
+    return SECRET_PATHS.sub(r"\1[token]", value)
 
 
 class RedactingFilter(logging.Filter):

@@ -11,7 +11,7 @@ from portal.invitations.operations import (
     invite_manager,
     resend_manager_invitation,
 )
-from portal.invitations.queries import invitation_page
+from portal.invitations.queries import invitation_company, invitation_page
 from portal.invitations.tokens import accept_url
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "OpenedInvitation",
     "accept_url",
     "insert_invitation",
+    "invitation_company",
     "invitation_page",
     "invitation_view",
     "invite_manager",

@@ -151,3 +151,11 @@ def find_open_invitation(db: Database, token_hash: str) -> tuple[OpenInvitation 
         return None, "has_account"
     fields = ("id", "email", "role", "programme", "company_id", "company_name", "name")
     return OpenInvitation(**{k: row[k] for k in fields}), None
+
+
+def invitation_company(db: Database, invitation_id: int) -> int | None:
+    """The company an invitation belongs to (the admin console links an invitation's email there)."""
+    with db.read() as conn:
+        return conn.execute(
+            sa.text("SELECT company_id FROM invitations WHERE id = :id"), {"id": invitation_id}
+        ).scalar()

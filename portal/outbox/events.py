@@ -129,9 +129,9 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
     entries += [
         TimelineEntry(
             at=r["received_at"],
-            title=f"Receipt from the provider: {r['type']}",
+            title=RECEIPT_WORDS.get(r["type"], f"Receipt from Resend: {r['type']}"),
             tone="bad" if r["type"] in ("email.bounced", "email.complained", "email.failed") else "ok",
-            details=[f"applied as: {r['outcome'] or 'not yet processed'}"],
+            details=[f"receipt {r['type']}", f"applied as: {r['outcome'] or 'not yet processed'}"],
         )
         for r in receipts
     ]
@@ -148,6 +148,20 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
         for s in suppressions
     ]
     return sorted(entries, key=lambda entry: entry.at)
+
+
+FROZEN = "payload frozen: the first request to the provider follows"
+# A receipt, in words for an admin (its type stays in the technical detail).
+RECEIPT_WORDS = {
+    "email.sent": "Resend confirmed it sent the email",
+    "email.delivered": "Delivered to the recipient's server",
+    "email.delivery_delayed": "Delivery delayed: the recipient's server has not taken it yet",
+    "email.bounced": "Bounced: the recipient's server refused it",
+    "email.complained": "Marked as spam by the recipient",
+    "email.opened": "Opened by the recipient",
+    "email.clicked": "A link in it was followed",
+    "email.failed": "Resend could not send it",
+}
 
 
 def _fold(events: list[dict]) -> list[dict]:
@@ -171,7 +185,7 @@ def _describe(event: dict) -> TimelineEntry:
     at, kind = event["created_at"], event["kind"]
     before, after = event["status_before"], event["status_after"]
     if kind == "created":
-        return TimelineEntry(at, "Email committed to the outbox", details=[f"status: {after}"])
+        return TimelineEntry(at, "Written, waiting to be sent", details=[f"committed to the outbox; status: {after}"])
     if kind == "erased":
         return TimelineEntry(at, "Recipient and content erased (retention)", details=["the status and times stay"])
     if kind == "operator":
@@ -205,39 +219,54 @@ def _describe_change(event: dict) -> TimelineEntry:
     may_have_gone = ["an attempt may have reached the provider"] if event["outcome_unknown"] else []
     if event["first_attempt"] and before == after == PROCESSING:
         # Frozen after its claim, in a statement of its own (freeze.freeze_or_replay).
-        return TimelineEntry(at, "Payload frozen; the first request to the provider follows")
+        return TimelineEntry(at, "Content fixed for sending", details=[FROZEN])
     if after == PROCESSING and event["published"]:
-        return TimelineEntry(at, "Republished by the relay (its claim had expired)", "warn")
+        return TimelineEntry(
+            at,
+            "Queued again: an attempt stopped without an answer",
+            "warn",
+            ["republished by the relay: claim expired"],
+        )
     if after == PROCESSING and before == PROCESSING:
-        return TimelineEntry(at, f"Claim expired; claimed again for attempt {attempt}", "warn", may_have_gone)
+        return TimelineEntry(
+            at,
+            f"Sending again (attempt {attempt}): the attempt before stopped without an answer",
+            "warn",
+            ["claim expired; claimed again", *may_have_gone],
+        )
     if after == PROCESSING:
         # A first attempt's claim also freezes its payload, in the same statement (claims.py).
-        frozen = "; payload frozen, the first request to the provider follows" if event["first_attempt"] else ""
-        return TimelineEntry(at, f"Claimed for attempt {attempt}{frozen}")
+        details = ["claimed by a worker", FROZEN if event["first_attempt"] else ""]
+        return TimelineEntry(at, f"Being sent (attempt {attempt})", details=[d for d in details if d])
     if event["provider_message_id"] and after in (SENT, *RECEIPT_STATUSES) and before in (PROCESSING, RETRY, PENDING):
         return TimelineEntry(
-            at, "Accepted by the provider", "ok", [f"attempt {attempt}", f"message ID {event['provider_message_id']}"]
+            at,
+            "Handed to Resend",
+            "ok",
+            [f"accepted at attempt {attempt}", f"message ID {event['provider_message_id']}"],
         )
     if after in RECEIPT_STATUSES and before in RECEIPT_STATUSES:
         return TimelineEntry(
-            at, f"Status from a receipt: {after}", "bad" if after in ("bounced", "complained") else "ok"
+            at, f"Status now {after}", "bad" if after in ("bounced", "complained") else "ok", ["from a receipt"]
         )
     if after == RETRY:
         details = [f"attempt {attempt}: {error or 'retry'}", classify_answer(error)]
         if event["next_attempt_at"]:
             details.append(f"next attempt at {display_second(event['next_attempt_at'])}")
         if before == PROCESSING:
-            return TimelineEntry(at, "Attempt ended; retry scheduled", "warn", details)
+            return TimelineEntry(at, "Not sent this time; it will be tried again", "warn", details)
         if event["published"]:
             return TimelineEntry(
-                at, "Republished by the relay (its retry time had come)", details=[f"attempt {attempt}"]
+                at, "Queued for its next attempt", details=[f"republished by the relay after attempt {attempt}"]
             )
         return TimelineEntry(at, "Retry time changed", details=details[2:])
     if after == PENDING and error and error.startswith("publish_failed"):
-        return TimelineEntry(at, "Publishing failed; the relay will publish it", "warn", [error])
+        return TimelineEntry(at, "Not queued yet; it will be queued again by itself", "warn", [error])
     if event["published"]:
-        title = "Published to the queue" if before == PENDING else "Republished by the relay"
-        return TimelineEntry(at, title)
+        title = "Queued for sending" if before == PENDING else "Queued again"
+        return TimelineEntry(
+            at, title, details=["published to the queue" if before == PENDING else "republished by the relay"]
+        )
     if after in (FAILED, SUPPRESSED, DEAD_LETTER, CANCELLED):
         tone = "warn" if after in (DEAD_LETTER, CANCELLED) else "bad"
         details = [f"attempt {attempt}: {error}" if attempt else str(error), classify_answer(error), *may_have_gone]

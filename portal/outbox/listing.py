@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -155,8 +156,48 @@ def outbox_row(db: Database, outbox_id: str) -> dict | None:
             return None
         batch = batch_facts(conn, outbox_id)
         requests = batch_requests(conn, batch.id) if batch else []
+        email = frozen_email(conn, outbox_id)
     sealed = batch is not None and batch.sealed_at is not None and batch.settled_at is None
-    return {**row, "batch": batch, "batch_requests": requests, "in_sealed_batch": sealed}
+    return {**row, "batch": batch, "batch_requests": requests, "in_sealed_batch": sealed, "email": email}
+
+
+# --- the email itself, while its frozen payload is kept --------------------------------------------
+
+
+@dataclass(frozen=True)
+class FrozenEmail:
+    """The email as its first attempt froze it: what every attempt sends. Kept until the provider
+    accepts it (or its batch settles), so a sent email's content is no longer here."""
+
+    from_address: str
+    reply_to: str | None
+    subject: str
+    html: str
+    text: str
+    tags: list[tuple[str, str]]
+    attachment_filename: str | None
+    frozen_at: str
+
+
+_FROZEN = sa.text(
+    """
+    SELECT from_address, reply_to, subject, html, text, tags, attachment_filename, created_at AS frozen_at
+    FROM email_frozen_payloads WHERE outbox_id = :id
+    """
+)
+
+
+def frozen_email(conn: sa.Connection, outbox_id: str) -> FrozenEmail | None:
+    row = conn.execute(_FROZEN, {"id": outbox_id}).mappings().first()
+    if row is None:
+        return None
+    tags = [(str(name), str(value)) for name, value in json.loads(row["tags"])]  # as freeze.py stores them
+    return FrozenEmail(**{**row, "tags": tags})
+
+
+def frozen_email_of(db: Database, outbox_id: str) -> FrozenEmail | None:
+    with db.read() as conn:
+        return frozen_email(conn, outbox_id)
 
 
 # --- the batch a row rode in ----------------------------------------------------------------------

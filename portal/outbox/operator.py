@@ -19,9 +19,11 @@ from portal.outbox.actions import (
 )
 from portal.outbox.events import TimelineEntry, timeline
 from portal.outbox.listing import (
+    FrozenEmail,
     OutboxFilter,
     OutboxPage,
     family_status_counts,
+    frozen_email_of,
     outbox_page,
     outbox_row,
 )
@@ -29,7 +31,7 @@ from portal.outbox.lookup import ask_provider
 from portal.outbox.metrics import OutboxCollector
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.relay import relay_pass
-from portal.outbox.retention import purge
+from portal.outbox.retention import Kept, purge, retention_glance
 from portal.outbox.suppressions import (
     SuppressionError,
     add_suppression,
@@ -46,6 +48,8 @@ __all__ = [
     "SEND_AGAIN",
     "ActionRefused",
     "ActionResult",
+    "FrozenEmail",
+    "Kept",
     "OutboxCollector",
     "OutboxFilter",
     "OutboxPage",
@@ -58,6 +62,7 @@ __all__ = [
     "eligible_actions",
     "eligible_ids",
     "family_status_counts",
+    "frozen_email_of",
     "is_suppressed",
     "is_unknown_outcome",
     "list_suppressions",
@@ -67,6 +72,7 @@ __all__ = [
     "rate_limit_for",
     "relay_pass",
     "remove_suppression",
+    "retention_glance",
     "suppression_history",
     "timeline",
 ]

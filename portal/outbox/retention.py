@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database
@@ -67,6 +69,66 @@ def purge(db: Database, settings: Settings, *, now: datetime) -> PurgeReport:
         if erased:
             _DELETE_UNUSED_SHARED(conn, {})
     return PurgeReport(receipt_bodies_deleted=receipts, outbox_rows_erased=erased)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One kind of personal data the engine holds: how much, the oldest, and when that one goes
+    (None: not by age; `rule` says when instead)."""
+
+    what: str
+    count: int
+    oldest: str | None
+    oldest_goes_at: str | None
+    rule: str
+
+
+_KEPT = sa.text(
+    f"""
+    SELECT (SELECT COUNT(*) FROM email_frozen_payloads) AS payloads,
+           (SELECT MIN(created_at) FROM email_frozen_payloads) AS oldest_payload,
+           (SELECT COUNT(*) FROM email_receipts WHERE payload IS NOT NULL) AS receipts,
+           (SELECT MIN(received_at) FROM email_receipts WHERE payload IS NOT NULL) AS oldest_receipt,
+           (SELECT COUNT(*) FROM email_outbox
+            WHERE status IN {sql_list(SETTLED)} AND recipient != '{ERASED_RECIPIENT}') AS settled,
+           (SELECT MIN(updated_at) FROM email_outbox
+            WHERE status IN {sql_list(SETTLED)} AND recipient != '{ERASED_RECIPIENT}') AS oldest_settled
+    """
+)
+
+
+def retention_glance(db: Database, settings: Settings) -> list[Kept]:
+    """What the engine holds now and when the retention rules take it (the daily purge)."""
+    with db.read() as conn:
+        row = conn.execute(_KEPT).mappings().one()
+
+    def goes(oldest: str | None, days: int) -> str | None:
+        return clock.iso(clock.parse(oldest) + timedelta(days=days)) if oldest else None
+
+    receipt_days, outbox_days = settings.receipt_retention_days, settings.outbox_retention_days
+    return [
+        Kept(
+            "Frozen email contents",
+            row["payloads"],
+            row["oldest_payload"],
+            None,
+            "each goes when the provider accepts its email (or its batch settles)",
+        ),
+        Kept(
+            "Receipt bodies",
+            row["receipts"],
+            row["oldest_receipt"],
+            goes(row["oldest_receipt"], receipt_days),
+            f"kept {receipt_days} days after they arrive; their type, time and outcome stay",
+        ),
+        Kept(
+            "Settled emails' recipients and inputs",
+            row["settled"],
+            row["oldest_settled"],
+            goes(row["oldest_settled"], outbox_days),
+            f"erased {outbox_days} days after the email's last change; its status, key and times stay",
+        ),
+    ]
 
 
 def purge_task(settings: Settings) -> PeriodicTask:

@@ -3,6 +3,7 @@ real database, Redis and the provider model."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import sqlalchemy as sa
@@ -372,3 +373,86 @@ def test_days_are_typed_day_first_or_year_first(client, admin, make_outbox_row):
     for typed in ({"created_from": "01.03.2026", "created_to": "31.03.2026"}, {"created_from": "2026-03-01"}):
         page = client.get("/admin/outbox/", query_string=typed).get_data(as_text=True)
         assert "march@example.org" in page and 'type="date"' not in page
+
+
+def test_an_emails_page_shows_the_email_itself_while_it_is_kept_and_says_when_it_went(
+    client, admin, make_outbox_row, provider_model, deliver, make_due, auth, make_user
+):
+    data = {"subject": "Your place in TEEI Language", "body": "Hello Ada.\n\nYour first session is on Monday."}
+    outbox_id = make_outbox_row(recipient="ada@example.org", data=data, publish=True)
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    assert "Not made yet" in page and "<iframe" not in page  # rendered and frozen at its first attempt
+
+    provider_model.fail_next("http_500")  # the first attempt freezes it; the provider says try again
+    assert deliver(outbox_id).startswith("retry:")
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    facts = dict(re.findall(r"<dt>([^<]+)</dt><dd>(.*?)</dd>", page))
+    assert facts["Subject"] == "Your place in TEEI Language"
+    assert facts["From"] and "@" in facts["From"] and facts["Attachment"] == "none"
+    assert facts["Tags"] == "template: notice · template_version: 1"
+    assert f'sandbox src="/admin/outbox/{outbox_id}/content"' in page
+    assert "Your first session is on Monday." in page  # the plain-text version, one click away
+
+    framed = client.get(f"/admin/outbox/{outbox_id}/content")
+    assert framed.status_code == 200 and "Your first session is on Monday." in framed.get_data(as_text=True)
+    policy = framed.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "sandbox" in policy and "frame-ancestors 'self'" in policy
+    assert "script-src" not in policy and framed.headers["X-Frame-Options"] == "SAMEORIGIN"
+    auth.logout()
+    auth.login(make_user("manager"))
+    assert client.get(f"/admin/outbox/{outbox_id}/content").status_code == 403
+    auth.logout()
+    auth.login(admin)
+
+    make_due(outbox_id)
+    assert deliver(outbox_id, attempt=2) == "ack:sent"
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    assert "Its content was deleted when the provider accepted it" in page and "<iframe" not in page
+    assert client.get(f"/admin/outbox/{outbox_id}/content").status_code == 404
+    history = re.findall(r'<p class="timeline-title">([^<]+)</p>', page)
+    assert history[-1] == "Handed to Resend" and "Not sent this time; it will be tried again" in history
+
+
+def test_what_an_email_is_about_links_to_its_page(client, admin, make_outbox_row, db):
+    outbox_id = make_outbox_row()
+    with db.write() as conn:
+        conn.execute(sa.text("UPDATE email_outbox SET subject_ref = 'application:7' WHERE id = :id"), {"id": outbox_id})
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    assert '<a href="/admin/applications/7">Partner application 7</a>' in page
+    with db.write() as conn:
+        conn.execute(
+            sa.text("UPDATE email_outbox SET subject_ref = 'password-reset:3' WHERE id = :id"), {"id": outbox_id}
+        )
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    assert "<dd>Password reset 3</dd>" in page  # no page to link to
+
+
+def test_the_tokens_in_an_emails_links_are_masked_on_the_console(
+    client, admin, make_outbox_row, provider_model, deliver
+):
+    link = "https://portal.example/password/reset/Zk3-secret-token-9Q"
+    data = {"subject": "Reset your password", "body": f"Choose a new password: {link}"}
+    outbox_id = make_outbox_row(recipient="ada@example.org", data=data, publish=True)
+    provider_model.fail_next("http_500")
+    assert deliver(outbox_id).startswith("retry:")
+    page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
+    framed = client.get(f"/admin/outbox/{outbox_id}/content").get_data(as_text=True)
+    for shown in (page, framed):
+        assert "Zk3-secret-token-9Q" not in shown and "/password/reset/[token]" in shown
+
+
+def test_the_list_says_what_the_outbox_keeps_and_when_it_goes(client, admin, make_outbox_row, provider_model, deliver):
+    outbox_id = make_outbox_row(publish=True)
+    provider_model.fail_next("http_500")
+    assert deliver(outbox_id).startswith("retry:")  # its content is frozen until it is sent
+    page = client.get("/admin/outbox/").get_data(as_text=True)
+    kept = html.unescape(page[page.index("What the outbox keeps") : page.index("Find emails")])
+    rows = re.findall(
+        r'<th scope="row">([^<]+)<span.*?<td class="num">([^<]+)</td>\s*<td>([^<]+)</td>\s*<td>([^<]+)</td>', kept, re.S
+    )
+    assert [(what, count) for what, count, _, _ in rows] == [
+        ("Frozen email contents", "1"),
+        ("Receipt bodies", "0"),
+        ("Settled emails' recipients and inputs", "0"),
+    ]
+    assert rows[0][3].strip() == "when it is sent" and rows[1][2:] == ("—", "—")

@@ -44,18 +44,17 @@ def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_mode
     titles = [
         entry.title for entry in timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
     ]
+    # In words for an admin; what the engine did stays in each entry's technical detail.
     assert titles[:4] == [
-        "Email committed to the outbox",
-        "Published to the queue",
-        "Claimed for attempt 1; payload frozen, the first request to the provider follows",
-        "Attempt ended; retry scheduled",
+        "Written, waiting to be sent",
+        "Queued for sending",
+        "Being sent (attempt 1)",
+        "Not sent this time; it will be tried again",
     ]
-    assert "Attempt ended; retry scheduled" in titles and titles[-1] == "Accepted by the provider"
-    ended = next(
-        entry
-        for entry in timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
-        if entry.title.startswith("Attempt ended")
-    )
+    assert titles[-1] == "Handed to Resend"
+    entries = timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
+    assert entries[2].details == ["claimed by a worker", "payload frozen: the first request to the provider follows"]
+    ended = next(entry for entry in entries if entry.title.startswith("Not sent this time"))
     assert any("may have sent" in detail for detail in ended.details), "the answer's classification is shown"
 
 
@@ -179,8 +178,8 @@ def test_receipts_and_suppressions_join_the_history(ctx, make_outbox_row, outbox
     assert outbox_row(outbox_id)["status"] == "bounced"
 
     titles = [entry.title for entry in timeline(ctx.db, outbox_row(outbox_id))]
-    assert "Receipt from the provider: email.bounced" in titles
-    assert "Status from a receipt: bounced" in titles
+    assert "Bounced: the recipient's server refused it" in titles
+    assert "Status now bounced" in titles
     assert "Address added to the suppression list" in titles
 
 
@@ -202,8 +201,9 @@ def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, ma
         )
         assert outcome == NOT_ELIGIBLE
 
-    entries = [entry for entry in timeline(ctx.db, outbox_row(failed)) if entry.title.startswith("Receipt")]
-    assert [entry.title for entry in entries] == ["Receipt from the provider: email.delivered"]
+    entries = [entry for entry in timeline(ctx.db, outbox_row(failed)) if any("receipt" in d for d in entry.details)]
+    assert [entry.title for entry in entries] == ["Delivered to the recipient's server"]
+    assert entries[0].details == ["receipt email.delivered", "applied as: not_eligible"]
 
 
 def test_the_receipts_of_a_row_are_read_through_indexes(db):

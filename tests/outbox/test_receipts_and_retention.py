@@ -5,6 +5,7 @@ configuration that lets a claim expire mid-send is refused (issue 9, defects 9 t
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -12,7 +13,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.settings import ConfigError, Settings
 from portal.outbox.receipts import apply_receipt_event
-from portal.outbox.retention import purge
+from portal.outbox.retention import purge, retention_glance
 from portal.outbox.statuses import DELIVERED, ENQUEUED, FAILED, SENT, SUPPRESSED
 from tests.builders import event
 
@@ -78,9 +79,21 @@ def test_purge_deletes_old_receipt_bodies_and_erases_old_settled_rows(
             {"t": long_ago},
         )
 
+    def glance():
+        return {kept.what: kept for kept in retention_glance(ctx.db, ctx.settings)}
+
+    before = glance()
+    receipts, settled = before["Receipt bodies"], before["Settled emails' recipients and inputs"]
+    assert (receipts.count, receipts.oldest) == (2, long_ago)
+    assert clock.parse(receipts.oldest_goes_at) == clock.parse(long_ago) + timedelta(days=30)  # past: the purge's
+    assert (settled.count, settled.oldest) == (2, long_ago)  # old_waiting is not settled
+    assert clock.parse(settled.oldest_goes_at) == clock.parse(long_ago) + timedelta(days=365)
+
     result = runner.invoke(args=["outbox", "purge"])
     assert result.exit_code == 0, result.output
     assert "1 receipt bodies deleted, 1 outbox rows erased" in result.output
+    after = glance()
+    assert after["Receipt bodies"].count == 1 and after["Settled emails' recipients and inputs"].count == 1
     assert "@" not in result.output
 
     erased = outbox_row(old_sent)
