@@ -11,7 +11,8 @@ from flask.cli import AppGroup
 from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
 from portal.core import clock, schema
-from portal.outbox.operator import purge, relay_pass
+from portal.core.periods import report_timezone
+from portal.outbox.operator import FIGURES, LABELS, purge, reconcile, relay_pass
 from portal.outbox.reads import status_counts
 from portal.report_emails.cli import reports_cli
 from portal.seed import seed_demo
@@ -98,6 +99,27 @@ def outbox_status(as_json):
     click.echo(f"{'family':24} {'status':12} {'count':>6}")
     for row in counts:
         click.echo(f"{row['family']:24} {row['status']:12} {row['count']:>6}")
+
+
+@outbox_cli.command("reconcile")
+@click.option("--date", "day", required=True, type=click.DateTime(formats=["%Y-%m-%d"]), help="A day, YYYY-MM-DD.")
+def outbox_reconcile(day):
+    """What became of the emails committed on one day (in PORTAL_TIMEZONE), by family; a total last."""
+    ctx = portal_context()
+    zone = report_timezone(ctx.settings)
+    found = reconcile(
+        ctx.db,
+        days=[day.date()],
+        zone=zone,
+        no_receipt_hours=ctx.settings.outbox_no_receipt_hours,
+        now=clock.utcnow(),
+    )
+    widths = [max(len(LABELS[f]), 6) for f in FIGURES]
+    click.echo(f"{day.date().isoformat()} ({ctx.settings.portal_timezone})")
+    click.echo(" ".join([f"{'family':24}", *(f"{LABELS[f]:>{w}}" for f, w in zip(FIGURES, widths, strict=True))]))
+    lines = [(family, found.by_family[family][0]) for family in found.families] + [("total", found.totals[0])]
+    for name, figures in lines:
+        click.echo(" ".join([f"{name:24}", *(f"{figures[f]:>{w}}" for f, w in zip(FIGURES, widths, strict=True))]))
 
 
 @outbox_cli.command("purge")

@@ -1,8 +1,10 @@
 """The provider model's receipts: Resend's webhook events, signed the way Svix signs them.
 
 For every email the model sends, `events_for` builds what Resend would report: `email.sent`, then
-`email.delivered`; a recipient whose local part contains "bounce" gets `email.bounced` (Permanent)
-instead of delivered, and one containing "complain" gets `email.complained` after delivered.
+`email.delivered`; a recipient whose local part contains "bounce" gets `email.bounced` (Permanent,
+or Transient with "transient" too) instead of delivered, and one containing "complain" gets
+`email.complained` after delivered. "delayed" gets `email.delivery_delayed` and no delivery yet,
+and "noreceipt" only `email.sent`: the delivery receipt that never came.
 
 `ReceiptSender` posts them from one background thread, in order, each signed with
 `svix-id`, `svix-timestamp` and `svix-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`
@@ -75,15 +77,22 @@ def events_for(email: dict, now: datetime) -> list[dict]:
         "tags": {tag["name"]: tag["value"] for tag in email["tags"]},
     }
     steps = [("email.sent", {})]
-    if "bounce" in local_part:
+    if "noreceipt" in local_part:
+        pass  # the provider's delivery receipt never comes (lost, or never sent): only email.sent
+    elif "delayed" in local_part:
+        steps.append(("email.delivery_delayed", {}))
+    elif "bounce" in local_part:
+        transient = "transient" in local_part
         steps.append(
             (
                 "email.bounced",
                 {
                     "bounce": {
-                        "type": "Permanent",
-                        "subType": "General",
-                        "message": "The recipient's mail server permanently rejected the email.",
+                        "type": "Transient" if transient else "Permanent",
+                        "subType": "MailboxFull" if transient else "General",
+                        "message": "The recipient's mailbox is full."
+                        if transient
+                        else "The recipient's mail server permanently rejected the email.",
                     }
                 },
             )

@@ -6,7 +6,7 @@ Every read goes through the engine's operator face (portal/outbox/operator.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from portal.core.periods import local_midnight
@@ -130,3 +130,16 @@ def shown(email: operator.FrozenEmail | None) -> operator.FrozenEmail | None:
 
 def retention(db, settings) -> list[operator.Kept]:
     return operator.retention_glance(db, settings)
+
+
+RECONCILED_DAYS = 30
+
+
+def reconciliation(db, settings, *, zone: ZoneInfo, today: date, now: datetime) -> operator.Reconciliation:
+    """The last RECONCILED_DAYS local days, today last."""
+    days = [today - timedelta(days=n) for n in range(RECONCILED_DAYS - 1, -1, -1)]
+    return operator.reconcile(db, days=days, zone=zone, no_receipt_hours=settings.outbox_no_receipt_hours, now=now)
+
+
+def zero_days(days: list[date], family: str) -> list[operator.DayFigures]:
+    return [operator.DayFigures(day, family) for day in days]

@@ -1,13 +1,17 @@
 """The operator's console: /admin/outbox, one email's page, and the audited actions."""
 
+import csv
+import io
+
 from flask import Blueprint, abort, flash, make_response, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from portal.console import operations, queries
 from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
+from portal.core import clock
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
-from portal.core.periods import report_timezone
-from portal.outbox.operator import ACTIONS, BULK_LIMIT, ActionRefused, ask_provider, rate_limit_for
+from portal.core.periods import report_timezone, today_in
+from portal.outbox.operator import ACTIONS, BULK_LIMIT, FIGURES, LABELS, ActionRefused, ask_provider, rate_limit_for
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
 
@@ -69,6 +73,55 @@ def _render_index(values, bulk: ChooseBulkActionForm | None = None):
         first_page=not request.args.get("cursor"),
         bulk=bulk or ChooseBulkActionForm(formdata=None, data=args),
     ), (200 if not form.errors and not (bulk and bulk.errors) else 400)
+
+
+def _reconciliation():
+    ctx = portal_context()
+    zone = report_timezone(ctx.settings)
+    return queries.reconciliation(ctx.db, ctx.settings, zone=zone, today=today_in(zone), now=clock.utcnow())
+
+
+@bp.get("/reconciliation")
+@roles_required("admin")
+def reconciliation():
+    found = _reconciliation()
+    family, error = request.args.get("family", ""), None
+    if family and family not in found.by_family and family not in _families():
+        family, error = "", f"There is no email family called “{family}”. Choose one from the list."
+    rows = found.by_family.get(family, []) if family else found.totals
+    if family and not rows:  # a family that wrote nothing in these days: zeros, not an error
+        rows = queries.zero_days(found.days, family)
+    return render_template(
+        "console/reconciliation.html",
+        found=found,
+        rows=rows,
+        total=found.total(rows),
+        family=family,
+        families=_families(),
+        figures=FIGURES,
+        labels=LABELS,
+        no_receipt_hours=portal_context().settings.outbox_no_receipt_hours,
+        error=error,
+    ), (400 if error else 200)
+
+
+@bp.get("/reconciliation.csv")
+@roles_required("admin")
+def reconciliation_csv():
+    """Every day and family of the page, one line each, and each day's all-families line."""
+    found = _reconciliation()
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["day", "family", *FIGURES])
+    for index, day in enumerate(found.days):
+        for family in found.families:
+            writer.writerow([day.isoformat(), family, *(found.by_family[family][index][f] for f in FIGURES)])
+        writer.writerow([day.isoformat(), "all", *(found.totals[index][f] for f in FIGURES)])
+    response = make_response(out.getvalue())
+    response.headers["Content-Type"] = "text/csv; charset=utf-8"
+    name = f"delivery-reconciliation-{found.days[0].isoformat()}-to-{found.days[-1].isoformat()}.csv"
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
 
 
 @bp.get("/<outbox_id>")

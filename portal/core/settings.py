@@ -59,6 +59,8 @@ class Settings:
     # Emails of a batchable family (a campaign, a bulk invitation) per provider request; 1 sends each alone.
     outbox_batch_size: int = 100
     receipt_retention_days: int = 30
+    # An accepted email with no delivery receipt this long after is counted for a person to look at.
+    outbox_no_receipt_hours: int = 48
     outbox_retention_days: int = 365
     # People who never became users: how long what they sent is kept (portal/privacy/retention.py).
     demo_request_retention_days: int = 365
@@ -139,6 +141,7 @@ class Settings:
             provider_window_margin_seconds=window_margin,
             outbox_batch_size=_batch_size(env),
             receipt_retention_days=_positive_int(env, "RECEIPT_RETENTION_DAYS", 30),
+            outbox_no_receipt_hours=_positive_int(env, "OUTBOX_NO_RECEIPT_HOURS", 48),
             outbox_retention_days=_positive_int(env, "OUTBOX_RETENTION_DAYS", 365),
             demo_request_retention_days=_positive_int(env, "DEMO_REQUEST_RETENTION_DAYS", 365),
             declined_application_retention_days=_positive_int(env, "DECLINED_APPLICATION_RETENTION_DAYS", 365),

@@ -30,6 +30,7 @@ from portal.outbox.listing import (
 from portal.outbox.lookup import ask_provider
 from portal.outbox.metrics import OutboxCollector
 from portal.outbox.rate_limit import rate_limit_for
+from portal.outbox.reconciliation import FIGURES, LABELS, DayFigures, Reconciliation, reconcile
 from portal.outbox.relay import relay_pass
 from portal.outbox.retention import Kept, purge, retention_glance
 from portal.outbox.suppressions import (
@@ -42,17 +43,21 @@ from portal.outbox.suppressions import (
 from portal.outbox.suppressions import history as suppression_history
 
 __all__ = [
+    "FIGURES",
+    "LABELS",
     "ACTIONS",
     "BULK_LIMIT",
     "REASON_MAX",
     "SEND_AGAIN",
     "ActionRefused",
     "ActionResult",
+    "DayFigures",
     "FrozenEmail",
     "Kept",
     "OutboxCollector",
     "OutboxFilter",
     "OutboxPage",
+    "Reconciliation",
     "SuppressionError",
     "TimelineEntry",
     "add_suppression",
@@ -70,6 +75,7 @@ __all__ = [
     "outbox_row",
     "purge",
     "rate_limit_for",
+    "reconcile",
     "relay_pass",
     "remove_suppression",
     "retention_glance",

@@ -17,3 +17,5 @@ def init_template_filters(app: Flask, settings) -> None:
     # Every time a person reads is in the portal's zone, named: "3 Oct 2026" and "3 Oct 2026, 16:05 CEST".
     app.jinja_env.filters["date_only"] = lambda value: display_date(value, zone)
     app.jinja_env.filters["date_time"] = lambda value: display_time(value, zone)
+    # A local day (a date, not a stored time): "Sat 5 Dec 2026".
+    app.jinja_env.filters["format_day"] = lambda day: f"{day:%a} {day.day} {day:%b %Y}"
