@@ -18,6 +18,7 @@ from werkzeug.wsgi import ClosingIterator
 from portal.core.heartbeat import STALE_AFTER_SECONDS, newest_heartbeat
 from portal.core.log_context import new_request_id, outbox_id_var, request_id_var, safe_id
 from portal.core.logs import configure_logging
+from portal.core.periods import report_timezone
 from portal.core.settings import Settings
 from portal.outbox.operator import OutboxCollector
 from portal.web.access import public
@@ -85,7 +86,14 @@ def metrics():
     elif not hmac.compare_digest(request.headers.get("Authorization", "").encode(), f"Bearer {token}".encode()):
         return Response("unauthorized\n", 401, {"WWW-Authenticate": 'Bearer realm="metrics"'}, mimetype="text/plain")
     outbox = CollectorRegistry(auto_describe=False)
-    outbox.register(OutboxCollector(ctx.db, [family.name for family in ctx.families]))
+    outbox.register(
+        OutboxCollector(
+            ctx.db,
+            [family.name for family in ctx.families],
+            zone=report_timezone(ctx.settings),
+            no_receipt_hours=ctx.settings.outbox_no_receipt_hours,
+        )
+    )
     if ctx.settings.metrics_dir:
         # Every process on this machine that wrote metrics (gunicorn workers, RQ workers), added up.
         from prometheus_client.multiprocess import MultiProcessCollector

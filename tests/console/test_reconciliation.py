@@ -175,3 +175,27 @@ def test_only_admins_see_the_reconciliation(client, auth, make_user):
     auth.login(make_user("manager"))
     assert client.get("/admin/outbox/reconciliation").status_code == 403
     assert client.get("/admin/outbox/reconciliation.csv").status_code == 403
+
+
+def test_the_metrics_agree_with_the_page(client, admin, make_outbox_row, ctx):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    make_outbox_row(status="delivered", provider_message_id="re_a", last_event_at=clock.iso_in(-600))
+    make_outbox_row(status="sent", provider_message_id="re_b", sent_at=clock.iso_in(-3 * 86400))
+    make_outbox_row(status="sent", provider_message_id="re_c", sent_at=clock.iso_in(-1800))
+    make_outbox_row(status="dead_letter", provider_message_id=None, outcome_unknown=1)
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(client.get("/metrics").get_data(as_text=True))
+        for sample in family.samples
+    }
+    page = html.unescape(client.get("/admin/outbox/reconciliation?family=notice").get_data(as_text=True))
+    footer = re.findall(r'<td class="num">([^<]+)</td>', page[page.index("<tfoot>") : page.index("</tfoot>")])
+    on_page = dict(zip(FIGURES, (int(n.replace(",", "")) for n in footer), strict=True))
+    in_metrics = {f: samples[("portal_outbox_reconciled", (("family", "notice"), ("figure", f)))] for f in FIGURES}
+    assert in_metrics == on_page  # every email here was committed today, inside both windows
+    assert (on_page["no_receipt"], on_page["awaiting_receipt"], on_page["unknown_outcome"]) == (1, 1, 1)
+    # Sends went on in the last two hours (one accepted 30 minutes ago), and a receipt moved one.
+    assert samples[("portal_outbox_accepted_last_2h", (("family", "notice"),))] == 1
+    assert samples[("portal_outbox_receipted_last_2h", (("family", "notice"),))] == 1
+    assert samples[("portal_outbox_reconciled", (("family", "campaign"), ("figure", "committed")))] == 0

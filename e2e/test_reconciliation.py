@@ -1,0 +1,90 @@
+"""Delivery reconciliation in Chromium, with real workers, the provider model and its receipts: the
+receipts of some emails never come, and the day's line says exactly how many, and which kind."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+from playwright.sync_api import expect
+
+from portal.core import clock
+from portal.core.settings import Settings
+from portal.email_families import FAMILIES
+from portal.outbox import EmailIntent
+from portal.outbox.intents import add_outbox_rows
+from portal.seed import DEMO_PASSWORD
+
+ADMIN = "admin@teei.example"
+SHOTS = Path("/tmp/shots-reconciliation")
+# The provider model answers by the local part: delivered, a receipt that never comes, a delay,
+# a transient and a permanent bounce, a complaint.
+RECIPIENTS = {
+    "ada@northwind.example": "delivered",
+    "noreceipt.bo@northwind.example": "sent",
+    "delayed.cy@northwind.example": "sent",
+    "bounce.transient.di@northwind.example": "bounced",
+    "bounce.ed@northwind.example": "bounced",
+    "complain.fi@northwind.example": "complained",
+}
+
+
+def statuses(db) -> dict[str, str]:
+    with db.read() as conn:
+        return dict(
+            conn.execute(
+                sa.text("SELECT recipient, status FROM email_outbox WHERE idempotency_key LIKE 'e2e:reconcile:%'")
+            ).all()
+        )
+
+
+def test_the_days_line_counts_the_emails_whose_receipt_never_came(pages, page, stack, portal_env):
+    intents = [
+        EmailIntent(FAMILIES["notice"], recipient, f"e2e:reconcile:{n}", {"subject": "Hello", "body": "A notice."})
+        for n, recipient in enumerate(RECIPIENTS)
+    ]
+    with stack.db.write() as conn:
+        add_outbox_rows(conn, intents, Settings.from_env(portal_env), now=clock.utcnow())
+    deadline = time.monotonic() + 60
+    while statuses(stack.db) != RECIPIENTS and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert statuses(stack.db) == RECIPIENTS
+    stack.model.wait_for_receipts()
+    with stack.db.write() as conn:  # two days pass: the missing receipt is now overdue
+        conn.execute(
+            sa.text("UPDATE email_outbox SET sent_at = :then WHERE idempotency_key LIKE 'e2e:reconcile:%'"),
+            {"then": clock.iso_in(-49 * 3600)},
+        )
+
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/outbox/")
+    page.get_by_role("link", name="Delivery reconciliation: what became of each day's emails").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Delivery reconciliation")
+    page.get_by_label("Family").select_option("notice")
+    page.get_by_role("button", name="Show").click()
+    table = page.get_by_role("table", name="Notice, by day")
+    header = [cell.strip() for cell in table.locator("thead th").all_inner_texts()]
+    today = [cell.strip() for cell in table.locator("tbody tr").first.locator("th, td").all_inner_texts()]
+    line = dict(zip(header, today, strict=True))
+    assert {name: line[name] for name in header[1:]} == {
+        "Committed": "6",
+        "Accepted": "6",
+        "Delivered": "1",
+        "Delayed": "1",
+        "Bounced": "2",
+        "of them transient": "1",
+        "Complained": "1",
+        "Awaiting receipt": "0",
+        "No receipt": "1",
+        "Suppressed": "0",
+        "Failed": "0",
+        "Unknown outcome": "0",
+        "Cancelled or dead letter": "0",
+        "Still sending": "0",
+    }
+    expect(page.locator("#summary")).to_contain_text("1 without an answer")
+    SHOTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SHOTS / f"reconciliation-{width}.png"), full_page=True)
