@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mailbox
-from .receipts import ReceiptSender, events_for
+from .receipts import ReceiptSender, events_for, last_event_for
 from .server import make_server
 from .validation import Answer, check_auth, error, rate_limited, validate
 
@@ -342,7 +342,7 @@ class ProviderModel:
                 "text": email["text"],
                 "created_at": email["created_at"],
                 "scheduled_at": None,
-                "last_event": "sent",
+                "last_event": last_event_for(email, self._now()),
                 # Resend's documented example shows no tags here; the model returns them, and the
                 # portal's lookup also copes with an answer without them.
                 "tags": email["tags"],

@@ -64,6 +64,16 @@ def _resend_time(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def last_event_for(email: dict, now: datetime) -> str:
+    """The provider's own record of an email's last event, as GET /emails/{id} reports it: the last
+    receipt the model builds for it, except that a "noreceipt" recipient's email was delivered (only
+    the webhook telling so never came)."""
+    local_part = parseaddr(email["to"][0])[1].partition("@")[0].lower() if email["to"] else ""
+    if "noreceipt" in local_part:
+        return "delivered"
+    return events_for(email, now)[-1]["type"].removeprefix("email.")
+
+
 def events_for(email: dict, now: datetime) -> list[dict]:
     """Resend's webhook payloads for one sent email, oldest first, a moment apart."""
     local_part = parseaddr(email["to"][0])[1].partition("@")[0].lower() if email["to"] else ""

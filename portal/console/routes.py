@@ -101,6 +101,7 @@ def reconciliation():
         figures=FIGURES,
         labels=LABELS,
         no_receipt_hours=portal_context().settings.outbox_no_receipt_hours,
+        unexplained=queries.unexplained(portal_context().db, portal_context().settings, now=clock.utcnow()),
         error=error,
     ), (400 if error else 200)
 

@@ -61,6 +61,8 @@ class Settings:
     receipt_retention_days: int = 30
     # An accepted email with no delivery receipt this long after is counted for a person to look at.
     outbox_no_receipt_hours: int = 48
+    # The provider is asked about those at most this many times an hour (receipt_lookup.py).
+    outbox_lookups_per_hour: int = 60
     outbox_retention_days: int = 365
     # People who never became users: how long what they sent is kept (portal/privacy/retention.py).
     demo_request_retention_days: int = 365
@@ -142,6 +144,7 @@ class Settings:
             outbox_batch_size=_batch_size(env),
             receipt_retention_days=_positive_int(env, "RECEIPT_RETENTION_DAYS", 30),
             outbox_no_receipt_hours=_positive_int(env, "OUTBOX_NO_RECEIPT_HOURS", 48),
+            outbox_lookups_per_hour=_positive_int(env, "OUTBOX_LOOKUPS_PER_HOUR", 60),
             outbox_retention_days=_positive_int(env, "OUTBOX_RETENTION_DAYS", 365),
             demo_request_retention_days=_positive_int(env, "DEMO_REQUEST_RETENTION_DAYS", 365),
             declined_application_retention_days=_positive_int(env, "DECLINED_APPLICATION_RETENTION_DAYS", 365),

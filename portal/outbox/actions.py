@@ -30,13 +30,12 @@ from portal.core.db import json_array
 from portal.outbox.intents import TEMPLATE_INPUT, EmailIntent
 from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
 from portal.outbox.rows import ALWAYS_DUE, CANCELLABLE, cancel_unsent
-from portal.outbox.statuses import DEAD_LETTER, FAILED, PENDING, SENT, WAITING, sql_list
+from portal.outbox.statuses import DEAD_LETTER, FAILED, OUTCOME_UNKNOWN, PENDING, SENT, SENT_AGAIN, WAITING, sql_list
 from portal.outbox.unit_of_work import write_then_publish
 
 RETRY, CONFIRM_SENT, SEND_AGAIN, CANCEL = "retry", "confirm_sent", "send_again", "cancel"
 ACTIONS = (RETRY, CONFIRM_SENT, SEND_AGAIN, CANCEL)
 # Reasons written to last_error by an operator's action (the operator's own words are in the event).
-SENT_AGAIN = "sent_again"
 CANCELLED_BY_OPERATOR = "cancelled_by_operator"
 CONFIRMED_BY_OPERATOR = "confirmed_by_operator"
 REASON_MAX = 500
@@ -44,10 +43,7 @@ REASON_MAX = 500
 BULK_LIMIT = 500
 
 # Which rows each action may change, as a condition on email_outbox.
-_OUTCOME_UNKNOWN = (
-    f"status = '{DEAD_LETTER}' AND outcome_unknown = 1 AND provider_message_id IS NULL"
-    f" AND COALESCE(last_error, '') != '{SENT_AGAIN}'"
-)
+_OUTCOME_UNKNOWN = OUTCOME_UNKNOWN
 ELIGIBLE = {
     RETRY: f"status IN {sql_list((FAILED, DEAD_LETTER))} AND provider_message_id IS NULL AND outcome_unknown = 0",
     CONFIRM_SENT: _OUTCOME_UNKNOWN,

@@ -22,6 +22,7 @@ from portal.outbox.statuses import (
     RECEIPT_STATUSES,
     RETRY,
     SENT,
+    SENT_AGAIN,
     SUPPRESSED,
     UNKNOWN_OUTCOME,
 )
@@ -94,10 +95,10 @@ _EVENTS = sa.text(
 # it (migrations/0017); each half through an index.
 _RECEIPTS = sa.text(
     """
-    SELECT id, type, event_created_at, received_at, outcome FROM email_receipts
+    SELECT id, type, event_created_at, received_at, outcome, source FROM email_receipts
     WHERE provider_message_id = :message_id
     UNION
-    SELECT id, type, event_created_at, received_at, outcome FROM email_receipts
+    SELECT id, type, event_created_at, received_at, outcome, source FROM email_receipts
     WHERE outcome = 'not_eligible' AND outbox_id = :id
     ORDER BY received_at, id
     """
@@ -129,9 +130,13 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
     entries += [
         TimelineEntry(
             at=r["received_at"],
-            title=RECEIPT_WORDS.get(r["type"], f"Receipt from Resend: {r['type']}"),
+            title=RECEIPT_WORDS.get(r["type"], f"Receipt from Resend: {r['type']}")
+            + (" (learned by asking Resend)" if r["source"] == "lookup" else ""),
             tone="bad" if r["type"] in ("email.bounced", "email.complained", "email.failed") else "ok",
-            details=[f"receipt {r['type']}", f"applied as: {r['outcome'] or 'not yet processed'}"],
+            details=[
+                f"receipt {r['type']}" + (", from a lookup" if r["source"] == "lookup" else ""),
+                f"applied as: {r['outcome'] or 'not yet processed'}",
+            ],
         )
         for r in receipts
     ]
@@ -273,7 +278,7 @@ def _describe_change(event: dict) -> TimelineEntry:
         titles = {
             FAILED: "Failed: nothing was sent",
             SUPPRESSED: "Not sent: the address is suppressed",
-            DEAD_LETTER: "Dead letter: needs a person" if error != "sent_again" else "Marked as sent again",
+            DEAD_LETTER: "Dead letter: needs a person" if error != SENT_AGAIN else "Marked as sent again",
             CANCELLED: "Cancelled before any attempt",
         }
         return TimelineEntry(at, titles[after], tone, [d for d in details if d])

@@ -30,6 +30,7 @@ from portal.outbox.listing import (
 from portal.outbox.lookup import ask_provider
 from portal.outbox.metrics import OutboxCollector
 from portal.outbox.rate_limit import rate_limit_for
+from portal.outbox.receipt_lookup import unexplained_emails
 from portal.outbox.reconciliation import FIGURES, LABELS, DayFigures, Reconciliation, reconcile
 from portal.outbox.relay import relay_pass
 from portal.outbox.retention import Kept, purge, retention_glance
@@ -81,4 +82,5 @@ __all__ = [
     "retention_glance",
     "suppression_history",
     "timeline",
+    "unexplained_emails",
 ]

@@ -33,6 +33,7 @@ class Receipt:
     event_at: str | None  # created_at as a fixed-width UTC ISO string, or None if unusable
     recipient: str | None  # data.to[0], the bare address, lower-cased
     bounce_type: str | None  # data.bounce.type
+    source: str = "webhook"  # or "lookup": learned by asking the provider (receipt_lookup.py)
 
     @property
     def kept_fields(self) -> str:

@@ -86,8 +86,9 @@ __all__ = ["DUPLICATE", "OUTCOMES", "MalformedReceipt", "apply_receipt_event"]
 _RECORD_RECEIPT = Statement(
     """
     INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
-                                environment, payload, received_at, processed_at, outcome, outbox_id)
-    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now, :now, :outcome, :outbox_id)
+                                environment, payload, received_at, processed_at, outcome, outbox_id, source)
+    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now, :now, :outcome, :outbox_id,
+            :source)
     ON CONFLICT (provider_event_id) DO UPDATE
     SET processed_at = excluded.processed_at, outcome = excluded.outcome, outbox_id = excluded.outbox_id
     WHERE email_receipts.processed_at IS NULL
@@ -178,5 +179,6 @@ def _mark_processed(conn, receipt: Receipt, outcome: str, outbox_id: str | None,
         "payload": receipt.kept_fields if keep else None,
         "outcome": outcome,
         "outbox_id": outbox_id,
+        "source": receipt.source,
     }
     return _RECORD_RECEIPT(conn, values).rowcount == 1

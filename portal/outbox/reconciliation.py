@@ -35,6 +35,7 @@ from portal.outbox.statuses import (
     DEAD_LETTER,
     DELIVERED,
     FAILED,
+    OUTCOME_UNKNOWN,
     SENT,
     SUPPRESSED,
     UNSETTLED,
@@ -80,7 +81,7 @@ LABELS = {
 
 _NO_DELIVERY_RECEIPT = f"""o.status = '{SENT}' AND NOT EXISTS (
     SELECT 1 FROM email_receipts r WHERE r.provider_message_id = o.provider_message_id AND r.type = 'email.delivery_delayed')"""
-_UNKNOWN = f"o.status = '{DEAD_LETTER}' AND o.outcome_unknown = 1 AND o.provider_message_id IS NULL"
+_UNKNOWN = OUTCOME_UNKNOWN  # the columns unqualified: only email_outbox has them here
 _DAYS = sa.text(
     f"""
     SELECT day.key AS day_index, o.family,

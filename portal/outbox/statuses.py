@@ -67,6 +67,14 @@ RECEIPT_STATUSES = (SENT, DELIVERED, BOUNCED, COMPLAINED)
 UNKNOWN_OUTCOME = "unknown_outcome"
 OUTBOX_ID_UNCLAIMED = "outbox_id_unclaimed"
 DELIVERY_EXHAUSTED = "delivery_exhausted"
+SENT_AGAIN = "sent_again"  # an operator wrote a new email for this one (actions.py)
+
+# A row that may have gone out with no answer, and that no person has settled yet (by confirming
+# it, or sending it again): a condition on email_outbox's own columns.
+OUTCOME_UNKNOWN = (
+    f"status = '{DEAD_LETTER}' AND outcome_unknown = 1 AND provider_message_id IS NULL"
+    f" AND COALESCE(last_error, '') != '{SENT_AGAIN}'"
+)
 
 
 def sql_list(statuses) -> str:

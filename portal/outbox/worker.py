@@ -32,6 +32,7 @@ from portal.outbox.handles import PortalContext
 from portal.outbox.periodic import PeriodicTask, start_periodic
 from portal.outbox.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
 from portal.outbox.rate_limit import stopping
+from portal.outbox.receipt_lookup import lookup_task
 from portal.outbox.relay import relay_task
 from portal.outbox.retention import purge_task
 
@@ -159,7 +160,9 @@ def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[Perio
         return 0
     if not burst:
         threading.Thread(target=_scheduler_loop, args=(ctx, stop), name="outbox-scheduler", daemon=True).start()
-        start_periodic(ctx, (relay_task(ctx.settings), purge_task(ctx.settings), *periodic), stop)
+        start_periodic(
+            ctx, (relay_task(ctx.settings), purge_task(ctx.settings), lookup_task(ctx.settings), *periodic), stop
+        )
         start_heartbeat(ctx.redis, stop)  # /readyz: how long ago some worker last showed it is alive
     # RQ waits for a job with a blocking call of several minutes and sets its connection's socket
     # timeout to outlast it, but only for connections made after it does so: the process's client

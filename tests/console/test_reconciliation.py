@@ -42,6 +42,13 @@ ROWS = [
         {"status": "dead_letter", "provider_message_id": None, "outcome_unknown": 1, "last_error": "unknown_outcome"},
         "unknown_outcome",
     ),
+    (  # an operator sent it again as a new email: settled by a person, no longer unknown
+        "notice",
+        DAY,
+        time(16, 30),
+        {"status": "dead_letter", "provider_message_id": None, "outcome_unknown": 1, "last_error": "sent_again"},
+        "stopped",
+    ),
     (
         "notice",
         DAY,
@@ -142,6 +149,12 @@ def test_the_page_the_csv_and_the_command_agree(client, admin, ctx, make_outbox_
     assert re.findall(r'<td class="num">([^<]+)</td>', footer) == [
         "3", "2", "1", "0", "0", "0", "0", "0", "1", "0", "0", "1", "0", "0"
     ]  # fmt: skip
+
+    listed = text[text.index('id="unexplained-title"') : text.index("</table>", text.index('id="unexplained-title"'))]
+    known = [" ".join(re.sub(r"<[^>]+>", "", cell).split()) for cell in re.findall(r"<td>(.*?)</td>", listed, re.S)]
+    unanswered = [k for k in known if k.startswith(("No receipt", "Unknown"))]  # newest first
+    assert unanswered[0] == "Unknown outcome: a person decides" and len(unanswered) == 2
+    assert re.fullmatch(r"No receipt, accepted \d+ \w+ \d{4}, \d\d:\d\d \S+; not asked yet", unanswered[1])
 
     download = client.get("/admin/outbox/reconciliation.csv")
     assert download.status_code == 200 and download.mimetype == "text/csv"
