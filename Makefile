@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
 # What the second pass of `make test` runs against sqld (conftest.py; devtools/sqld.py).
 SQLD_PASS ?= tests/outbox e2e/test_sign_in.py e2e/test_invitations.py e2e/test_applications.py \
-	e2e/test_reports.py e2e/test_outbox_console.py
+	e2e/test_reports.py e2e/test_outbox_console.py tests/console/test_reconciliation.py
 
 .PHONY: run run-cluster test install bench clean lint
 
