@@ -4,10 +4,12 @@ receipts of some emails never come, and the day's line says exactly how many, an
 from __future__ import annotations
 
 import time
+import urllib.request
 from pathlib import Path
 
 import sqlalchemy as sa
 from playwright.sync_api import expect
+from prometheus_client.parser import text_string_to_metric_families
 
 from portal.context import build_context
 from portal.core import clock
@@ -39,6 +41,40 @@ def statuses(db) -> dict[str, str]:
                 sa.text("SELECT recipient, status FROM email_outbox WHERE idempotency_key LIKE 'e2e:reconcile:%'")
             ).all()
         )
+
+
+# The page's headings of the figures the metrics carry, and their names there.
+FIGURE_NAMES = (
+    "Committed",
+    "Accepted",
+    "Delivered",
+    "Delayed",
+    "Bounced",
+    "Complained",
+    "Awaiting receipt",
+    "No receipt",
+    "Suppressed",
+    "Failed",
+    "Unknown outcome",
+)
+
+
+def metric_name(heading: str) -> str:
+    return heading.lower().replace(" ", "_")
+
+
+def reconciled_metrics(stack) -> dict[str, int]:
+    """portal_outbox_reconciled for the notice family, as Prometheus scrapes it from the web host."""
+    with urllib.request.urlopen(f"{stack.url}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    return {
+        sample.labels["figure"]: int(sample.value)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "portal_outbox_reconciled"
+        and sample.labels["family"] == "notice"
+        and sample.labels["figure"] in {metric_name(name) for name in FIGURE_NAMES}
+    }
 
 
 def table_line(page) -> list[str]:
@@ -101,6 +137,9 @@ def test_the_days_line_counts_the_emails_whose_receipt_never_came(pages, page, s
         "Still sending": "0",
     }
     expect(page.locator("#summary")).to_contain_text("1 without an answer")
+    assert reconciled_metrics(stack) == {
+        metric_name(figure): int(count) for figure, count in line.items() if figure in FIGURE_NAMES
+    }
     unanswered = page.get_by_role("region", name="Without an answer")
     expect(unanswered).to_contain_text("noreceipt.bo@northwind.example")
     expect(unanswered).to_contain_text("not asked yet")
@@ -117,6 +156,8 @@ def test_the_days_line_counts_the_emails_whose_receipt_never_came(pages, page, s
     page.reload()
     line = dict(zip(header, table_line(page), strict=True))
     assert (line["Delivered"], line["No receipt"]) == ("2", "0")
+    after = reconciled_metrics(stack)
+    assert (after["delivered"], after["no_receipt"]) == (2, 0)
     expect(page.get_by_text("Every email the provider accepted has its answer")).to_be_visible()
     with stack.db.read() as conn:
         lost = conn.execute(
