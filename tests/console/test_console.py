@@ -456,3 +456,14 @@ def test_the_list_says_what_the_outbox_keeps_and_when_it_goes(client, admin, mak
         ("Settled emails' recipients and inputs", "0"),
     ]
     assert rows[0][3].strip() == "when it is sent" and rows[1][2:] == ("—", "—")
+
+
+def test_a_settled_emails_page_says_its_content_went_when_it_settled(client, admin, make_outbox_row):
+    tried = make_outbox_row(status="failed", provider_message_id=None, first_attempt_at=clock.now_iso())
+    never = make_outbox_row(status="cancelled", provider_message_id=None)
+    assert "Its content went when the email settled (failed)" in client.get(f"/admin/outbox/{tried}").get_data(
+        as_text=True
+    )
+    assert "It settled (cancelled) before its first attempt" in client.get(f"/admin/outbox/{never}").get_data(
+        as_text=True
+    )
