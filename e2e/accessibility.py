@@ -57,6 +57,9 @@ class AccessibilityAudit:
             return
         if "text/html" not in response.headers.get("content-type", ""):
             return
+        if response.frame.parent_frame is not None:
+            # A framed document is not a portal page: the console frames an email as its recipient sees it.
+            return
         try:
             self.pending.append((response.url, response.text()))
         except PlaywrightError:

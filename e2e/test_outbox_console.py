@@ -185,3 +185,42 @@ def test_an_invitation_sent_in_a_batch_shows_its_batch_and_requests(pages, page,
     expect(requests).to_contain_text("500: provider_error")
     expect(requests).to_contain_text("accepted: 3 message IDs")
     shoot(page, "console-batch")
+
+
+def test_an_email_waiting_for_its_retry_is_shown_as_its_recipient_sees_it(pages, page, stack, portal_env):
+    """The provider answers 500: the email waits for its retry with its content frozen, and its page
+    shows that content in a sandboxed frame (the retry is pushed back so the page is seen first)."""
+    stack.model.fail_next("http_500")
+    with stack.db.write() as conn:
+        (outbox_id,) = add_outbox_rows(
+            conn,
+            [
+                EmailIntent(
+                    FAMILIES["notice"],
+                    "lena@northwind.example",
+                    "e2e:frame:1",
+                    {
+                        "subject": "Your first session",
+                        "body": "Hello Lena.\n\nYour first session is on Monday at 18:00.",
+                    },
+                )
+            ],
+            Settings.from_env(portal_env),
+            now=clock.utcnow(),
+        )
+    wait_for_row(stack.db, "id = :id AND status = 'retry'", id=outbox_id)
+    with stack.db.write() as conn:
+        conn.execute(
+            sa.text("UPDATE email_outbox SET next_attempt_at = :later WHERE id = :id"),
+            {"id": outbox_id, "later": clock.iso_in(3600)},
+        )
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/outbox/{outbox_id}")
+    section = page.get_by_role("region", name="The email")
+    expect(section).to_contain_text("Your first session")
+    frame = page.frame_locator("iframe.email-frame")
+    expect(frame.get_by_text("Your first session is on Monday at 18:00.")).to_be_visible()
+    assert page.locator("iframe.email-frame").get_attribute("sandbox") == ""  # no scripts, no forms, no same origin
+    shoot(page, "console-email")
+    page.locator("iframe.email-frame").scroll_into_view_if_needed()
+    page.locator("iframe.email-frame").screenshot(path=str(SHOTS / "console-email-frame.png"))
