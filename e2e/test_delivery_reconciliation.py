@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from playwright.sync_api import expect
 from prometheus_client.parser import text_string_to_metric_families
 
+from e2e.screenshots import shoot
 from portal.context import build_context
 from portal.core import clock
 from portal.core.settings import Settings
@@ -83,14 +84,6 @@ def table_line(page) -> list[str]:
     return [cell.strip() for cell in table.locator("tbody tr").first.locator("th, td").all_text_contents()]
 
 
-def shoot(page, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
-    for width in (1280, 390):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1100, "height": 800})
-
-
 def test_the_days_line_counts_the_emails_whose_receipt_never_came(pages, page, stack, portal_env):
     intents = [
         EmailIntent(FAMILIES["notice"], recipient, f"e2e:reconcile:{n}", {"subject": "Hello", "body": "A notice."})
@@ -143,7 +136,7 @@ def test_the_days_line_counts_the_emails_whose_receipt_never_came(pages, page, s
     unanswered = page.get_by_role("region", name="Without an answer")
     expect(unanswered).to_contain_text("noreceipt.bo@northwind.example")
     expect(unanswered).to_contain_text("not asked yet")
-    shoot(page, "reconciliation")
+    shoot(page, SHOTS, "reconciliation")
 
     # The worker's lookup pass, run here at once (it runs every ten minutes): the provider says the
     # email was delivered, and that is recorded as a receipt from a lookup.
@@ -166,4 +159,4 @@ def test_the_days_line_counts_the_emails_whose_receipt_never_came(pages, page, s
     page.goto(f"{stack.url}/admin/outbox/{lost}")
     history = page.locator(".timeline")
     expect(history).to_contain_text("Delivered to the recipient's server (learned by asking Resend)")
-    shoot(page, "reconciliation-email")
+    shoot(page, SHOTS, "reconciliation-email")

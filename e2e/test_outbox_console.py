@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from playwright.sync_api import expect
 
 from e2e.keyboard import KeyboardUser
+from e2e.screenshots import shoot
 from portal.core import clock
 from portal.core.settings import Settings
 from portal.email_families import FAMILIES
@@ -38,14 +39,6 @@ def wait_for_row(db, where: str, timeout: float = 30.0, **params) -> dict:
     raise AssertionError(f"no outbox row where {where} within {timeout}s: {rows}")
 
 
-def shoot(page, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
-    for width in (1280, 390):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1100, "height": 800})
-
-
 def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stack):
     # The provider takes the email but its answers are lost, and its receipts are held up.
     stack.model.pause_receipts()
@@ -69,7 +62,7 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
     page.get_by_role("link", name=re.compile(r"1 password reset emails dead letter")).click()
     listed = page.get_by_role("row", name=re.compile(row["id"]))
     expect(listed).to_contain_text("outcome unknown")
-    shoot(page, "console-list")
+    shoot(page, SHOTS, "console-list")
 
     listed.get_by_role("link").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Password reset email")
@@ -78,7 +71,7 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
     expect(page.get_by_role("status")).to_contain_text("The provider has this email")
     expect(page.get_by_label("Provider message ID (optional)")).to_have_value(sent["id"])
     page.get_by_label("Reason").fill("The provider has it: delivered on the first attempt")
-    shoot(page, "console-decide")
+    shoot(page, SHOTS, "console-decide")
     page.get_by_role("button", name="Confirm as sent").click()
 
     expect(page.get_by_role("status").first).to_contain_text("recorded as sent")
@@ -87,7 +80,7 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
     expect(history).to_contain_text(f"by {ADMIN}")
     expect(history).to_contain_text("The provider has it: delivered on the first attempt")
     expect(history).to_contain_text("Dead letter: needs a person")
-    shoot(page, "console-timeline")
+    shoot(page, SHOTS, "console-timeline")
     with stack.db.read() as conn:
         settled = conn.execute(
             sa.text("SELECT status, provider_message_id FROM email_outbox WHERE id = :id"), {"id": row["id"]}
@@ -144,7 +137,7 @@ def test_failed_emails_are_retried_together_after_confirming_the_count(pages, pa
     page.get_by_role("button", name="Review").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Retry: 2 emails?")
     page.get_by_label("Reason").fill("The provider's validation rule was fixed")
-    shoot(page, "console-bulk-confirm")
+    shoot(page, SHOTS, "console-bulk-confirm")
     page.get_by_role("button", name="Retry: 2 emails").click()
     expect(page.get_by_role("status").first).to_contain_text("Retry: 2 emails")
     for outbox_id in ids:
@@ -184,7 +177,7 @@ def test_an_invitation_sent_in_a_batch_shows_its_batch_and_requests(pages, page,
     expect(requests.get_by_role("row")).to_have_count(3)
     expect(requests).to_contain_text("500: provider_error")
     expect(requests).to_contain_text("accepted: 3 message IDs")
-    shoot(page, "console-batch")
+    shoot(page, SHOTS, "console-batch")
 
 
 def test_an_email_waiting_for_its_retry_is_shown_as_its_recipient_sees_it(pages, page, stack, portal_env):
@@ -221,6 +214,6 @@ def test_an_email_waiting_for_its_retry_is_shown_as_its_recipient_sees_it(pages,
     frame = page.frame_locator("iframe.email-frame")
     expect(frame.get_by_text("Your first session is on Monday at 18:00.")).to_be_visible()
     assert page.locator("iframe.email-frame").get_attribute("sandbox") == ""  # no scripts, no forms, no same origin
-    shoot(page, "console-email")
+    shoot(page, SHOTS, "console-email")
     page.locator("iframe.email-frame").scroll_into_view_if_needed()
     page.locator("iframe.email-frame").screenshot(path=str(SHOTS / "console-email-frame.png"))

@@ -1,0 +1,16 @@
+"""Screenshots of a page at the widths every changed page is looked at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WIDTHS = (1280, 390)
+
+
+def shoot(page, directory: Path, name: str) -> None:
+    """Full-page PNGs `<name>-<width>.png` in `directory`; the viewport is put back afterwards."""
+    directory.mkdir(exist_ok=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(directory / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1100, "height": 800})
