@@ -141,9 +141,5 @@ def reconciliation(db, settings, *, zone: ZoneInfo, today: date, now: datetime) 
     return operator.reconcile(db, days=days, zone=zone, no_receipt_hours=settings.outbox_no_receipt_hours, now=now)
 
 
-def zero_days(days: list[date], family: str) -> list[operator.DayFigures]:
-    return [operator.DayFigures(day, family) for day in days]
-
-
 def unexplained(db, settings, *, now: datetime) -> list[dict]:
     return operator.unexplained_emails(db, no_receipt_hours=settings.outbox_no_receipt_hours, now=now)

@@ -84,13 +84,12 @@ def _reconciliation():
 @bp.get("/reconciliation")
 @roles_required("admin")
 def reconciliation():
+    ctx = portal_context()
     found = _reconciliation()
     family, error = request.args.get("family", ""), None
     if family and family not in found.by_family and family not in _families():
         family, error = "", f"There is no email family called “{family}”. Choose one from the list."
-    rows = found.by_family.get(family, []) if family else found.totals
-    if family and not rows:  # a family that wrote nothing in these days: zeros, not an error
-        rows = queries.zero_days(found.days, family)
+    rows = found.rows_of(family)  # a family that wrote nothing in these days: zeros, not an error
     return render_template(
         "console/reconciliation.html",
         found=found,
@@ -100,8 +99,8 @@ def reconciliation():
         families=_families(),
         figures=FIGURES,
         labels=LABELS,
-        no_receipt_hours=portal_context().settings.outbox_no_receipt_hours,
-        unexplained=queries.unexplained(portal_context().db, portal_context().settings, now=clock.utcnow()),
+        no_receipt_hours=ctx.settings.outbox_no_receipt_hours,
+        unexplained=queries.unexplained(ctx.db, ctx.settings, now=clock.utcnow()),
         error=error,
     ), (400 if error else 200)
 

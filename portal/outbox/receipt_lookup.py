@@ -36,6 +36,7 @@ from portal.outbox.periodic import PeriodicTask
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.receipt_events import Receipt
 from portal.outbox.receipts import apply_receipt
+from portal.outbox.reconciliation import NO_RECEIPT
 from portal.outbox.statuses import OUTCOME_UNKNOWN, SENT
 
 log = logging.getLogger("portal.worker")
@@ -66,9 +67,7 @@ _CANDIDATES = sa.text(
     f"""
     SELECT o.id, o.provider_message_id FROM email_outbox o
     LEFT JOIN email_lookups l ON l.outbox_id = o.id
-    WHERE o.status = '{SENT}' AND o.provider_message_id IS NOT NULL AND o.sent_at <= :no_receipt_before
-      AND NOT EXISTS (SELECT 1 FROM email_receipts r
-                      WHERE r.provider_message_id = o.provider_message_id AND r.type = 'email.delivery_delayed')
+    WHERE {NO_RECEIPT}
       AND (l.asked_at IS NULL OR l.asked_at <= :ask_again_before)
     ORDER BY o.sent_at, o.id LIMIT :limit
     """
@@ -88,10 +87,7 @@ _UNEXPLAINED = sa.text(
     SELECT o.id, o.family, o.recipient, o.created_at, o.sent_at, l.asks, l.answer, l.asked_at,
            o.status = '{SENT}' AS no_receipt
     FROM email_outbox o LEFT JOIN email_lookups l ON l.outbox_id = o.id
-    WHERE (o.status = '{SENT}' AND o.provider_message_id IS NOT NULL AND o.sent_at <= :no_receipt_before
-           AND NOT EXISTS (SELECT 1 FROM email_receipts r
-                           WHERE r.provider_message_id = o.provider_message_id AND r.type = 'email.delivery_delayed'))
-       OR ({OUTCOME_UNKNOWN})
+    WHERE ({NO_RECEIPT}) OR ({OUTCOME_UNKNOWN})
     ORDER BY o.created_at DESC, o.id LIMIT :limit
     """
 )

@@ -79,8 +79,12 @@ LABELS = {
     "in_flight": "Still sending",
 }
 
-_NO_DELIVERY_RECEIPT = f"""o.status = '{SENT}' AND NOT EXISTS (
+# Accepted (row `o`) with no delivery receipt yet: its status has not moved on, and the provider has
+# not said delivery is delayed. Past :no_receipt_before, `NO_RECEIPT`: the figure a person looks
+# at, and the emails receipt_lookup.py asks about.
+NO_DELIVERY_RECEIPT = f"""o.status = '{SENT}' AND NOT EXISTS (
     SELECT 1 FROM email_receipts r WHERE r.provider_message_id = o.provider_message_id AND r.type = 'email.delivery_delayed')"""
+NO_RECEIPT = f"{NO_DELIVERY_RECEIPT} AND o.sent_at <= :no_receipt_before"
 _UNKNOWN = OUTCOME_UNKNOWN  # the columns unqualified: only email_outbox has them here
 _DAYS = sa.text(
     f"""
@@ -88,14 +92,14 @@ _DAYS = sa.text(
         COUNT(*) AS committed,
         COUNT(o.provider_message_id) AS accepted,
         SUM(o.status = '{DELIVERED}') AS delivered,
-        SUM(o.status = '{SENT}' AND NOT ({_NO_DELIVERY_RECEIPT})) AS delayed,
+        SUM(o.status = '{SENT}' AND NOT ({NO_DELIVERY_RECEIPT})) AS delayed,
         SUM(o.status = '{BOUNCED}') AS bounced,
         SUM(o.status = '{BOUNCED}' AND EXISTS (
             SELECT 1 FROM email_receipts r WHERE r.provider_message_id = o.provider_message_id AND r.type = 'email.bounced'
               AND lower(r.payload ->> '$.bounce_type') = 'transient')) AS bounced_transient,
         SUM(o.status = '{COMPLAINED}') AS complained,
-        SUM({_NO_DELIVERY_RECEIPT} AND o.sent_at > :no_receipt_before) AS awaiting_receipt,
-        SUM({_NO_DELIVERY_RECEIPT} AND o.sent_at <= :no_receipt_before) AS no_receipt,
+        SUM({NO_DELIVERY_RECEIPT} AND o.sent_at > :no_receipt_before) AS awaiting_receipt,
+        SUM({NO_RECEIPT}) AS no_receipt,
         SUM(o.status = '{SUPPRESSED}') AS suppressed,
         SUM(o.status = '{FAILED}') AS failed,
         SUM({_UNKNOWN}) AS unknown_outcome,
@@ -137,6 +141,12 @@ class Reconciliation:
     @property
     def families(self) -> list[str]:
         return sorted(self.by_family)
+
+    def rows_of(self, family: str = "") -> list[DayFigures]:
+        """One family's days (zeros for a family that wrote nothing), or every family's ("")."""
+        if not family:
+            return self.totals
+        return self.by_family.get(family) or [DayFigures(day, family) for day in self.days]
 
     def total(self, rows: list[DayFigures]) -> dict[str, int]:
         return {figure: sum(row[figure] for row in rows) for figure in FIGURES}
