@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/db_roundtrips.py
 
-sqld logs every HTTP request it receives (devtools/sqld.py, trace_requests); the bench counts the
-lines each unit of work adds:
+The portal reaches sqld through a counting proxy (devtools/counting_proxy.py); the bench counts the
+requests each unit of work adds:
   email:    one notice from its committed intent to "accepted by the provider": the publication
             mark, the claim with its frozen payload, the send, the settle;
   batch100: 100 campaign rows published together and sent in one POST /emails/batch;
@@ -37,6 +37,7 @@ def _notice(EmailIntent, families, name: str):
 
 
 def main() -> int:
+    from devtools.counting_proxy import CountingProxy
     from devtools.provider_model import ProviderModel
     from devtools.sqld import JwtKeys, SqldServer
     from devtools.testing import PrivateRedis
@@ -56,20 +57,23 @@ def main() -> int:
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="roundtrips-")))
         (tmp / "keys").mkdir()
-        server = SqldServer(tmp / "data", JwtKeys(tmp / "keys"), trace_requests=True).start()
+        server = SqldServer(tmp / "data", JwtKeys(tmp / "keys")).start()
         stack.callback(server.stop)
+        proxy = CountingProxy(server.port).start()
+        stack.callback(proxy.stop)
+        database_url = server.database_url().replace(f":{server.port}/", f":{proxy.port}/")
         redis = PrivateRedis().start()
         stack.callback(redis.stop)
         model = ProviderModel(port=0).start()
         stack.callback(model.stop)
-        db = Database(server.database_url())
+        db = Database(database_url)
         stack.callback(db.dispose)
         schema.upgrade(db)
         manager = "manager@roundtrips.example"
         create_user(db, email=manager, password="correct-horse-battery", role="manager", company="Roundtrips AS")
         settings = Settings.from_env(
             {
-                "DATABASE_URL": server.database_url(),
+                "DATABASE_URL": database_url,
                 "REDIS_URL": redis.url,
                 "SECRET_KEY": "bench-secret-key",
                 "PORTAL_ENV": "development",
@@ -82,9 +86,9 @@ def main() -> int:
         use_context(ctx)
 
         def counted(work) -> int:
-            before = server.requests_served()
+            before = proxy.requests()
             work()
-            return server.requests_served() - before
+            return proxy.requests() - before
 
         def write(intents) -> list[str]:
             with ctx.db.write() as conn:
