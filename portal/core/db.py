@@ -10,32 +10,34 @@ On a local file, writers first queue for their turn (`WriterTurns`): SQLite's bu
 so without a queue a waiting writer slept long after the lock was free. On a server, the writers
 of one process take turns (`ProcessWriterTurns`), or two threads could wait on each other.
 
-Every statement reaches the driver through `driver.execute_on_driver`, which steps past a libSQL
-server's stray interrupt (see there).
+On a libSQL server SQLAlchemy drives the portal's own connection (hrana.py), and `write_steps` /
+`read_steps` send a whole transaction in one request. Every statement reaches the driver through
+`driver.execute_on_driver`, which steps past a stray interrupt of the libSQL client's (see there).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from portal.core.driver import execute_on_driver, send_statements_through_driver
+from portal.core import hrana
+from portal.core.driver import (
+    DriverResult,
+    Statement,
+    execute_on_driver,
+    may_repeat_after,
+    send_statements_through_driver,
+)
+from portal.core.writer_turns import DatabaseBusyError, ProcessWriterTurns, WriterTurns
 
 BUSY_TIMEOUT_MS = 5000
 LOCK_RETRIES = 4
-
-
-class DatabaseBusyError(RuntimeError):
-    """The write lock stayed busy through every retry; nothing was written."""
 
 
 class AmbiguousCommitError(RuntimeError):
@@ -73,10 +75,18 @@ class Database:
             self.writer_turns = WriterTurns(local_path + WriterTurns.SUFFIX, busy_timeout_ms / 1000)
         else:
             self.writer_turns = ProcessWriterTurns(url, busy_timeout_ms / 1000)
+        # A server (not a replica, whose writes its client forwards) takes a whole transaction in
+        # one request: write_steps and read_steps.
+        self.pipeline = None if self.is_local_file else hrana.HranaEndpoint(engine_url, turso_args.get("auth_token"))
+        if self.pipeline is not None:
+            # Each stream is a connection of the server's: it needs the setting on every one.
+            self.pipeline.session_statements = ("PRAGMA foreign_keys=ON",)
         # isolation_level=None hands transaction control to us, so BEGIN can be IMMEDIATE.
         self.engine: Engine = sa.create_engine(
             engine_url,
             connect_args={"isolation_level": None, **turso_args},
+            # On a server, SQLAlchemy drives hrana.py's connection, not the libSQL client's.
+            **({"creator": lambda: hrana.HranaConnection(self.pipeline)} if self.pipeline is not None else {}),
             # The dialect gives a server URL one connection per thread (SingletonThreadPool), so a
             # read opened beside a write on the same thread would run inside that write's transaction.
             # A pool of separate connections behaves on a server as it does on a file.
@@ -89,6 +99,8 @@ class Database:
         send_statements_through_driver(self.engine)
 
     def _configure_connection(self, dbapi_connection, _record) -> None:
+        if self.pipeline is not None:
+            return  # the endpoint's session statements set up each of its streams
         cursor = dbapi_connection.cursor()
         if self.is_local_file and not self.is_replica:
             # The web server and the workers share one file: WAL lets readers run beside a writer.
@@ -144,6 +156,56 @@ class Database:
                 conn.invalidate()
                 raise AmbiguousCommitError("could not confirm the transaction was committed") from error
 
+    def write_steps(
+        self, steps: Sequence[tuple[Statement, Mapping]], *, retries: int = LOCK_RETRIES
+    ) -> list[DriverResult]:
+        """One write transaction of statements whose values are all known before the first runs,
+        and their results. On a libSQL server that is one request (hrana.py) where `write()` costs
+        one per statement and one for COMMIT; elsewhere it is `write()` running each in turn.
+
+        Same promises as `write()`: a busy lock is retried before anything ran, nothing is written
+        unless every statement succeeded, and a request whose answer was lost is an
+        AmbiguousCommitError, never sent again."""
+        if self.pipeline is None:
+            with self.write(retries=retries) as conn:
+                return [statement(conn, values) for statement, values in steps]
+        with self._writer_turn():
+            return self._run_on_server(steps, begin="BEGIN IMMEDIATE", retries=retries, writes=True)
+
+    def read_steps(self, steps: Sequence[tuple[Statement, Mapping]]) -> list[DriverResult]:
+        """`read()` of these statements, and their results: one request on a libSQL server."""
+        if self.pipeline is None:
+            with self.read() as conn:
+                return [statement(conn, values) for statement, values in steps]
+        return self._run_on_server(steps, begin="BEGIN DEFERRED", retries=LOCK_RETRIES, writes=False)
+
+    def _run_on_server(self, steps, *, begin: str, retries: int, writes: bool) -> list[DriverResult]:
+        bound = [(statement.sql, statement.bind(values)) for statement, values in steps]
+        pause = 0.05
+        for attempt in range(retries + 1):
+            try:
+                answer = self.pipeline.run_batch(bound, begin=begin, end="COMMIT")
+            except hrana.NotSent as error:
+                raise DatabaseUnavailable("the database server did not answer; nothing was written") from error
+            except hrana.AnswerLost as error:
+                if writes:
+                    raise AmbiguousCommitError("could not confirm the transaction was committed") from error
+                raise DatabaseUnavailable("the database server did not answer") from error
+            # Steps: begin, the statements, COMMIT, then the ROLLBACK that runs unless COMMIT did.
+            committed = answer.results[len(bound) + 1] is not None
+            failure = next((error for error in answer.errors[: len(bound) + 2] if error), None)
+            if committed and failure is None:
+                return [DriverResult(hrana.HranaCursor(result)) for result in answer.results[1 : len(bound) + 1]]
+            error = hrana.StepFailed((failure or {}).get("message", "a step of the transaction failed"))
+            # Nothing was committed: a busy lock or a stray interrupt (driver.py) is tried again.
+            if attempt == retries or not (is_busy_error(error) or may_repeat_after(error, False, False)):
+                if is_busy_error(error):
+                    raise DatabaseBusyError("the database stayed busy; nothing was written") from error
+                raise error
+            time.sleep(pause)
+            pause *= 2
+        raise AssertionError("unreachable")
+
     def _writer_turn(self):
         return self.writer_turns.turn() if self.writer_turns else nullcontext(False)
 
@@ -166,6 +228,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self.pipeline is not None:
+            self.pipeline.close()
 
     def ping(self) -> None:
         with self.engine.connect() as conn:
@@ -192,86 +256,6 @@ def _unreachable_as_unavailable() -> Iterator[None]:
         if is_unreachable_error(error):
             raise DatabaseUnavailable("the database server did not answer; nothing was written") from error
         raise
-
-
-class WriterTurns:
-    """Writers to one local database file, in every process on the machine, take turns on an
-    advisory file lock (flock) beside it before they ask SQLite for its write lock.
-
-    A writer whose turn is taken checks again after 0.1 ms, then a little later each time (at most
-    every millisecond): SQLite's busy handler waits 1, 2, 5, 10 ms between its tries. Measured
-    with bench/webhook_ingest.py, two gunicorn workers took no more receipts than one until
-    writers queued here. The turn only orders writers: SQLite's lock still decides, so a writer
-    that waited `wait_seconds` (the busy timeout) without its turn goes on to BEGIN IMMEDIATE and
-    SQLite's own handling, and a writer that does not take turns (a migration tool, the sqlite3
-    shell) is still safe. Each turn opens its own descriptor, so threads queue like processes,
-    and a process that dies gives its turn back with its descriptors.
-    """
-
-    SUFFIX = "-writers"
-    FIRST_PAUSE_SECONDS = 0.0001
-    LONGEST_PAUSE_SECONDS = 0.001
-
-    def __init__(self, lock_path: str, wait_seconds: float):
-        self.lock_path, self.wait_seconds = lock_path, wait_seconds
-
-    @contextmanager
-    def turn(self) -> Iterator[bool]:
-        """Yields whether the turn was had (False: waited it out, or no lock file could be opened)."""
-        try:
-            descriptor = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            yield False  # a read-only directory, say: SQLite's lock alone still keeps writes apart
-            return
-        try:
-            yield self._wait_for_turn(descriptor)
-        finally:
-            os.close(descriptor)  # gives the turn back
-
-    def _wait_for_turn(self, descriptor: int) -> bool:
-        pause, deadline = self.FIRST_PAUSE_SECONDS, time.monotonic() + self.wait_seconds
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(pause)
-                pause = min(pause * 1.5, self.LONGEST_PAUSE_SECONDS)
-
-
-class ProcessWriterTurns:
-    """Writers to a libSQL server (or through an embedded replica to its primary), in one process,
-    take turns on a lock before they ask the server for its write lock.
-
-    The libSQL client keeps Python's GIL for the whole of each request. A thread whose BEGIN
-    IMMEDIATE waits on the server for the write lock thus stops every other thread of its process,
-    the one holding that lock among them, which needs the GIL to run its next statement or COMMIT:
-    each waits on the other until the server takes the holder's transaction away (after 5 s, with
-    TRANSACTION_TIMEOUT). Measured in a worker (its relay thread and its deliveries both write):
-    every delivery of a run stalled that way once or more, and one of them, stalled four times, was
-    handed to the dead-letter queue. Waiting here releases the GIL. The lock is shared by every
-    Database on the same URL in the process; a writer that waited `wait_seconds` without its turn
-    writes nothing (DatabaseBusyError), where going on could stop its own process again.
-    """
-
-    _locks: dict[str, threading.Lock] = {}
-    _locks_guard = threading.Lock()
-
-    def __init__(self, url: str, wait_seconds: float):
-        with self._locks_guard:
-            self.lock = self._locks.setdefault(url, threading.Lock())
-        self.wait_seconds = wait_seconds
-
-    @contextmanager
-    def turn(self) -> Iterator[bool]:
-        if not self.lock.acquire(timeout=self.wait_seconds):
-            raise DatabaseBusyError("another write of this process held the database; nothing was written")
-        try:
-            yield True
-        finally:
-            self.lock.release()
 
 
 # Options the libSQL client takes as arguments, which DATABASE_URL carries as query parameters

@@ -20,8 +20,8 @@ STRAY_INTERRUPT_RETRIES = 3
 def execute_on_driver(dbapi_connection, sql: str, parameters=None, *, cursor=None):
     """Run one statement on the driver's connection and return its cursor.
 
-    On a libSQL server a statement can fail with SQLITE_INTERRUPT that was meant for the statement
-    before it. The client closes a query's HTTP answer as soon as it has read the last row, and
+    Through the libSQL client (an embedded replica's; a server is reached through hrana.py), a
+    statement can fail with SQLITE_INTERRUPT that was meant for the statement before it. The client closes a query's HTTP answer as soon as it has read the last row, and
     when the server has not quite finished sending, it interrupts the SQLite connection; the flag
     outlives the finished query and stops the next statement while the server prepares it. Measured on a
     real sqld with the report's queries: about one read transaction in twenty failed, and an e2e
@@ -110,10 +110,12 @@ class Statement:
     def __call__(self, conn: Connection, values: dict) -> DriverResult:
         if not conn.in_transaction():
             conn.begin()  # as SQLAlchemy's own execution would: never a statement outside a transaction
-        cursor = execute_on_driver(
-            conn.connection.dbapi_connection, self.sql, tuple(values[name] for name in self.names)
-        )
+        cursor = execute_on_driver(conn.connection.dbapi_connection, self.sql, self.bind(values))
         return DriverResult(cursor)
+
+    def bind(self, values) -> tuple:
+        """The values in the order of the statement's placeholders."""
+        return tuple(values[name] for name in self.names)
 
 
 class DriverResult:
