@@ -11,8 +11,6 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-import sqlalchemy as sa
-
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
@@ -30,18 +28,26 @@ def provider_key_of(environment: str, install_id: str, batch_id: str, compositio
 
 # Rows that may join a batch: waiting, never attempted, in none yet. Their creation order is the
 # batch's order (rowid: one page of the table, and the order intents were written in).
-_JOINABLE = sa.text(
+_JOINABLE = Statement(
     f"""
-    SELECT id, family, environment, batch_id FROM email_outbox
+    SELECT id, family, environment, batch_id, first_attempt_at FROM email_outbox
     WHERE id IN (SELECT value FROM json_each(:ids)) AND provider_message_id IS NULL
       AND status IN {sql_list(WAITING)}
     ORDER BY rowid
     """
 )
+# The rows are read first and the batches written after, in one request each on a libSQL server
+# (Database.read_steps, write_steps). A batch is written only if every one of its rows may still
+# join (another publication may have composed them meanwhile), and its rows join only a batch
+# written: all of a group, or none of it.
+_ALL_JOINABLE = f"""NOT EXISTS (
+    SELECT 1 FROM json_each(:ids) AS member LEFT JOIN email_outbox o ON o.id = member.value
+    WHERE o.id IS NULL OR o.batch_id IS NOT NULL OR o.first_attempt_at IS NOT NULL
+       OR o.provider_message_id IS NOT NULL OR o.status NOT IN {sql_list(WAITING)})"""
 _INSERT_BATCH = Statement(
-    """
+    f"""
     INSERT INTO email_batches (id, family, provider_key, composition, created_at, updated_at)
-    VALUES (:batch, :family, :provider_key, 1, :now, :now)
+    SELECT :batch, :family, :provider_key, 1, :now, :now WHERE {_ALL_JOINABLE}
     """
 )
 # Every member in one statement, at its place in the list (json_each's key).
@@ -51,6 +57,7 @@ _JOIN = Statement(
     FROM json_each(:ids) AS member
     WHERE email_outbox.id = member.value AND batch_id IS NULL AND first_attempt_at IS NULL
       AND provider_message_id IS NULL AND status IN {sql_list(WAITING)}
+      AND EXISTS (SELECT 1 FROM email_batches WHERE id = :batch)
     """
 )
 _INSTALL_ID = Statement("SELECT install_id FROM portal_install WHERE id = 1")
@@ -67,25 +74,28 @@ def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str]
     if size < 2 or len(outbox_ids) < 2:
         return list(outbox_ids)
     carried: dict[str, str] = {}  # row ID -> the ID of the message that carries it
-    with db.write() as conn:
-        rows = conn.execute(_JOINABLE, {"ids": json_array(outbox_ids)}).mappings().all()
-        install_id = None
-        groups: dict[tuple[str, str], list[str]] = {}
-        for row in rows:
-            if row["batch_id"] is not None:
-                carried[row["id"]] = carried.setdefault(row["batch_id"], row["id"])
-            elif row["family"] in batchable:
-                groups.setdefault((row["family"], row["environment"]), []).append(row["id"])
-        for (family, environment), ids in groups.items():
-            for start in range(0, len(ids), size):
-                group = ids[start : start + size]
-                if len(group) < 2:
-                    continue
-                install_id = install_id or _INSTALL_ID(conn, {}).scalar()
-                batch_id = f"{BATCH_ID_PREFIX}_{uuid.uuid4().hex}"
-                key = provider_key_of(environment, install_id, batch_id, 1)
-                _INSERT_BATCH(conn, {"batch": batch_id, "family": family, "provider_key": key, "now": clock.iso(now)})
-                _JOIN(conn, {"batch": batch_id, "ids": json_array(group)})
+    rows, install_id = db.read_steps([(_JOINABLE, {"ids": json_array(outbox_ids)}), (_INSTALL_ID, {})])
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in rows.mappings().all():
+        if row["batch_id"] is not None:
+            carried[row["id"]] = carried.setdefault(row["batch_id"], row["id"])
+        elif row["family"] in batchable and row["first_attempt_at"] is None:
+            groups.setdefault((row["family"], row["environment"]), []).append(row["id"])
+    batches, steps = [], []
+    for (family, environment), ids in groups.items():
+        for start in range(0, len(ids), size):
+            group = ids[start : start + size]
+            if len(group) < 2:
+                continue
+            batch_id = f"{BATCH_ID_PREFIX}_{uuid.uuid4().hex}"
+            values = {"batch": batch_id, "ids": json_array(group), "now": clock.iso(now)}
+            values.update(family=family, provider_key=provider_key_of(environment, install_id.scalar(), batch_id, 1))
+            batches.append(group)
+            steps += [(_INSERT_BATCH, values), (_JOIN, values)]
+    if steps:
+        results = db.write_steps(steps)
+        for group, written in zip(batches, results[::2], strict=True):
+            if written.rowcount == 1:
                 carried.update(dict.fromkeys(group, group[0]))
     published, seen = [], set()
     for outbox_id in outbox_ids:
@@ -106,5 +116,5 @@ _BATCH_OF_ROW = Statement(
 
 def batch_of_row(db: Database, outbox_id: str) -> str | None:
     """The open batch this row rides in, or None: a row of no batch, or of one already settled."""
-    with db.read() as conn:
-        return _BATCH_OF_ROW(conn, {"id": outbox_id}).scalar()
+    (found,) = db.read_steps([(_BATCH_OF_ROW, {"id": outbox_id})])
+    return found.scalar()

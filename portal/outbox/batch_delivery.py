@@ -46,7 +46,7 @@ from portal.outbox.delivery import (
     provider_window_closing,
 )
 from portal.outbox.families import Family
-from portal.outbox.freeze import FreezeError, freeze_batch_payloads, frozen_messages, payload_of
+from portal.outbox.freeze import FreezeError, freeze_batch_payloads, payload_of, validated_by_row
 from portal.outbox.handles import PortalContext
 from portal.outbox.provider import BatchItem
 from portal.outbox.publish import publish_outbox_rows
@@ -139,7 +139,7 @@ def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: d
     now. Before the seal, a member whose message a batch cannot carry leaves and goes on alone."""
     db, settings = ctx.db, ctx.settings
     ids = [member.id for member in batch.members]
-    messages = frozen_messages(db, ids)
+    messages = validated_by_row(batch.frozen)  # read with the claim
     if batch.sealed:
         if len(messages) != len(ids):
             raise FreezeError("a sealed batch lacks a member's frozen payload")
@@ -159,8 +159,8 @@ def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: d
             misfits[member.id] = CANNOT_RIDE
             continue
         payloads.append(payload)
-    freeze_batch_payloads(db, payloads)
-    messages = frozen_messages(db, ids)
+    if payloads:
+        messages = freeze_batch_payloads(db, ids, payloads)
     misfits.update({member.id: CANNOT_RIDE for member in batch.members if _cannot_ride(messages.get(member.id))})
     for reason in set(misfits.values()):
         _go_alone(ctx, batch, [outbox_id for outbox_id, why in misfits.items() if why == reason], reason, now)

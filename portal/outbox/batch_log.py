@@ -11,13 +11,15 @@ import sqlalchemy as sa
 from portal.core.driver import Statement
 from portal.outbox.statuses import UNSETTLED, sql_list
 
-_LOG_REQUEST = Statement(
+# The seal's request, about to be made (its answer comes later): right after the seal, and only if it
+# sealed (changes() is the seal's).
+LOG_REQUEST_IF_SEALED = Statement(
     f"""
     INSERT INTO email_batch_requests (batch_id, number, provider_key, size, requested_at)
     SELECT id, request_count, provider_key,
            (SELECT COUNT(*) FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
               AND provider_message_id IS NULL), :now
-    FROM email_batches WHERE id = :batch
+    FROM email_batches WHERE id = :batch AND changes() = 1
     """
 )
 
@@ -59,9 +61,9 @@ _UNSTAMP_FIRST_ATTEMPT = Statement(
 )
 
 
-def log_request(conn: sa.Connection, params: dict) -> None:
-    """The seal's request, about to be made (its answer comes later)."""
-    _LOG_REQUEST(conn, params)
+def answer_steps(params: dict, answer: str | None) -> list:
+    """close_request's steps for a request that was made: what the provider said to it."""
+    return [] if answer is None else [(_LOG_ANSWER, {**params, "request_answer": answer})]
 
 
 def close_request(conn: sa.Connection, params: dict, answer: str | None, *, withdraw: bool = False) -> None:

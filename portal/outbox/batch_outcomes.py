@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
-from portal.outbox.batch_log import close_request
+from portal.outbox.batch_log import answer_steps, close_request
 from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE, ClaimedBatch
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PROCESSING, RETRY, SENT, UNKNOWN_OUTCOME
 
@@ -47,11 +47,10 @@ def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *
     params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now), "answer": "sent"}
     if len(message_ids) != len(batch.members):
         raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
-    with db.write() as conn:
-        close_request(conn, params, f"accepted: {len(message_ids)} message IDs")
-        changed = _MARK_MEMBERS_SENT(conn, {**params, "message_ids": json_array(message_ids)}).rowcount
-        _finish(conn, params)
-    return changed
+    steps = answer_steps(params, f"accepted: {len(message_ids)} message IDs")
+    marked = len(steps)
+    steps += [(_MARK_MEMBERS_SENT, {**params, "message_ids": json_array(message_ids)}), *_finish_steps(params)]
+    return db.write_steps(steps)[marked].rowcount
 
 
 _RELEASE_MEMBERS = Statement(
@@ -164,6 +163,9 @@ def dissolve_batch(
 
 
 def _finish(conn: sa.Connection, params: dict) -> None:
-    _RECORD_ANSWER(conn, params)
-    SETTLE_BATCH_IF_DONE(conn, params)
-    _DELETE_MEMBER_PAYLOADS(conn, params)
+    for statement, values in _finish_steps(params):
+        statement(conn, values)
+
+
+def _finish_steps(params: dict) -> list:
+    return [(_RECORD_ANSWER, params), (SETTLE_BATCH_IF_DONE, params), (_DELETE_MEMBER_PAYLOADS, params)]

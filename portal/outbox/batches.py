@@ -23,6 +23,7 @@ then on, exactly as for a row (the claim's CASE below is the same rule).
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,7 +32,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
-from portal.outbox.batch_log import close_request, log_request
+from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
@@ -78,7 +79,10 @@ class ClaimedBatch:
     attempt_count: int  # the batch claim's number: every settle carries it
     sealed_at: str | None
     request_count: int
+    claim_token: str | None  # written by the claim; the seal's guards ask for it
     members: tuple[BatchMember, ...]  # in position order: the request's list
+    # Frozen payloads read with the claim, by member ID (a sealed batch's retry rebuilds its list).
+    frozen: tuple = ()
 
     @property
     def sealed(self) -> bool:
@@ -103,22 +107,39 @@ class ClaimedBatch:
         return (self.unsettled or self.members)[0].id
 
 
+# A claim and a seal each go to a libSQL server as one request (Database.write_steps): no answer
+# comes back between their statements, so what the claim's answer used to decide is in each
+# statement's own WHERE: the claim's token (this claim took the batch, and it is not sealed), or
+# changes(), the number of rows the statement just before it changed.
 _CLAIM_BATCH = Statement(
     """
     UPDATE email_batches
-    SET attempt_count = attempt_count + 1, claim_expires_at = :claim_expires_at, updated_at = :now
+    SET attempt_count = attempt_count + 1, claim_expires_at = :claim_expires_at, claim_token = :token,
+        updated_at = :now
     WHERE id = :batch AND settled_at IS NULL AND (claim_expires_at IS NULL OR claim_expires_at <= :now)
     """
 )
-_UNCLAIM_BATCH = Statement("UPDATE email_batches SET claim_expires_at = NULL WHERE id = :batch")
+CLAIMED_BY_US = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token)"
+_UNSEALED_AND_OURS = (
+    "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token AND b.sealed_at IS NULL)"
+)
 # The same rule as a row's claim (claims.TAKE_CLAIM): a member in flight under an expired claim whose
 # first request was made (the seal stamped it) may have gone out.
-_CLAIM_MEMBERS = Statement(f"UPDATE email_outbox SET {TAKE_CLAIM} WHERE batch_id = :batch AND {CLAIMABLE}")
+_CLAIM_MEMBERS = Statement(
+    f"UPDATE email_outbox SET {TAKE_CLAIM} WHERE batch_id = :batch AND {CLAIMABLE} AND {CLAIMED_BY_US}"
+)
+# No member due (not yet, or every one settled): the batch is free again (or done).
+_UNCLAIM_IF_NONE_DUE = Statement(
+    "UPDATE email_batches SET claim_expires_at = NULL WHERE id = :batch AND claim_token = :token AND changes() = 0"
+)
 _BATCH = Statement(
     """
-    SELECT id, family, provider_key, attempt_count, sealed_at, request_count
+    SELECT id, family, provider_key, attempt_count, sealed_at, request_count, claim_token
     FROM email_batches WHERE id = :batch
     """
+)
+_FROZEN_OF_MEMBERS = Statement(
+    "SELECT * FROM email_frozen_payloads WHERE outbox_id IN (SELECT id FROM email_outbox WHERE batch_id = :batch)"
 )
 _MEMBERS = Statement(
     f"""
@@ -135,7 +156,7 @@ _SETTLE_SUPPRESSED_MEMBERS = Statement(
     SET status = '{SUPPRESSED}', last_error = '{SUPPRESSED_REASON}', claim_expires_at = NULL,
         next_attempt_at = NULL, relay_since = NULL, updated_at = :now
     WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
-      AND outcome_unknown = 0 AND {_SUPPRESSED}
+      AND outcome_unknown = 0 AND {_SUPPRESSED} AND {_UNSEALED_AND_OURS}
     """
 )
 # Before the seal only: members cancelled while this batch was claimed (rows.cancel_unsent asked them
@@ -146,33 +167,35 @@ _CANCEL_ASKED_MEMBERS = Statement(
     SET status = '{CANCELLED}', last_error = cancel_reason, claim_expires_at = NULL,
         next_attempt_at = NULL, relay_since = NULL, updated_at = :now
     WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
-      AND outcome_unknown = 0 AND cancel_requested_at IS NOT NULL
+      AND outcome_unknown = 0 AND cancel_requested_at IS NOT NULL AND {_UNSEALED_AND_OURS}
     """
 )
 _LEAVE = Statement(
     f"""
     UPDATE email_outbox SET batch_id = NULL, batch_position = NULL
     WHERE batch_id = :batch AND (status NOT IN {sql_list(UNSETTLED)} OR provider_message_id IS NOT NULL)
+      AND {_UNSEALED_AND_OURS}
     """
 )
-_RENUMBER = Statement(
-    """
+_RENUMBER_SQL = """
     UPDATE email_outbox
     SET batch_position = (SELECT COUNT(*) FROM email_outbox o WHERE o.batch_id = :batch
                           AND o.batch_position < email_outbox.batch_position)
     WHERE batch_id = :batch
-    """
-)
-_RECOMPOSE = Statement(
-    """
+"""
+_RECOMPOSE_SQL = """
     UPDATE email_batches
     SET composition = composition + 1,
         provider_key = substr(provider_key, 1, length(provider_key) - length(CAST(composition AS TEXT)))
                        || CAST(composition + 1 AS TEXT),
         updated_at = :now
     WHERE id = :batch AND sealed_at IS NULL
-    """
-)
+"""
+_RENUMBER, _RECOMPOSE = Statement(_RENUMBER_SQL), Statement(_RECOMPOSE_SQL)
+# After _LEAVE: only when a member left (changes() is _LEAVE's), and the key's last part counts up
+# only when members were renumbered (changes() is _RENUMBER's: none when nobody is left).
+_RENUMBER_IF_LEFT = Statement(_RENUMBER_SQL + " AND changes() > 0")
+_RECOMPOSE_IF_RENUMBERED = Statement(_RECOMPOSE_SQL + " AND changes() > 0")
 SETTLE_BATCH_IF_DONE = Statement(
     f"""
     UPDATE email_batches SET settled_at = :now, claim_expires_at = NULL, updated_at = :now
@@ -189,47 +212,54 @@ def claim_batch(
     """Admit one delivery of the batch and claim its due members with it; None when the batch is
     claimed elsewhere, settled, or has no member due at `now` (nothing changes then).
 
-    Before the seal, members that may not be sent leave first (see `_let_leavers_go`)."""
-    params = {
+    Before the seal, members that may not be sent leave first (see `_leaver_steps`). One write of
+    statements guarded in SQL (see above), read back with the members' frozen payloads."""
+    values = {
         "batch": batch_id,
+        "token": uuid.uuid4().hex,
         "now": clock.iso(now),
         "claim_expires_at": clock.iso_in(claim_seconds, now),
         "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
     }
-    with db.write() as conn:
-        if _CLAIM_BATCH(conn, params).rowcount != 1:
-            return None
-        batch = _BATCH(conn, params).mappings().first()
-        if batch["sealed_at"] is None:
-            _let_leavers_go(conn, params)
-        if _CLAIM_MEMBERS(conn, params).rowcount == 0:
-            # Not due yet, or every member settled: the batch is free again (or done).
-            _UNCLAIM_BATCH(conn, params)
-            SETTLE_BATCH_IF_DONE(conn, params)
-            return None
-        return _read_claimed(conn, params)
+    steps = [(_CLAIM_BATCH, values), *_leaver_steps(values), (_CLAIM_MEMBERS, values)]
+    members_claimed = len(steps) - 1
+    steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values), *_read_steps(values)]
+    results = db.write_steps(steps)
+    if results[0].rowcount != 1 or results[members_claimed].rowcount == 0:
+        return None
+    return _claimed_from(*results[-3:])
 
 
-def _let_leavers_go(conn: sa.Connection, params: dict) -> bool:
-    """Unsealed only: settle members that may not be sent, and take every settled one off the list
-    (recomposing the key). True when the list changed."""
-    _SETTLE_SUPPRESSED_MEMBERS(conn, params)
-    _CANCEL_ASKED_MEMBERS(conn, params)
-    if _LEAVE(conn, params).rowcount == 0:
-        return False
-    _RENUMBER(conn, params)
-    _RECOMPOSE(conn, params)
-    SETTLE_BATCH_IF_DONE(conn, params)
-    return True
+def _leaver_steps(values: dict) -> list:
+    """Unsealed and ours only: settle members that may not be sent, take every settled one off the
+    list, and (if one left) renumber the rest and recompose the key."""
+    return [
+        (_SETTLE_SUPPRESSED_MEMBERS, values),
+        (_CANCEL_ASKED_MEMBERS, values),
+        (_LEAVE, values),
+        (_RENUMBER_IF_LEFT, values),
+        (_RECOMPOSE_IF_RENUMBERED, values),
+        (SETTLE_BATCH_IF_DONE, values),
+    ]
 
 
-def _read_claimed(conn: sa.Connection, params: dict) -> ClaimedBatch:
-    batch = _BATCH(conn, params).mappings().first()
-    members = tuple(
-        BatchMember(**{**row, "outcome_unknown": bool(row["outcome_unknown"])})
-        for row in _MEMBERS(conn, params).mappings().all()
+def _read_steps(values: dict) -> list:
+    return [(_BATCH, values), (_MEMBERS, values), (_FROZEN_OF_MEMBERS, values)]
+
+
+def _claimed_from(batch, members, frozen) -> ClaimedBatch:
+    return ClaimedBatch(
+        **batch.mappings().first(),
+        members=tuple(
+            BatchMember(**{**row, "outcome_unknown": bool(row["outcome_unknown"])}) for row in members.mappings().all()
+        ),
+        frozen=tuple(frozen.mappings().all()),
     )
-    return ClaimedBatch(**batch, members=members)
+
+
+def _in(conn: sa.Connection, steps: list) -> list:
+    """Steps inside the caller's write: for the rare paths that decide between statements."""
+    return [statement(conn, values) for statement, values in steps]
 
 
 _NEXT_DUE = Statement(
@@ -295,10 +325,11 @@ _SEAL = Statement(
                   AND provider_message_id IS NULL)
     """
 )
-_STAMP_FIRST_ATTEMPT = Statement(
+# Only after the request was logged (changes() is LOG_REQUEST_IF_SEALED's, which logs only after a seal).
+_STAMP_FIRST_ATTEMPT_IF_LOGGED = Statement(
     f"""
     UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now), updated_at = :now
-    WHERE batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
+    WHERE batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL AND changes() = 1
     """
 )
 
@@ -313,16 +344,16 @@ def seal_batch_request(
     An unsealed batch lets its leavers go first. The slot for the request is taken after the seal,
     so that the request reaches the provider right after its slot (a seal waiting for the write lock
     between the two let a request reach the provider's window late, with a 429 for it)."""
-    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
-    with db.write() as conn:
-        close_request(conn, params, previous_answer)
-        if batch.sealed_at is None:
-            _let_leavers_go(conn, params)
-        if _SEAL(conn, params).rowcount != 1:
-            return None
-        log_request(conn, params)
-        _STAMP_FIRST_ATTEMPT(conn, params)
-        return _read_claimed(conn, params)
+    values = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
+    steps = answer_steps(values, previous_answer)
+    if batch.sealed_at is None:
+        steps += _leaver_steps(values)
+    sealed = len(steps)
+    steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    results = db.write_steps([*steps, *_read_steps(values)])
+    if results[sealed].rowcount != 1:
+        return None
+    return _claimed_from(*results[-3:])
 
 
 _ASKED_TO_LEAVE = Statement(
@@ -346,7 +377,8 @@ def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> Clai
     with db.read() as conn:
         if _ASKED_TO_LEAVE(conn, params).first() is None:
             return None
+    params["token"] = batch.claim_token
     with db.write() as conn:
         close_request(conn, params, None, withdraw=True)
-        _let_leavers_go(conn, params)
-        return _read_claimed(conn, params)
+        _in(conn, _leaver_steps(params))
+        return _claimed_from(*_in(conn, _read_steps(params)))

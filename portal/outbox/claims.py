@@ -1,7 +1,7 @@
 """The claim: one delivery at a time owns an outbox row, until its claim expires.
 
 Eligibility and change are tested in one guarded UPDATE (as everywhere in rows.py), then the
-claimed row is read in the same transaction. A first attempt that arrives rendered has its first
+claimed row is read in the same transaction (CLAIM, then CLAIMED). A first attempt that arrives rendered has its first
 attempt time set by that same UPDATE, so the claim, the record that the first provider request
 follows, and its history event (a trigger) are one statement; freeze.py stores the payload next.
 """
@@ -11,11 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import sqlalchemy as sa
-
 from portal.core import clock
 from portal.core.db import Database
-from portal.core.driver import Statement
+from portal.core.driver import DriverResult, Statement
 from portal.core.settings import Settings
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import PROCESSING, WAITING, sql_list
@@ -65,10 +63,11 @@ TAKE_CLAIM = f"""
     relay_since = :relay_since,
     updated_at = :now
 """
-# Built once: these run for every email. Two statements, not one UPDATE ... RETURNING: libSQL
-# prepares every statement anew, and preparing the RETURNING clause cost more than the SELECT.
-# SET expressions read the row as it was, so attempt_count + 1 is this attempt.
-_CLAIM = Statement(
+# Built once: these run for every email, in one transaction (on a libSQL server, one request:
+# Database.write_steps). Two statements, not one UPDATE ... RETURNING: libSQL prepares every
+# statement anew, and preparing the RETURNING clause cost more than the SELECT. SET expressions
+# read the row as it was, so attempt_count + 1 is this attempt.
+CLAIM = Statement(
     f"""
     UPDATE email_outbox
     SET first_attempt_at = CASE WHEN first_attempt_at IS NULL AND :first_attempt_at IS NOT NULL
@@ -79,7 +78,7 @@ _CLAIM = Statement(
     WHERE id = :id AND {CLAIMABLE} AND {NOT_IN_OPEN_BATCH}
     """
 )
-_CLAIMED = Statement(
+CLAIMED = Statement(
     f"""
     SELECT id, family, recipient, idempotency_key, attempt_count, {TEMPLATE_INPUT} AS template_input,
            environment, outcome_unknown, first_attempt_at, created_at, provider_key,
@@ -108,12 +107,12 @@ def claim_outbox_row(
     read in the same statement, so the check costs no extra round trip. `now` decides whether a
     retry time has come or an earlier claim has expired, and starts this claim.
     """
-    with db.write() as conn:
-        return claim_in(conn, outbox_id, claim_seconds, republish_after_seconds, now=now)
+    values = claim_values(outbox_id, claim_seconds, republish_after_seconds, now=now)
+    claim, claimed = db.write_steps([(CLAIM, values), (CLAIMED, values)])
+    return claimed_row(claim, claimed)
 
 
-def claim_in(
-    conn: sa.Connection,
+def claim_values(
     outbox_id: str,
     claim_seconds: int,
     republish_after_seconds: int = DEFAULT_REPUBLISH_AFTER,
@@ -121,13 +120,11 @@ def claim_in(
     now: datetime,
     first_attempt_at: str | None = None,
     max_attempts: int = 0,
-) -> ClaimedRow | None:
-    """claim_outbox_row inside the caller's write transaction (freeze.claim_and_freeze).
-
-    With `first_attempt_at`, a row no attempt has reached, that is not suppressed and has
-    attempts left (at most `max_attempts`), gets that first attempt time in the claim itself.
-    """
-    params = {
+) -> dict:
+    """What CLAIM and CLAIMED bind. With `first_attempt_at`, a row no attempt has reached, that is
+    not suppressed and has attempts left (at most `max_attempts`), gets that first attempt time in
+    the claim itself (freeze.claim_and_freeze)."""
+    return {
         "id": outbox_id,
         "now": clock.iso(now),
         "claim_expires_at": clock.iso_in(claim_seconds, now),
@@ -136,7 +133,12 @@ def claim_in(
         "first_attempt_at": first_attempt_at,
         "max_attempts": max_attempts,
     }
-    if _CLAIM(conn, params).rowcount != 1:
+
+
+def claimed_row(claim: DriverResult, claimed: DriverResult) -> ClaimedRow | None:
+    """The claimed row, from the results of CLAIM and CLAIMED run in one transaction; None if
+    CLAIM took nothing."""
+    if claim.rowcount != 1:
         return None
-    row = _CLAIMED(conn, params).mappings().first()
+    row = claimed.mappings().first()
     return ClaimedRow(**{**row, "outcome_unknown": bool(row["outcome_unknown"]), "suppressed": bool(row["suppressed"])})

@@ -17,7 +17,7 @@ from datetime import datetime
 from portal.core import clock
 from portal.core.db import Database, json_array, json_rows
 from portal.core.driver import Statement
-from portal.outbox.claims import CLAIMABLE, ClaimedRow, claim_in
+from portal.outbox.claims import CLAIM, CLAIMABLE, CLAIMED, ClaimedRow, claim_values, claimed_row
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.rendering import Attachment, RenderedEmail
 from portal.outbox.rows import record_first_attempt
@@ -69,13 +69,18 @@ _READ_FROZEN = Statement("SELECT * FROM email_frozen_payloads WHERE outbox_id = 
 _READ_FROZEN_MANY = Statement(
     "SELECT * FROM email_frozen_payloads WHERE outbox_id IN (SELECT value FROM json_each(:ids))"
 )
-# Inside the claim's transaction, just after it: the row is ours and had no first attempt.
+# In the claim's transaction, just after it: stores our payload only if that claim took the row and
+# recorded our first attempt (its time and the claim's expiry are this attempt's own), so the three
+# statements need no answer in between and go to a libSQL server as one request.
 _FREEZE_CLAIMED = Statement(
-    """
+    f"""
     INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
         html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
-    VALUES (:id, :from_address, :reply_to, :subject, :html, :text, :tags,
-            :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers)
+    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags,
+           :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers
+    WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
+                  AND first_attempt_at = :now AND claim_expires_at = :claim_expires_at
+                  AND provider_message_id IS NULL)
     """
 )
 # The input of a row a claim would take now and no attempt has reached: what to render first.
@@ -112,8 +117,8 @@ def first_attempt_input(db: Database, outbox_id: str, *, now: datetime) -> str |
     """The stored template input of a row a claim would take at `now` and no attempt has reached,
     or None (a retry of a frozen row, a row settled or claimed elsewhere, not due, or missing:
     nothing to render)."""
-    with db.read() as conn:
-        return _FIRST_ATTEMPT_INPUT(conn, {"id": outbox_id, "now": clock.iso(now)}).scalar()
+    (found,) = db.read_steps([(_FIRST_ATTEMPT_INPUT, {"id": outbox_id, "now": clock.iso(now)})])
+    return found.scalar()
 
 
 def claim_and_freeze(
@@ -136,24 +141,28 @@ def claim_and_freeze(
     if payload is not None:
         ensure_store_available(db)
     frozen_at = payload["now"] if payload is not None else None
-    with db.write() as conn:
-        row = claim_in(
-            conn,
-            outbox_id,
-            claim_seconds,
-            republish_after_seconds,
-            now=now,
-            first_attempt_at=frozen_at,
-            max_attempts=max_attempts,
-        )
-        # The claim recorded our first attempt only for a row that may be sent and had none: an
-        # earlier attempt's time is an earlier instant than this one's.
-        if row is None or frozen_at is None or row.first_attempt_at != frozen_at:
-            return row, None
-        if _FREEZE_CLAIMED(conn, payload).rowcount == 1:
-            return row, _validated(payload)
-        # A payload without a first attempt is none of ours: what is stored is what is sent.
-        return row, _validated(_READ_FROZEN(conn, {"id": outbox_id}).mappings().first())
+    values = claim_values(
+        outbox_id,
+        claim_seconds,
+        republish_after_seconds,
+        now=now,
+        first_attempt_at=frozen_at,
+        max_attempts=max_attempts,
+    )
+    steps = [(CLAIM, values)]
+    if payload is not None:
+        steps.append((_FREEZE_CLAIMED, {**payload, "claim_expires_at": values["claim_expires_at"]}))
+    results = db.write_steps([*steps, (CLAIMED, values)])
+    row = claimed_row(results[0], results[-1])
+    # The claim recorded our first attempt only for a row that may be sent and had none: an
+    # earlier attempt's time is an earlier instant than this one's.
+    if row is None or frozen_at is None or row.first_attempt_at != frozen_at:
+        return row, None
+    if results[1].rowcount == 1:
+        return row, _validated(payload)
+    # A payload without a first attempt is none of ours: what is stored is what is sent (the
+    # first stored payload never changes, so reading it after the commit reads the same).
+    return row, replay_frozen(db, outbox_id)
 
 
 def payload_of(outbox_id: str, rendered: RenderedEmail, *, now: datetime) -> dict:
@@ -227,20 +236,27 @@ def _validated(stored) -> RenderedEmail:
     )
 
 
-def freeze_batch_payloads(db: Database, payloads: list[dict]) -> None:
-    """Store first-attempt payloads of a claimed batch's members (from `payload_of`), in one write.
+def freeze_batch_payloads(db: Database, outbox_ids: list[str], payloads: list[dict]) -> dict[str, RenderedEmail]:
+    """Store first-attempt payloads of a claimed batch's members (from `payload_of`), and return
+    what is stored for `outbox_ids` then, validated, by row ID: one write.
 
     The same guarded INSERT OR IGNORE as a single row's: a payload already stored stays, and a member
     no longer ours to send stores nothing. The first attempt's time is the batch's seal, not this."""
-    if not payloads:
-        return
     ensure_store_available(db)
-    with db.write() as conn:
-        _FREEZE_MANY(conn, {"payloads": json_rows(payloads)})
+    ids = {"ids": json_array(outbox_ids)}
+    if payloads:
+        _, stored = db.write_steps([(_FREEZE_MANY, {"payloads": json_rows(payloads)}), (_READ_FROZEN_MANY, ids)])
+    else:
+        (stored,) = db.read_steps([(_READ_FROZEN_MANY, ids)])
+    return validated_by_row(stored.mappings().all())
+
+
+def validated_by_row(stored) -> dict[str, RenderedEmail]:
+    """Stored payloads (rows of email_frozen_payloads), validated, by row ID."""
+    return {row["outbox_id"]: _validated(row) for row in stored}
 
 
 def frozen_messages(db: Database, outbox_ids: list[str]) -> dict[str, RenderedEmail]:
     """The stored payloads of these rows, validated, by row ID (a row without one is absent)."""
-    with db.read() as conn:
-        stored = _READ_FROZEN_MANY(conn, {"ids": json_array(outbox_ids)}).mappings().all()
-    return {row["outbox_id"]: _validated(row) for row in stored}
+    (stored,) = db.read_steps([(_READ_FROZEN_MANY, {"ids": json_array(outbox_ids)})])
+    return validated_by_row(stored.mappings().all())

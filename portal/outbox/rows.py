@@ -72,10 +72,8 @@ _DELETE_FROZEN = Statement(
 def mark_sent(db: Database, outbox_id: str, provider_message_id: str, *, now: datetime) -> bool:
     """Record acceptance, only while no message ID is recorded; the frozen payload goes with it."""
     params = {"id": outbox_id, "message_id": provider_message_id, "now": clock.iso(now)}
-    with db.write() as conn:
-        changed = _MARK_SENT(conn, params).rowcount
-        delete_frozen_payload(conn, outbox_id)
-    return changed == 1
+    marked, _ = db.write_steps([(_MARK_SENT, params), (_DELETE_FROZEN, params)])
+    return marked.rowcount == 1
 
 
 # A row cancelled while this delivery held it (rows.cancel_unsent), released with nothing sent, is
@@ -115,8 +113,8 @@ def mark_retry(
     """
     params = {"id": outbox_id, "attempt": attempt, "reason": reason, "unknown": int(outcome_unknown)}
     params.update(next_at=clock.iso_in(delay_seconds, now), given_back=int(not counts_as_attempt), now=clock.iso(now))
-    with db.write() as conn:
-        return _MARK_RETRY(conn, params).rowcount == 1
+    (released,) = db.write_steps([(_MARK_RETRY, params)])
+    return released.rowcount == 1
 
 
 # A row that may already have gone out never settles as unsent (failed, suppressed): it becomes a
@@ -277,7 +275,7 @@ def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
 # A publication moves `pending` to `enqueued` and restarts the stale period of every row it
 # published, so the relay republishes a lost message once per period, not on every pass. A late
 # write never turns `retry` into `enqueued` (the retry time stands) and never touches a live claim.
-_RECORD_PUBLICATION = sa.text(
+_RECORD_PUBLICATION = Statement(
     f"""
     UPDATE email_outbox
     SET status = CASE WHEN status = '{PENDING}' THEN :status ELSE status END,
@@ -298,11 +296,8 @@ _RECORD_PUBLICATION = sa.text(
 def record_publication(db: Database, outbox_ids: list[str], status: str, error: str | None, *, now: datetime) -> None:
     """After a publish: `enqueued`, or `pending` with the reason. Only rows still waiting (or
     under an expired claim) change, so a late write never overwrites a claim or a settled row."""
-    with db.write() as conn:
-        conn.execute(
-            _RECORD_PUBLICATION,
-            {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.iso(now)},
-        )
+    values = {"ids": json_array(outbox_ids), "status": status, "error": error, "now": clock.iso(now)}
+    db.write_steps([(_RECORD_PUBLICATION, values)])
 
 
 # --- changes a provider receipt makes ---------------------------------------------------------------

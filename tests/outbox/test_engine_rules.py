@@ -96,8 +96,8 @@ def test_a_batch_freeze_never_replaces_a_member_payload(ctx, make_outbox_row):
             sa.text("UPDATE email_outbox SET status = 'processing' WHERE id IN (SELECT value FROM json_each(:ids))"),
             {"ids": json.dumps(ids)},
         )
-    freeze_batch_payloads(ctx.db, [payload_of(ids[0], render(ctx, ids[0], "First"), now=now)])
-    freeze_batch_payloads(ctx.db, [payload_of(i, render(ctx, i, "Replay"), now=now) for i in ids])
+    freeze_batch_payloads(ctx.db, ids, [payload_of(ids[0], render(ctx, ids[0], "First"), now=now)])
+    freeze_batch_payloads(ctx.db, ids, [payload_of(i, render(ctx, i, "Replay"), now=now) for i in ids])
     messages = frozen_messages(ctx.db, ids)
     assert messages[ids[0]].subject == "First" and messages[ids[1]].subject == "Replay"
 

@@ -99,19 +99,20 @@ import sys
 sys.path.insert(0, {root!r})
 import dataclasses
 import sqlalchemy as sa
-from portal.outbox import freeze
+from portal.outbox import delivery
 {key_function}
-claim_in = freeze.claim_in
+claim_and_freeze = delivery.claim_and_freeze
 
-def claim_in_as_the_previous_release(conn, *args, **kwargs):
-    row = claim_in(conn, *args, **kwargs)
+def claim_as_the_previous_release(db, *args, **kwargs):
+    row, message = claim_and_freeze(db, *args, **kwargs)
     if row is None:
-        return None
-    install_id, since = conn.execute(sa.text("SELECT install_id, row_keys_since FROM portal_install")).one()
+        return row, message
+    with db.read() as conn:
+        install_id, since = conn.execute(sa.text("SELECT install_id, row_keys_since FROM portal_install")).one()
     key = previous_release_key(row.environment, install_id, since, row.created_at, row.idempotency_key, row.id)
-    return dataclasses.replace(row, provider_key=key)
+    return dataclasses.replace(row, provider_key=key), message
 
-freeze.claim_in = claim_in_as_the_previous_release
+delivery.claim_and_freeze = claim_as_the_previous_release
 import worker
 sys.exit(worker.main(["--burst"]))
 """
