@@ -133,9 +133,8 @@ class JwtKeys:
 class SqldServer:
     """One sqld on a free loopback port, serving the database in `data_dir`, with JWT auth."""
 
-    def __init__(self, data_dir: Path, keys: JwtKeys, *, port: int | None = None, trace_requests: bool = False):
+    def __init__(self, data_dir: Path, keys: JwtKeys, *, port: int | None = None):
         self.data_dir, self.keys = data_dir, keys
-        self.trace_requests = trace_requests  # log each HTTP request, so a bench can count them
         self.port = port or free_port()
         self.http_url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -151,7 +150,6 @@ class SqldServer:
                 + ["--http-listen-addr", f"127.0.0.1:{self.port}", "--auth-jwt-key-file", str(self.keys.public_pem)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "RUST_LOG": REQUEST_TRACE} if self.trace_requests else None,
             )
         _wait_healthy(self.http_url, self.process, timeout=30)
         return self
@@ -159,11 +157,6 @@ class SqldServer:
     def database_url(self) -> str:
         """DATABASE_URL for the portal: remote, over plain HTTP on loopback, with a signed token."""
         return f"sqlite+libsql://127.0.0.1:{self.port}/?secure=false&authToken={self.keys.token()}"
-
-    def requests_served(self) -> int:
-        """HTTP requests the server has logged so far (with trace_requests): health checks left out."""
-        text = self.log.read_text(errors="replace")
-        return sum(1 for line in text.splitlines() if "got request:" in line and "/health" not in line)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -174,10 +167,6 @@ class SqldServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
-
-
-# sqld's own log line for each HTTP request it receives ("got request: POST /v3/pipeline ...").
-REQUEST_TRACE = "libsql_server::http::user::trace=debug"
 
 
 def copy_data(template: Path, destination: Path) -> Path:
