@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 SQLD_PASS ?= tests/outbox e2e/test_sign_in.py e2e/test_invitations.py e2e/test_applications.py \
 	e2e/test_reports.py e2e/test_outbox_console.py tests/console/test_reconciliation.py
 
-.PHONY: run run-cluster test install bench clean lint
+.PHONY: run run-cluster test install bench clean lint translations
 
 $(STAMP): pyproject.toml
 	# Debian's own python3 ships venv separately (python3-venv).
@@ -39,6 +39,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	# The second pass: the engine and the main journeys against a real libSQL server (sqld), one per test.
 	PORTAL_TEST_DATABASE=sqld $(BIN)/python -m pytest -rs $(SQLD_PASS)
+
+# After changing a message in code or a template: the catalogue template, each language's catalogue
+# (new messages come in empty, for a translator), and the compiled catalogues the portal reads.
+# tests/test_i18n.py fails until every message is translated and compiled.
+translations: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k _l -k lazy_gettext -k translate:2 -k translate_plural:2,3 \
+		--no-location --sort-output --project "TEEI Partner Portal" -o translations/messages.pot .
+	$(BIN)/pybabel update --no-fuzzy-matching --ignore-obsolete -i translations/messages.pot -d translations
+	$(BIN)/pybabel compile --statistics -d translations
 
 bench: $(STAMP)
 	bash devtools/ensure-system-packages.sh redis-server

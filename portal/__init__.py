@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from portal.core.i18n import N_
 from portal.core.resources import STATIC_DIR, TEMPLATES_DIR
 from portal.core.settings import Settings
 
@@ -17,21 +18,21 @@ if TYPE_CHECKING:
 SESSION_LIFETIME = timedelta(hours=12)
 
 ERROR_MESSAGES = {
-    400: ("Bad request", "The request could not be understood."),
-    403: ("Not allowed", "Your account cannot see this page."),
-    404: ("Not found", "There is nothing at this address."),
-    405: ("Not allowed", "That action is not available here."),
-    413: ("Too large", "That submission is too large."),
-    429: ("Too many attempts", "Too many attempts in a short time. Wait a few minutes, then try again."),
-    500: ("Something went wrong", "The error was logged. Please try again in a moment."),
+    400: (N_("Bad request"), N_("The request could not be understood.")),
+    403: (N_("Not allowed"), N_("Your account cannot see this page.")),
+    404: (N_("Not found"), N_("There is nothing at this address.")),
+    405: (N_("Not allowed"), N_("That action is not available here.")),
+    413: (N_("Too large"), N_("That submission is too large.")),
+    429: (N_("Too many attempts"), N_("Too many attempts in a short time. Wait a few minutes, then try again.")),
+    500: (N_("Something went wrong"), N_("The error was logged. Please try again in a moment.")),
     503: (
-        "The database is unavailable",
-        "The portal cannot reach its database just now. Nothing was changed. Please try again shortly.",
+        N_("The database is unavailable"),
+        N_("The portal cannot reach its database just now. Nothing was changed. Please try again shortly."),
     ),
     # A write whose commit could not be confirmed: never replayed, so the person must look.
     "ambiguous": (
-        "We could not confirm that was saved",
-        "The database stopped answering while saving. Check the page before trying again: it may have been saved.",
+        N_("We could not confirm that was saved"),
+        N_("The database stopped answering while saving. Check the page before trying again: it may have been saved."),
     ),
 }
 
@@ -110,21 +111,25 @@ def create_app(config: dict | None = None, settings: Settings | None = None) -> 
 
 
 def _init_extensions(app: Flask, settings) -> None:
+    from flask_babel import lazy_gettext
+
     from portal.auth.queries import load_session_user
     from portal.web.access import enforce_declared_access
     from portal.web.extensions import csrf, limiter, login_manager, portal_context
     from portal.web.filters import init_template_filters
     from portal.web.forms import refuse_file_uploads
+    from portal.web.i18n import init_i18n
 
     csrf.init_app(app)
     limiter.init_app(app)
     login_manager.init_app(app)
     login_manager.login_view = "auth.login"
-    login_manager.login_message = "Please sign in to see that page."
+    login_manager.login_message = lazy_gettext("Please sign in to see that page.")
     login_manager.user_loader(lambda session_id: load_session_user(portal_context().db, session_id))
     app.before_request(refuse_file_uploads)
     app.before_request(enforce_declared_access)
     init_template_filters(app, settings)
+    init_i18n(app, settings)
 
 
 def _register_blueprints(app: Flask) -> None:
@@ -166,20 +171,20 @@ def _register_blueprints(app: Flask) -> None:
 
     nav = {
         "admin": [
-            ("applications.admin_list", "Applications"),
-            ("admin.demo_requests", "Demo requests"),
-            ("suppressions.index", "Suppressions"),
-            ("campaigns.index", "Campaigns"),
-            ("console.index", "Outbox"),
-            ("privacy.find_person", "Privacy"),
+            ("applications.admin_list", N_("Applications")),
+            ("admin.demo_requests", N_("Demo requests")),
+            ("suppressions.index", N_("Suppressions")),
+            ("campaigns.index", N_("Campaigns")),
+            ("console.index", N_("Outbox")),
+            ("privacy.find_person", N_("Privacy")),
         ],
         "manager": [
-            ("reports.index", "Report"),
-            ("report_emails.subscription", "Report emails"),
-            ("invitations.index", "Invitations"),
-            ("people.index", "People"),
+            ("reports.index", N_("Report")),
+            ("report_emails.subscription", N_("Report emails")),
+            ("invitations.index", N_("Invitations")),
+            ("people.index", N_("People")),
         ],
-        "public": [("applications.apply", "Become a partner"), ("demo.request_demo", "Request a demo")],
+        "public": [("applications.apply", N_("Become a partner")), ("demo.request_demo", N_("Request a demo"))],
     }
     app.context_processor(lambda: {f"{audience}_nav": links for audience, links in nav.items()})
 
@@ -249,6 +254,7 @@ def _set_security_headers(app: Flask, *, hsts: bool) -> None:
 
 def _register_error_pages(app: Flask) -> None:
     from flask import g, render_template
+    from flask_babel import gettext
     from flask_wtf.csrf import CSRFError
 
     from portal.core.db import AmbiguousCommitError, DatabaseUnavailable
@@ -256,21 +262,22 @@ def _register_error_pages(app: Flask) -> None:
 
     def render_error(error):
         code = getattr(error, "code", 500) or 500
-        title, message = ERROR_MESSAGES.get(code, ERROR_MESSAGES[500])
+        title, message = map(gettext, ERROR_MESSAGES.get(code, ERROR_MESSAGES[500]))
         if getattr(error, "show_description", False):
             message = error.description
         if isinstance(error, CSRFError):
-            title, message = "Form expired", "The form was out of date or incomplete. Go back, reload it and try again."
+            title = gettext("Form expired")
+            message = gettext("The form was out of date or incomplete. Go back, reload it and try again.")
         return render_template("errors/error.html", title=title, message=message, code=code), code
 
     def database_unavailable(error):
         # The layout asks who is signed in, which needs the database: the page is shown as to a visitor.
         g._login_user = login_manager.anonymous_user()
-        title, message = ERROR_MESSAGES[503]
+        title, message = map(gettext, ERROR_MESSAGES[503])
         return render_template("errors/error.html", title=title, message=message, code=503), 503, {"Retry-After": "30"}
 
     def outcome_unknown(error):
-        title, message = ERROR_MESSAGES["ambiguous"]
+        title, message = map(gettext, ERROR_MESSAGES["ambiguous"])
         return render_template("errors/error.html", title=title, message=message, code=503), 503
 
     for code in (code for code in ERROR_MESSAGES if isinstance(code, int) and code != 503):

@@ -53,6 +53,7 @@ ALLOWED_PUBLIC = {
     "/",
     "/healthz",
     "/readyz",
+    "/language",
     "/metrics",
     "/login",
     "/invitations/accept/<token>",

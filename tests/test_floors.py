@@ -26,7 +26,7 @@ GROUND, ENGINE, WEB, TOP = "core", "outbox", "web", "top"
 TOP_MODULES = {"portal", "portal.cli", "portal.context", "portal.email_families", "portal.seed"}
 # Third-party libraries a floor must not load: the ground is nothing web and nothing email, and the
 # engine runs in a worker that loads no web framework.
-WEB_LIBRARIES = {"flask", "flask_login", "flask_wtf", "flask_limiter", "wtforms", "werkzeug"}
+WEB_LIBRARIES = {"flask", "flask_babel", "flask_login", "flask_wtf", "flask_limiter", "wtforms", "werkzeug"}
 FORBIDDEN_LIBRARIES = {
     GROUND: WEB_LIBRARIES | {"jinja2", "rq", "resend", "redis", "svix", "standardwebhooks"},
     ENGINE: WEB_LIBRARIES,

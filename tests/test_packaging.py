@@ -19,7 +19,8 @@ app = create_app({"TESTING": True})
 client = app.test_client()
 login = client.get("/login")
 css = client.get("/static/portal.css")
-print(login.status_code, "Sign in" in login.get_data(as_text=True), css.status_code)
+norwegian = client.get("/login", headers={"Accept-Language": "nb"}).get_data(as_text=True)
+print(login.status_code, "Sign in" in login.get_data(as_text=True), css.status_code, "Logg inn" in norwegian)
 """
 
 
@@ -43,7 +44,7 @@ def test_pip_install_into_a_fresh_venv_runs_outside_the_checkout(tmp_path, redis
     source = tmp_path / "source"
     source.mkdir()
     shutil.copy(ROOT / "pyproject.toml", source)
-    for folder in ("portal", "templates", "static", "migrations"):
+    for folder in ("portal", "templates", "static", "migrations", "translations"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     python = fresh_venv(tmp_path / "venv")
     run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", source])
@@ -53,6 +54,7 @@ def test_pip_install_into_a_fresh_venv_runs_outside_the_checkout(tmp_path, redis
     assert (installed / "templates" / "base.html").is_file()
     assert (installed / "templates" / "report_emails" / "subscription.html").is_file()
     assert (installed / "static" / "portal.css").is_file()
+    assert (installed / "translations" / "nb" / "LC_MESSAGES" / "messages.mo").is_file()
     assert sorted(p.name for p in (installed / "migrations").glob("*.sql")) == sorted(
         p.name for p in (ROOT / "migrations").glob("*.sql")
     )
@@ -68,4 +70,4 @@ def test_pip_install_into_a_fresh_venv_runs_outside_the_checkout(tmp_path, redis
     upgraded = run([python, "-m", "flask", "--app", "portal", "db", "upgrade"], env=env, cwd=workdir)
     assert "applied 0001_" in upgraded
     assert (workdir / "instance" / "portal.db").exists()
-    assert run([python, "-c", PAGE_CHECK], env=env, cwd=workdir).split() == ["200", "True", "200"]
+    assert run([python, "-c", PAGE_CHECK], env=env, cwd=workdir).split() == ["200", "True", "200", "True"]

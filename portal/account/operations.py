@@ -2,6 +2,10 @@
 
 Each operation is one transaction. A changed password closes every open reset link and ends the
 account's other sessions (`end_all_sessions`).
+
+A refusal's message is in English, marked for the catalogue (`N_`): a page shows it in its own
+language from the error's `message` and `values`. A reset email is written in the language of the
+page the person asked on, stored with their request until the worker's pass answers it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from portal.account.emails import password_reset_email
 from portal.auth import MIN_PASSWORD_LENGTH, AccountError, end_all_sessions, hash_password, verify_password
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import ENGLISH, N_, language_or_default
 from portal.core.text import InputError, normalise_email, one_line
 from portal.outbox import PeriodicTask, write_then_publish
 
@@ -29,7 +34,13 @@ NAME_MAX = 120
 
 
 class PasswordResetError(InputError):
-    """The link cannot reset a password (used, expired, unknown) or the password is refused."""
+    """The link cannot reset a password (used, expired, unknown) or the password is refused.
+
+    `message` is the catalogue's (English) message and `values` fill its placeholders."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
 
 
 _ACTIVE_USER = sa.text("SELECT id, name FROM users WHERE email = :email AND deactivated_at IS NULL")
@@ -43,15 +54,16 @@ _INSERT_RESET = sa.text(
 )
 
 
-_ASK = sa.text("INSERT INTO password_reset_requests (address, asked_at) VALUES (:address, :now)")
-_WAITING_REQUESTS = sa.text("SELECT id, address FROM password_reset_requests ORDER BY id LIMIT :limit")
+_ASK = sa.text("INSERT INTO password_reset_requests (address, asked_at, language) VALUES (:address, :now, :language)")
+_WAITING_REQUESTS = sa.text("SELECT id, address, language FROM password_reset_requests ORDER BY id LIMIT :limit")
 _FORGET_REQUEST = sa.text("DELETE FROM password_reset_requests WHERE id = :id")
 REQUESTS_PER_PASS = 100
 RESET_PASS_SECONDS = 2
 
 
-def ask_for_password_reset(db: Database, *, email: str, now: datetime) -> None:
-    """What the forgot-password form does, for every address alike: one small insert.
+def ask_for_password_reset(db: Database, *, email: str, now: datetime, language: str = ENGLISH) -> None:
+    """What the forgot-password form does, for every address alike: one small insert. `language` is
+    the page's: the email the request leads to is written in it.
 
     Whether the address has an account is looked at later, by the worker's pass
     (`send_requested_reset_links`): done here, an unknown address would answer sooner than a known
@@ -59,7 +71,9 @@ def ask_for_password_reset(db: Database, *, email: str, now: datetime) -> None:
     account. The answer the person reads is the same either way.
     """
     with db.write() as conn:
-        conn.execute(_ASK, {"address": normalise_email(email), "now": clock.iso(now)})
+        conn.execute(
+            _ASK, {"address": normalise_email(email), "now": clock.iso(now), "language": language_or_default(language)}
+        )
 
 
 def send_requested_reset_links(ctx, *, now: datetime) -> int:
@@ -73,7 +87,9 @@ def send_requested_reset_links(ctx, *, now: datetime) -> int:
     for request in waiting:
         with write_then_publish(ctx, now=now) as work:
             if work.conn.execute(_FORGET_REQUEST, {"id": request.id}).rowcount:
-                _write_reset_link(ctx, work, address=request.address, now=now)
+                _write_reset_link(
+                    ctx, work, address=request.address, language=language_or_default(request.language), now=now
+                )
     return len(waiting)
 
 
@@ -88,7 +104,7 @@ def password_reset_task(settings) -> PeriodicTask:
     return PeriodicTask("password-resets", RESET_PASS_SECONDS, one_pass)
 
 
-def _write_reset_link(ctx, work, *, address: str, now: datetime) -> None:
+def _write_reset_link(ctx, work, *, address: str, language: str, now: datetime) -> None:
     """Inside the caller's transaction: a new link (closing the older ones) and its email, if the
     address has an active account and has not had too many links this hour."""
     user = work.conn.execute(_ACTIVE_USER, {"email": address}).first()
@@ -112,14 +128,18 @@ def _write_reset_link(ctx, work, *, address: str, now: datetime) -> None:
             "expires": clock.iso(now + timedelta(minutes=RESET_MINUTES)),
         },
     ).scalar_one()
-    work.add(password_reset_email(reset_id, address=address, name=user.name, token_nonce=nonce, minutes=RESET_MINUTES))
+    work.add(
+        password_reset_email(
+            reset_id, address=address, name=user.name, token_nonce=nonce, minutes=RESET_MINUTES, language=language
+        )
+    )
     log.info("password reset %s recorded for user %s", reset_id, user.id)
 
 
 def reset_password(db: Database, *, token_hash: str, password: str) -> int:
     """Set a new password with a reset link, using the link up; return the user's ID."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise PasswordResetError(f"Use at least {MIN_PASSWORD_LENGTH} characters.")
+        raise PasswordResetError(N_("Use at least %(num)d characters."), num=MIN_PASSWORD_LENGTH)
     new_hash = hash_password(password)
     now = clock.now_iso()
     with db.write() as conn:
@@ -133,7 +153,7 @@ def reset_password(db: Database, *, token_hash: str, password: str) -> int:
             {"hash": token_hash, "now": now},
         ).scalar()
         if user_id is None:
-            raise PasswordResetError("This reset link is no longer valid. Ask for a new one.")
+            raise PasswordResetError(N_("This reset link is no longer valid. Ask for a new one."))
         _set_password(conn, user_id, new_hash, now)
     return user_id
 
@@ -151,7 +171,7 @@ def update_account(
     new_hash = None
     if new_password:
         if not current_password or not verify_password(db, user_id, current_password):
-            raise WrongCurrentPassword("Your current password is not right, so the password was not changed.")
+            raise WrongCurrentPassword(N_("Your current password is not right, so the password was not changed."))
         new_hash = hash_password(new_password)
     now = clock.now_iso()
     with db.write() as conn:
@@ -165,3 +185,11 @@ def _set_password(conn: sa.Connection, user_id: int, new_hash: str, now: str) ->
     conn.execute(sa.text("UPDATE users SET password_hash = :h WHERE id = :id"), {"h": new_hash, "id": user_id})
     conn.execute(_CLOSE_OPEN_RESETS, {"user_id": user_id, "now": now})
     end_all_sessions(conn, user_id)
+
+
+def set_language(db: Database, *, user_id: int, language: str) -> None:
+    """A person's own choice of language, for their pages and the email the portal writes to them."""
+    with db.write() as conn:
+        conn.execute(
+            sa.text("UPDATE users SET language = :language WHERE id = :id"), {"id": user_id, "language": language}
+        )

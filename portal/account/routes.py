@@ -7,14 +7,18 @@ clean URL, so the token does not stay in the address bar, the history or a Refer
 import time
 
 from flask import Blueprint, flash, make_response, redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.account import operations, queries, tokens
 from portal.account.forms import AccountForm, ForgotPasswordForm, ResetPasswordForm
 from portal.auth import FAILED_PASSWORD_LIMIT, AccountError, guess_delay, load_user, record_failure
 from portal.core import clock
+from portal.core.i18n import N_
 from portal.web.access import public, roles_required
 from portal.web.extensions import limiter, portal_context
+from portal.web.forms import error_message
+from portal.web.i18n import current_language
 from portal.web.sessions import start_session
 
 bp = Blueprint("account", __name__)
@@ -22,9 +26,9 @@ bp = Blueprint("account", __name__)
 FORGOT_LIMIT = "5 per 15 minutes"
 RESET_LIMIT = "10 per 15 minutes"
 RESET_LINK_KEY = "password_reset_link"
-SAME_ANSWER = (
+SAME_ANSWER = N_(
     "If an account uses that address, a link to reset its password is on its way. "
-    f"It works once, for {operations.RESET_MINUTES} minutes."
+    "It works once, for %(minutes)d minutes."
 )
 
 
@@ -34,8 +38,10 @@ SAME_ANSWER = (
 def forgot():
     form = ForgotPasswordForm()
     if form.validate_on_submit():
-        operations.ask_for_password_reset(portal_context().db, email=form.email.data, now=clock.utcnow())
-        flash(SAME_ANSWER, "success")
+        operations.ask_for_password_reset(
+            portal_context().db, email=form.email.data, now=clock.utcnow(), language=current_language()
+        )
+        flash(_(SAME_ANSWER, minutes=operations.RESET_MINUTES), "success")
         return redirect(url_for("account.forgot"))
     return render_template("account/forgot.html", form=form), 200 if request.method == "GET" else 400
 
@@ -61,10 +67,10 @@ def reset(token: str | None = None):
         try:
             operations.reset_password(db, token_hash=token_hash, password=form.password.data)
         except (operations.PasswordResetError, AccountError) as error:
-            form.form_errors.append(str(error))
+            form.form_errors.append(error_message(error))
         else:
             session.pop(RESET_LINK_KEY, None)
-            flash("Your password is changed. Sign in with your new password.", "success")
+            flash(_("Your password is changed. Sign in with your new password."), "success")
             return redirect(url_for("auth.login"))
     return render_template("account/reset.html", form=form), 200 if request.method == "GET" else 400
 
@@ -95,16 +101,16 @@ def account():
             )
         except operations.WrongCurrentPassword as error:
             record_failure(db, current_user.email, now=clock.utcnow())
-            form.form_errors.append(str(error))
+            form.form_errors.append(error_message(error))
             guessed = True
         except AccountError as error:
-            form.form_errors.append(str(error))
+            form.form_errors.append(error_message(error))
         else:
             if changed:
                 # The change ended every session of the account (other browsers, a stolen cookie);
                 # this browser, which just proved the password, goes on under the new generation.
                 start_session(load_user(portal_context().db, current_user.id))
-            flash("Your name and password are saved." if changed else "Your name is saved.", "success")
+            flash(_("Your name and password are saved.") if changed else _("Your name is saved."), "success")
             return redirect(url_for("account.account"))
     response = make_response(
         render_template("account/account.html", form=form), 200 if request.method == "GET" else 400

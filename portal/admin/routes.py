@@ -1,18 +1,31 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal import invitations
 from portal.admin import queries
 from portal.applications import STATE_LABELS
+from portal.core.i18n import N_
 from portal.demo import STATUS_LABELS as DEMO_STATUS_LABELS
 from portal.demo import demo_request_page, status_counts
 from portal.people import people_page
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
 from portal.web.forms import InviteManagerForm
+from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 
 bp = Blueprint("admin", __name__)
+# Who invites a manager when an admin does: stored with the invitation email in English, marked so
+# the email can show it in its own language.
+PARTNERSHIPS_TEAM = N_("The TEEI partnerships team")
+
+
+def _said(error: Exception) -> str:
+    """A refusal in the page's language when it was marked where it was raised (`message`, `values`)."""
+    if not hasattr(error, "message"):
+        return str(error)
+    return _(error.message, **getattr(error, "values", {}))
 
 
 @bp.get("/")
@@ -64,12 +77,13 @@ def invite_manager(company_id: int):
                 company_id=company_id,
                 email=form.email.data,
                 inviter_id=current_user.id,
-                inviter_name="The TEEI partnerships team",
+                inviter_name=PARTNERSHIPS_TEAM,
+                language=current_language(),
             )
         except invitations.InvitationError as error:
-            form.email.errors.append(str(error))
+            form.email.errors.append(_said(error))
         else:
-            flash("The manager invitation is on its way.", "success")
+            flash(_("The manager invitation is on its way."), "success")
             return redirect(url_for("admin.company", company_id=company_id))
     return _render_company(company_id, form, status=400)
 
@@ -83,11 +97,12 @@ def resend_manager_invitation(company_id: int, invitation_id: int):
             company_id=company_id,
             invitation_id=invitation_id,
             inviter_id=current_user.id,
-            inviter_name="The TEEI partnerships team",
+            inviter_name=PARTNERSHIPS_TEAM,
+            language=current_language(),
         )
-        flash("The manager invitation is being sent again, with a new link.", "success")
+        flash(_("The manager invitation is being sent again, with a new link."), "success")
     except invitations.InvitationError as error:
-        flash(str(error), "error")
+        flash(_said(error), "error")
     return redirect(url_for("admin.company", company_id=company_id))
 
 

@@ -1,14 +1,19 @@
-"""A company applied to become a partner: the confirmation, and the admin's decision."""
+"""A company applied to become a partner: the confirmation, and the admin's decision.
+
+Each email's input stores its `language` (operations.py chooses it); its subject and body are
+written in it.
+"""
 
 from __future__ import annotations
 
+from portal.core.i18n import ENGLISH, N_, language_of, translate
 from portal.invitations import accept_url
 from portal.outbox import EmailIntent, Family
 
 DECISION_SUBJECTS = {
-    "approve": "Welcome to TEEI: your partner application is approved",
-    "decline": "About your TEEI partner application",
-    "request_info": "We need a little more information about your application",
+    "approve": N_("Welcome to TEEI: your partner application is approved"),
+    "decline": N_("About your TEEI partner application"),
+    "request_info": N_("We need a little more information about your application"),
 }
 
 RECEIVED = Family(
@@ -16,7 +21,7 @@ RECEIVED = Family(
     id_prefix="apr",
     template="application_received",
     template_version=2,  # 2: no possessive after the company name
-    subject=lambda data: "We received your partner application",
+    subject=lambda data: translate(language_of(data), "We received your partner application"),
 )
 
 DECISION = Family(
@@ -24,7 +29,7 @@ DECISION = Family(
     id_prefix="apd",
     template="application_decision",
     template_version=4,  # 3: no possessive after the company name; 4: the text part opens with the heading
-    subject=lambda data: DECISION_SUBJECTS[data["decision"]],
+    subject=lambda data: translate(language_of(data), DECISION_SUBJECTS[data["decision"]]),
     # "Please reply to this email" must reach the partnerships team, not the no-reply sender.
     reply_to=lambda data, settings: settings.sales_inbox,
     # An approval invites the contact as the company's first manager; the link is built here.
@@ -40,7 +45,9 @@ NOTIFICATION = Family(
     id_prefix="apn",
     template="application_notification",
     template_version=1,
-    subject=lambda data: f"New partner application from {data['company_name']}",
+    subject=lambda data: translate(
+        language_of(data), "New partner application from %(company)s", company=data["company_name"]
+    ),
     # The team can write to the applicant straight from its inbox.
     reply_to=lambda data, settings: data.get("contact_email"),
     prepare=lambda data, settings: {
@@ -60,18 +67,33 @@ def received_key(application_id: int) -> str:
     return f"application:{application_id}:received"
 
 
-def received_email(application_id: int, *, contact_email, contact_name, company_name, employee_count) -> EmailIntent:
+def received_email(
+    application_id: int, *, contact_email, contact_name, company_name, employee_count, language: str = ENGLISH
+) -> EmailIntent:
     return EmailIntent(
         family=RECEIVED,
         recipient=contact_email,
         idempotency_key=received_key(application_id),
-        data={"contact_name": contact_name, "company_name": company_name, "employee_count": employee_count},
+        data={
+            "contact_name": contact_name,
+            "company_name": company_name,
+            "employee_count": employee_count,
+            "language": language,
+        },
         subject_ref=application_subject(application_id),
     )
 
 
 def notification_email(
-    application_id: int, *, inbox, contact_email, contact_name, company_name, employee_count, message
+    application_id: int,
+    *,
+    inbox,
+    contact_email,
+    contact_name,
+    company_name,
+    employee_count,
+    message,
+    language: str = ENGLISH,
 ) -> EmailIntent:
     return EmailIntent(
         family=NOTIFICATION,
@@ -84,17 +106,22 @@ def notification_email(
             "company_name": company_name,
             "employee_count": employee_count,
             "message": message,
+            "language": language,
         },
         subject_ref=application_subject(application_id),
     )
 
 
-def decision_email(application, sequence: int, *, decision: str, note: str, token_nonce: str | None) -> EmailIntent:
+def decision_email(
+    application, sequence: int, *, decision: str, note: str, token_nonce: str | None, language: str = ENGLISH
+) -> EmailIntent:
+    """The decision, and an approval's invitation to create the first manager account, in `language`."""
     data = {
         "decision": decision,
         "note": note,
         "contact_name": application["contact_name"],
         "company_name": application["company_name"],
+        "language": language,
     }
     if token_nonce:
         data["token_nonce"] = token_nonce

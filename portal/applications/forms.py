@@ -1,5 +1,8 @@
 import re
 
+from flask_babel import LazyString
+from flask_babel import gettext as _
+from markupsafe import escape
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
 from wtforms.validators import (
     AnyOf,
@@ -14,11 +17,32 @@ from wtforms.validators import (
 from wtforms.widgets import HiddenInput, TextInput
 
 from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
+from portal.core.i18n import number
 from portal.core.text import strip
 from portal.web.forms import PortalForm
+from portal.web.i18n import current_language
 from portal.web.public_forms import PublicForm, work_email_field
 
 _GROUPED_DIGITS = re.compile(r"^\d{1,3}([ ,]\d{3})+$")  # 1,200 or 1 200
+
+
+class _Text(LazyString):
+    """A message translated when shown, HTML-escaped like any other text (Flask-Babel's lazy
+    strings pass into a page unescaped: "company's" would lose its &#39;)."""
+
+    def __html__(self):
+        return escape(str(self))
+
+
+def _l(message: str, **values) -> _Text:
+    """lazy_gettext, escaped as text."""
+    return _Text(_, message, **values)
+
+
+CHOOSE_DECISION = _l("Choose approve, decline or ask for more information.")
+# The limit as the page's language writes it (2,000 / 2 000), when the message is shown.
+MESSAGE_TOO_LONG = _Text(lambda: _("Keep it under %(max)s characters.", max=number(MESSAGE_MAX, current_language())))
+NOTE_TOO_LONG = _Text(lambda: _("Keep the note under %(max)s characters.", max=number(NOTE_MAX, current_language())))
 
 
 class WholeNumberField(IntegerField):
@@ -38,7 +62,7 @@ class WholeNumberField(IntegerField):
         # ASCII digits only: "²".isdigit() is true, yet int("²") fails.
         if not (raw.isascii() and raw.isdigit()):
             self.data = None
-            raise ValueError("Enter a whole number, like 250.")
+            raise ValueError(_("Enter a whole number, like 250."))
         self.data = int(raw)
 
     def pre_validate(self, form):
@@ -49,23 +73,25 @@ class WholeNumberField(IntegerField):
 
 class ApplicationForm(PublicForm):
     company_name = StringField(
-        "Company name", filters=[strip], validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)]
+        _l("Company name"),
+        filters=[strip],
+        validators=[DataRequired(_l("Enter your company's name.")), Length(max=NAME_MAX)],
     )
     contact_name = StringField(
-        "Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)]
+        _l("Your name"), filters=[strip], validators=[DataRequired(_l("Enter your name.")), Length(max=NAME_MAX)]
     )
     contact_email = work_email_field(EMAIL_MAX)
     employee_count = WholeNumberField(
-        "Number of employees",
+        _l("Number of employees"),
         validators=[
-            InputRequired("Enter how many people work at your company."),
-            NumberRange(min=1, max=EMPLOYEES_MAX, message="Enter a whole number of at least 1."),
+            InputRequired(_l("Enter how many people work at your company.")),
+            NumberRange(min=1, max=EMPLOYEES_MAX, message=_l("Enter a whole number of at least 1.")),
         ],
     )
     message = TextAreaField(
-        "Why would you like to partner with TEEI?",
+        _l("Why would you like to partner with TEEI?"),
         filters=[strip],
-        validators=[Optional(), Length(max=MESSAGE_MAX, message=f"Keep it under {MESSAGE_MAX:,} characters.")],
+        validators=[Optional(), Length(max=MESSAGE_MAX, message=MESSAGE_TOO_LONG)],
     )
 
 
@@ -76,16 +102,13 @@ CONFIRMED_DECISIONS = ("approve", "decline")
 
 class DecisionForm(PortalForm):
     decision = HiddenField(
-        "Decision",
-        validators=[
-            InputRequired("Choose approve, decline or ask for more information."),
-            AnyOf(list(DECISIONS), message="Choose approve, decline or ask for more information."),
-        ],
+        _l("Decision"),
+        validators=[InputRequired(CHOOSE_DECISION), AnyOf(list(DECISIONS), message=CHOOSE_DECISION)],
     )
     note = TextAreaField(
-        "Note to the applicant",
+        _l("Note to the applicant"),
         filters=[strip],
-        validators=[Length(max=NOTE_MAX, message=f"Keep the note under {NOTE_MAX:,} characters.")],
+        validators=[Length(max=NOTE_MAX, message=NOTE_TOO_LONG)],
     )
     # How many decisions the page showed: a stale page or a replay is recognised by it.
     decisions_seen = IntegerField(widget=HiddenInput(), validators=[Optional()])
@@ -100,4 +123,4 @@ class DecisionForm(PortalForm):
 
     def validate_note(self, field):
         if self.decision.data == "request_info" and not field.data:
-            raise ValidationError("Say what information you need, so the applicant can answer.")
+            raise ValidationError(_("Say what information you need, so the applicant can answer."))

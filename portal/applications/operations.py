@@ -4,6 +4,12 @@ Each write is one `write_then_publish` block holding the domain rows and the ema
 only after the commit. Replays are harmless: an open application is unique per contact and
 company, and each decision is numbered, so a double click finds the row it already wrote and
 writes nothing.
+
+Languages: the applicant's confirmation is in the language of the page they applied on (the
+route passes `language`); TEEI's notification in the inbox's reading language (English unless the
+address has an account that chose otherwise); the decision in the applicant's reading language.
+A refusal's message is English, marked for the catalogue (`N_`): a page shows it in its own
+language from `ApplicationError.message` and `.values`.
 """
 
 from __future__ import annotations
@@ -15,18 +21,23 @@ import sqlalchemy as sa
 
 from portal.applications.emails import decision_email, notification_email, received_email
 from portal.applications.states import (
+    APPROVED,
     DECISIONS,
+    DECLINED,
     EMAIL_MAX,
     EMPLOYEES_MAX,
+    INFO_REQUESTED,
     MESSAGE_MAX,
     NAME_MAX,
+    NEW,
     NOTE_MAX,
     OPEN_STATES,
-    STATE_LABELS,
+    STATES,
     sql_list,
 )
-from portal.auth import ensure_company
+from portal.auth import ensure_company, reading_language
 from portal.core import clock
+from portal.core.i18n import ENGLISH, N_, language_or_default
 from portal.core.text import InputError, normalise_email, one_line, paragraphs
 from portal.invitations import InvitationError, OpenedInvitation, insert_invitation
 from portal.outbox import write_then_publish
@@ -35,7 +46,14 @@ log = logging.getLogger(__name__)
 
 
 class ApplicationError(InputError):
-    """Bad input for an application operation; the message is safe to show."""
+    """Bad input for an application operation; the message is safe to show.
+
+    `message` is the catalogue's (English) message and `values` fill its placeholders; str() is the
+    English sentence."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
 
 
 class DecisionRefused(ApplicationError):
@@ -70,9 +88,18 @@ _OPEN_APPLICATION = sa.text(
 
 
 def submit_application(
-    ctx, *, company_name: str, contact_name: str, contact_email: str, employee_count: int, message: str = ""
+    ctx,
+    *,
+    company_name: str,
+    contact_name: str,
+    contact_email: str,
+    employee_count: int,
+    message: str = "",
+    language: str = ENGLISH,
 ) -> Submission:
-    """Record an application, its confirmation and TEEI's notification in one transaction, then publish."""
+    """Record an application, its confirmation and TEEI's notification in one transaction, then publish.
+
+    `language`: the page's the applicant applied on; their confirmation is written in it."""
     fields = {
         "company_name": one_line(company_name, "your company's name", NAME_MAX, ApplicationError),
         "contact_name": one_line(contact_name, "your name", NAME_MAX, ApplicationError),
@@ -81,9 +108,9 @@ def submit_application(
         "message": paragraphs(message, "the message", MESSAGE_MAX, ApplicationError),
     }
     if "@" not in fields["contact_email"] or len(fields["contact_email"]) > EMAIL_MAX:
-        raise ApplicationError("Enter an email address like name@company.com.")
+        raise ApplicationError(N_("Enter an email address like name@company.com."))
     if not isinstance(employee_count, int) or not 1 <= employee_count <= EMPLOYEES_MAX:
-        raise ApplicationError("The number of employees must be a whole number of at least 1.")
+        raise ApplicationError(N_("The number of employees must be a whole number of at least 1."))
     fields["company_key"] = fields["company_name"].lower()
 
     with write_then_publish(ctx, now=clock.utcnow()) as work:
@@ -99,10 +126,12 @@ def submit_application(
                 contact_name=fields["contact_name"],
                 company_name=fields["company_name"],
                 employee_count=employee_count,
+                language=language_or_default(language),
             ),
             notification_email(
                 application_id,
                 inbox=ctx.settings.applications_inbox,
+                language=reading_language(work.conn, ctx.settings.applications_inbox),
                 contact_email=fields["contact_email"],
                 contact_name=fields["contact_name"],
                 company_name=fields["company_name"],
@@ -149,7 +178,14 @@ def record_decision(
             company_id, invitation = _make_partner(work.conn, ctx.settings, application, admin_user_id)
         token_nonce = invitation.token_nonce if invitation else None
         (outbox_id,) = work.add(
-            decision_email(application, sequence, decision=decision, note=note, token_nonce=token_nonce)
+            decision_email(
+                application,
+                sequence,
+                decision=decision,
+                note=note,
+                token_nonce=token_nonce,
+                language=reading_language(work.conn, application["contact_email"]),
+            )
         )
         _insert_decision(
             work.conn,
@@ -168,10 +204,10 @@ def record_decision(
 
 def _checked_note(decision: str, note: str) -> str:
     if decision not in DECISIONS:
-        raise ApplicationError("Choose approve, decline or ask for more information.")
+        raise ApplicationError(N_("Choose approve, decline or ask for more information."))
     note = paragraphs(note, "the note", NOTE_MAX, ApplicationError)
     if decision == "request_info" and not note:
-        raise ApplicationError("Say what information you need, so the applicant can answer.")
+        raise ApplicationError(N_("Say what information you need, so the applicant can answer."))
     return note
 
 
@@ -200,18 +236,40 @@ def _repeats_latest_decision(conn, application, decision: str, note: str, decisi
     )
 
 
+# Whole sentences per state, so each language words them its own way.
+_CHANGED_WHILE_OPEN = {
+    NEW: N_(
+        "This application changed while you had it open: it is now new. Nothing was saved; review it before deciding."
+    ),
+    INFO_REQUESTED: N_(
+        "This application changed while you had it open: it is now information requested. "
+        "Nothing was saved; review it before deciding."
+    ),
+    APPROVED: N_(
+        "This application changed while you had it open: it is now approved. "
+        "Nothing was saved; review it before deciding."
+    ),
+    DECLINED: N_(
+        "This application changed while you had it open: it is now declined. "
+        "Nothing was saved; review it before deciding."
+    ),
+}
+_ALREADY_FINAL = {
+    APPROVED: N_(
+        "This application was already approved, and that decision is final. Nothing was saved and no email was sent."
+    ),
+    DECLINED: N_(
+        "This application was already declined, and that decision is final. Nothing was saved and no email was sent."
+    ),
+}
+assert set(_CHANGED_WHILE_OPEN) == set(STATES) and set(_ALREADY_FINAL) == set(STATES) - set(OPEN_STATES)
+
+
 def _refuse_stale_or_closed(application, decisions_seen: int | None) -> None:
-    state = STATE_LABELS[application["state"]].lower()
     if decisions_seen is not None and decisions_seen != application["decision_count"]:
-        raise DecisionRefused(
-            f"This application changed while you had it open: it is now {state}. "
-            "Nothing was saved; review it before deciding."
-        )
+        raise DecisionRefused(_CHANGED_WHILE_OPEN[application["state"]])
     if application["state"] not in OPEN_STATES:
-        raise DecisionRefused(
-            f"This application was already {state}, and that decision is final. "
-            "Nothing was saved and no email was sent."
-        )
+        raise DecisionRefused(_ALREADY_FINAL[application["state"]])
 
 
 def _make_partner(conn, settings, application, admin_user_id: int) -> tuple[int, OpenedInvitation]:
@@ -228,7 +286,8 @@ def _make_partner(conn, settings, application, admin_user_id: int) -> tuple[int,
             invited_by=admin_user_id,
         )
     except InvitationError as error:
-        raise DecisionRefused(f"{error} Nothing was saved.") from None
+        # `reason`: the invitation's own refusal, which a page shows in its language too.
+        raise DecisionRefused(N_("%(reason)s Nothing was saved."), reason=error) from None
     return company_id, invitation
 
 

@@ -1,22 +1,35 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.applications import operations, queries
 from portal.applications.forms import ApplicationForm, DecisionForm
 from portal.applications.states import STATE_LABELS
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.core.i18n import N_
+from portal.core.text import InputError
 from portal.web.access import public, roles_required
 from portal.web.extensions import portal_context
+from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 from portal.web.public_forms import accept_public_form, public_form_limits
 
 bp = Blueprint("applications", __name__)
 
-UNCONFIRMED_APPLICATION = (
+UNCONFIRMED_APPLICATION = N_(
     "We could not confirm your application was saved. Please wait a minute and send it "
     "again: if it did arrive, we will not record it twice."
 )
-UNCONFIRMED_DECISION = "We could not confirm this was saved; check the application before retrying."
+UNCONFIRMED_DECISION = N_("We could not confirm this was saved; check the application before retrying.")
+
+
+def _said(error: Exception) -> str:
+    """An operation's refusal in the page's language (marked where it is raised: `message`, `values`);
+    a refusal inside it (an invitation's) too. Anything else as it is."""
+    if not isinstance(error, InputError) or not hasattr(error, "message"):
+        return str(error)
+    values = {name: _said(value) if isinstance(value, Exception) else value for name, value in error.values.items()}
+    return _(error.message, **values)
 
 
 @bp.app_context_processor
@@ -45,9 +58,10 @@ def apply():
             contact_email=form.contact_email.data,
             employee_count=form.employee_count.data,
             message=form.message.data,
+            language=current_language(),
         )
 
-    if accept_public_form(form, submit, unconfirmed=UNCONFIRMED_APPLICATION):
+    if accept_public_form(form, submit, unconfirmed=_(UNCONFIRMED_APPLICATION)):
         return redirect(url_for(".thanks"))
     return render_template("applications/apply.html", form=form), 200 if request.method == "GET" else 400
 
@@ -109,16 +123,16 @@ def decide(application_id: int):
     except operations.ApplicationNotFound:
         abort(404)
     except DatabaseBusyError:
-        form.form_errors.append("The database was busy, so nothing was saved. Please try again.")
+        form.form_errors.append(_("The database was busy, so nothing was saved. Please try again."))
         return _render_detail(application_id, form, status=503)
     except AmbiguousCommitError:
-        flash(UNCONFIRMED_DECISION, "warning")
+        flash(_(UNCONFIRMED_DECISION), "warning")
         return redirect(url_for(".admin_detail", application_id=application_id))
     except operations.DecisionRefused as error:
-        flash(str(error), "error")
+        flash(_said(error), "error")
         return redirect(url_for(".admin_detail", application_id=application_id))
     except operations.ApplicationError as error:
-        form.form_errors.append(str(error))
+        form.form_errors.append(_said(error))
         return _render_detail(application_id, form, status=400)
     flash(_decided_message(outcome), "success")
     return redirect(url_for(".admin_detail", application_id=application_id))
@@ -136,12 +150,13 @@ def _render_detail(application_id: int, form: DecisionForm | None, status: int =
 
 
 def _decided_message(outcome: operations.DecisionOutcome) -> str:
-    message = {
-        "approve": f"Approved. {outcome.company_name} is a partner now, and {outcome.contact_name} is invited "
-        "as its first manager.",
-        "decline": f"Declined. {outcome.contact_name} will get an email about it.",
-        "request_info": f"Asked {outcome.contact_name} for more information.",
-    }[outcome.decision]
+    names = {"company": outcome.company_name, "contact": outcome.contact_name}
+    if outcome.decision == "approve":
+        message = _("Approved. %(company)s is a partner now, and %(contact)s is invited as its first manager.", **names)
+    elif outcome.decision == "decline":
+        message = _("Declined. %(contact)s will get an email about it.", contact=outcome.contact_name)
+    else:
+        message = _("Asked %(contact)s for more information.", contact=outcome.contact_name)
     if not outcome.queued:
-        message += " The email is saved and will go out within a few minutes."
+        message += " " + _("The email is saved and will go out within a few minutes.")
     return message

@@ -1,12 +1,27 @@
-"""An application's states and the decisions that move it, with the words admins read."""
+"""An application's states and the decisions that move it, with the words admins read.
+
+The words are English, marked for the catalogue (`N_`): a page shows them in its own language
+(`_(label)`, `{{ _(label) }}`).
+"""
+
+from portal.core.i18n import N_
 
 NEW, INFO_REQUESTED, APPROVED, DECLINED = "new", "info_requested", "approved", "declined"
 STATES = (NEW, INFO_REQUESTED, APPROVED, DECLINED)
 OPEN_STATES = (NEW, INFO_REQUESTED)
-STATE_LABELS = {NEW: "New", INFO_REQUESTED: "Information requested", APPROVED: "Approved", DECLINED: "Declined"}
+STATE_LABELS = {
+    NEW: N_("New"),
+    INFO_REQUESTED: N_("Information requested"),
+    APPROVED: N_("Approved"),
+    DECLINED: N_("Declined"),
+}
 # What each decision moves an application to.
 DECISIONS = {"approve": APPROVED, "decline": DECLINED, "request_info": INFO_REQUESTED}
-DECISION_LABELS = {"approve": "Approved", "decline": "Declined", "request_info": "Asked for more information"}
+DECISION_LABELS = {
+    "approve": N_("Approved"),
+    "decline": N_("Declined"),
+    "request_info": N_("Asked for more information"),
+}
 
 NAME_MAX = 200
 EMAIL_MAX = 254

@@ -11,7 +11,7 @@ from portal.auth.operations import (
     hash_password,
     insert_user,
 )
-from portal.auth.queries import load_user, verify_password
+from portal.auth.queries import load_user, reading_language, verify_password
 from portal.auth.throttle import FAILED_PASSWORD_LIMIT, guess_delay, login_failure_key, record_failure
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "hash_password",
     "insert_user",
     "load_user",
+    "reading_language",
     "login_failure_key",
     "record_failure",
     "verify_password",

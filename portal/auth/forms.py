@@ -1,3 +1,4 @@
+from flask_babel import lazy_gettext as _l
 from wtforms import EmailField, PasswordField
 from wtforms.validators import DataRequired, Email, Length
 
@@ -5,5 +6,5 @@ from portal.web.forms import PortalForm
 
 
 class LoginForm(PortalForm):
-    email = EmailField("Email", validators=[DataRequired(), Email(), Length(max=254)])
-    password = PasswordField("Password", validators=[DataRequired(), Length(max=1024)])
+    email = EmailField(_l("Email"), validators=[DataRequired(), Email(), Length(max=254)])
+    password = PasswordField(_l("Password"), validators=[DataRequired(), Length(max=1024)])

@@ -8,6 +8,7 @@ from portal.attendance import account_created
 from portal.auth.passwords import hash_secret
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.text import InputError, control_characters_in, normalise_email, plain_text
 
 MIN_PASSWORD_LENGTH = 10
@@ -15,12 +16,19 @@ ROLES = ("admin", "manager", "employee")
 
 
 class AccountError(InputError):
-    """Bad input for an account operation; the message is safe to show."""
+    """Bad input for an account operation; the message is safe to show.
+
+    `message` is the catalogue's (English) message and `values` fill its placeholders, so a page
+    shows it in its own language; str() is the English sentence (the CLI's)."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
 
 
 def hash_password(password: str) -> str:
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise AccountError(f"Passwords need at least {MIN_PASSWORD_LENGTH} characters.")
+        raise AccountError(N_("Passwords need at least %(num)d characters."), num=MIN_PASSWORD_LENGTH)
     return hash_secret(password)
 
 
@@ -28,7 +36,7 @@ def ensure_company(conn: sa.Connection, name: str) -> int:
     """The company's ID, creating it if needed; names match case- and space-insensitively."""
     clean = " ".join(plain_text(name).split())
     if not clean:
-        raise AccountError("A company needs a name.")
+        raise AccountError(N_("A company needs a name."))
     key = clean.lower()
     conn.execute(
         sa.text("INSERT INTO companies (name, name_key) VALUES (:n, :k) ON CONFLICT (name_key) DO NOTHING"),
@@ -58,12 +66,12 @@ def insert_user(
     """
     email = normalise_email(email)
     if "@" not in email:
-        raise AccountError("That email address does not look right.")
+        raise AccountError(N_("That email address does not look right."))
     if control_characters_in(name):
-        raise AccountError("Remove the invisible control characters from the name.")
+        raise AccountError(N_("Remove the invisible control characters from the name."))
     taken = conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": email}).first()
     if taken:
-        raise AccountError("An account with that email address already exists.")
+        raise AccountError(N_("An account with that email address already exists."))
     user_id = conn.execute(
         sa.text(
             "INSERT INTO users (email, name, password_hash, role, company_id, programme) "

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from portal.auth.passwords import matches
 from portal.core.db import Database
+from portal.core.i18n import choose_language
 from portal.core.text import normalise_email
 
 
@@ -29,6 +30,8 @@ class User:
     company_name: str | None
     programme: str | None
     session_generation: int
+    language: str | None = None  # their own choice of language; None: their browser's decides
+    company_language: str | None = None
 
     def get_id(self) -> str:
         """What the session stores: the account and the generation it was signed in under."""
@@ -36,7 +39,8 @@ class User:
 
 
 _USER_COLUMNS = """
-    SELECT u.id, u.email, u.name, u.role, u.company_id, c.name AS company_name, u.programme, u.session_generation
+    SELECT u.id, u.email, u.name, u.role, u.company_id, c.name AS company_name, u.programme, u.session_generation,
+           u.language, c.language AS company_language
     FROM users u LEFT JOIN companies c ON c.id = u.company_id
 """
 
@@ -97,3 +101,17 @@ def authenticate(db: Database, email: str, password: str) -> User | None:
     fields.pop("password_hash")
     fields.pop("deactivated_at")
     return User(**fields)
+
+
+def reading_language(conn: sa.Connection, email: str) -> str:
+    """The language the portal writes to this address in, inside the caller's transaction: the
+    person's own choice, else their company's, else English (an address with no account).
+    An email stores it with its input, so every retry is in the same language."""
+    row = conn.execute(
+        sa.text(
+            "SELECT u.language, c.language AS company_language FROM users u "
+            "LEFT JOIN companies c ON c.id = u.company_id WHERE u.email = :email"
+        ),
+        {"email": normalise_email(email)},
+    ).first()
+    return choose_language(row.language if row else None, (), row.company_language if row else None)

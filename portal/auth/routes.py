@@ -3,6 +3,7 @@ import time
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user, logout_user
 
 from portal.auth import operations, queries, throttle
@@ -34,7 +35,7 @@ def login():
         if user is not None:
             start_session(user)
             return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
-        form.form_errors.append("That email and password do not match an account.")
+        form.form_errors.append(_("That email and password do not match an account."))
     return _login_page(form), 200 if request.method == "GET" else 401
 
 
@@ -61,7 +62,7 @@ def _check_password(email: str, password: str) -> queries.User | None:
 def logout():
     operations.sign_out(portal_context().db, user_id=current_user.id)
     logout_user()
-    flash("You are signed out.", "info")
+    flash(_("You are signed out."), "info")
     return redirect(url_for("auth.login"))
 
 

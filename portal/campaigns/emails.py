@@ -1,10 +1,13 @@
 """The campaign email, in two families: the campaign itself (the bulk queue) and an admin's test
 send (the transactional queue: the admin is waiting for it).
 
-Each recipient's row stores the campaign's Markdown, subject and the person's user ID; the HTML,
-the text part and the unsubscribe link are made at render time. The HTML part also records when it was prepared, in
-a comment (for support; a volunteer never sees it), so two renders of the same row differ: only the
-frozen first attempt makes a retry send the bytes the provider already has under the row's key.
+Each recipient's row stores the person's user ID and the language of the version they get (their
+reading language's, else English: versions.py); the version's Markdown and subject are stored once
+per campaign and version (the shared input, distinct per language). The HTML, the text part and
+the unsubscribe link are made at render time, the email's own words in the version's language. The
+HTML part also records when it was prepared, in a comment (for support; a volunteer never sees it),
+so two renders of the same row differ: only the frozen first attempt makes a retry send the bytes
+the provider already has under the row's key.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from datetime import datetime
 
 from portal.campaigns.markdown import to_html, to_text
 from portal.campaigns.tokens import unsubscribe_url
+from portal.campaigns.versions import versions_of
 from portal.core import clock
+from portal.core.i18n import ENGLISH, language_of, translate
 from portal.outbox import BULK_EMAIL_QUEUE, EMAIL_QUEUE, EmailIntent, Family
 
 
 def _subject(data: dict) -> str:
-    return ("[Test] " if data.get("test") else "") + data["subject"]
+    if data.get("test"):
+        return translate(language_of(data), "[Test] %(subject)s", subject=data["subject"])
+    return data["subject"]
 
 
 def _prepare(data: dict, settings) -> dict:
@@ -69,9 +76,18 @@ def subject_ref(campaign_id: int) -> str:
     return f"campaign:{campaign_id}"
 
 
-def campaign_input(campaign) -> dict:
-    """What every recipient's row stores of the campaign (`campaign`: a `campaigns` row as a mapping)."""
-    return {"campaign_id": campaign["id"], "subject": campaign["subject"], "body": campaign["body"]}
+def campaign_input(campaign, language: str = ENGLISH) -> dict:
+    """What every recipient's row of one version stores of the campaign (`campaign`: a `campaigns`
+    row as a mapping): the version in `language`, or the English one if it has none in it. The
+    language is part of it, so each version is its own shared input."""
+    found = versions_of(campaign)
+    version = found.get(language, found[ENGLISH])
+    return {
+        "campaign_id": campaign["id"],
+        "subject": version.subject,
+        "body": version.body,
+        "language": version.language,
+    }
 
 
 def recipient_key(campaign_id: int, user_id: int) -> str:
@@ -85,17 +101,19 @@ def recipient_email(shared: dict, *, user_id: int, email: str, name: str) -> Ema
         recipient=email,
         idempotency_key=recipient_key(shared["campaign_id"], user_id),
         subject_ref=subject_ref(shared["campaign_id"]),
-        data={"user_id": user_id, "recipient_name": name},
+        data={"user_id": user_id, "recipient_name": name, "language": shared["language"]},
         shared=shared,
     )
 
 
 def test_email(shared: dict, *, admin, request_id: str) -> EmailIntent:
-    """The signed-in admin's test copy, keyed by the form's request ID: a double click is one email."""
+    """The signed-in admin's test copy of one version, keyed by the form's request ID (and the
+    version, but for English): a double click is one email, each version's button one email each."""
+    version = "" if shared["language"] == ENGLISH else f":{shared['language']}"
     return EmailIntent(
         family=CAMPAIGN_TEST,
         recipient=admin.email,
-        idempotency_key=f"campaign-test:{shared['campaign_id']}:admin:{admin.id}:{request_id}",
+        idempotency_key=f"campaign-test:{shared['campaign_id']}:admin:{admin.id}:{request_id}{version}",
         subject_ref=f"campaign-test:{shared['campaign_id']}",
         data={**shared, "user_id": admin.id, "recipient_name": admin.name, "test": True},
     )

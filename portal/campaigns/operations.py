@@ -2,6 +2,12 @@
 
 Each is one transaction (`db.write()` or `write_then_publish`), checked inside it, so a refused
 action writes nothing. Writing the recipients' rows, batch by batch, is in sending.py.
+
+A campaign has its English version (`subject`, `body`) and, if the admin writes one, a Norwegian
+version (`subject_nb`, `body_nb`: both or neither); versions.py says who gets which.
+
+A refusal's message is in English, marked for the catalogue (`N_`): a page shows it in its own
+language from `CampaignError.message` and `.values`.
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ import sqlalchemy as sa
 
 from portal.campaigns import audiences, emails, sending
 from portal.campaigns.markdown import MAX_BODY_BYTES
+from portal.campaigns.versions import versions_of
 from portal.core import clock
+from portal.core.i18n import ENGLISH, N_
 from portal.core.text import InputError
 from portal.outbox import cancel_unsent, reads, write_then_publish
 
@@ -22,16 +30,44 @@ MAX_NAME = 120
 MAX_SUBJECT = 200
 CANCEL_REASON = "campaign_cancelled"
 UNSUBSCRIBE_REASON = "recipient_unsubscribed"
-NOBODY = "Nobody in this audience can receive it now, so there is nothing to send."
+NOBODY = N_("Nobody in this audience can receive it now, so there is nothing to send.")
+PAST = N_("The send time has passed. Choose a time in the future, or leave it empty to send now.")
+OUT_OF_DATE = N_("The form was out of date. Reload the page and try again.")
+BODY_TOO_LONG = N_("The body is over %(kb)d KB. Shorten it, or link to a page instead.")
+NORWEGIAN_BODY_TOO_LONG = N_("The Norwegian body is over %(kb)d KB. Shorten it, or link to a page instead.")
+NORWEGIAN_SUBJECT_MISSING = N_("Write the Norwegian subject too, or leave the Norwegian version empty.")
+NORWEGIAN_BODY_MISSING = N_("Write the Norwegian body too, or leave the Norwegian version empty.")
+# Full sentences per status, so each language words them its own way.
+_ONLY_A_DRAFT_IS_EDITED = {
+    "scheduled": N_("This campaign was already scheduled; only a draft is edited."),
+    "sending": N_("This campaign was already sent; only a draft is edited."),
+    "sent": N_("This campaign was already sent; only a draft is edited."),
+    "cancelled": N_("This campaign was already cancelled; only a draft is edited."),
+}
+_SENT_ONLY_ONCE = {
+    "scheduled": N_("This campaign was already scheduled; it is sent only once."),
+    "sending": N_("This campaign was already sent; it is sent only once."),
+    "sent": N_("This campaign was already sent; it is sent only once."),
+    "cancelled": N_("This campaign was already cancelled; it is sent only once."),
+}
+_NOTHING_TO_CANCEL = N_("This campaign was already cancelled; there is nothing to cancel.")
 _REQUEST_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 class CampaignError(InputError):
-    """Bad input or a state that refuses the action; the message is safe to show, nothing was written."""
+    """Bad input or a state that refuses the action; the message is safe to show, nothing was written.
+
+    `message` is the catalogue's (English) message and `values` fill its placeholders; str() is the
+    English sentence."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
 
 
 class ReachChanged(CampaignError):
-    """The audience is not the size the admin confirmed: they confirm again with the new number."""
+    """The audience is not the size the admin confirmed: they confirm again with the new number
+    (a page words it with its own plural: `reach`)."""
 
     def __init__(self, reach: int):
         people = "person" if reach == 1 else "people"
@@ -64,7 +100,7 @@ def parse_send_at(text: str | None, tz) -> datetime | None:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise CampaignError(
-            "Give the send time as a date and time, e.g. 24.12.2026 09:00 or 2026-12-24 09:00, or leave it empty."
+            N_("Give the send time as a date and time, e.g. 24.12.2026 09:00 or 2026-12-24 09:00, or leave it empty.")
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
@@ -72,51 +108,107 @@ def parse_send_at(text: str | None, tz) -> datetime | None:
 def check_content(name: str, subject: str, body: str) -> tuple[str, str, str]:
     name, subject = " ".join((name or "").split()), " ".join((subject or "").split())
     if not name:
-        raise CampaignError("Give the campaign a name.")
+        raise CampaignError(N_("Give the campaign a name."))
     if not subject:
-        raise CampaignError("Write a subject.")
+        raise CampaignError(N_("Write a subject."))
     if len(name) > MAX_NAME or len(subject) > MAX_SUBJECT:
-        raise CampaignError(f"Keep the name under {MAX_NAME} and the subject under {MAX_SUBJECT} characters.")
+        raise CampaignError(
+            N_("Keep the name under %(name)d and the subject under %(subject)d characters."),
+            name=MAX_NAME,
+            subject=MAX_SUBJECT,
+        )
     if not (body or "").strip():
-        raise CampaignError("Write the body of the email.")
+        raise CampaignError(N_("Write the body of the email."))
     if len(body.encode("utf-8")) > MAX_BODY_BYTES:
-        raise CampaignError(f"The body is over {MAX_BODY_BYTES // 1024} KB. Shorten it, or link to a page instead.")
+        raise CampaignError(BODY_TOO_LONG, kb=MAX_BODY_BYTES // 1024)
     return name, subject, body
 
 
-def create_campaign(db, *, admin_id: int, name: str, subject: str, body: str, audience: str) -> int:
+def check_norwegian(subject_nb: str | None, body_nb: str | None) -> tuple[str | None, str | None]:
+    """The Norwegian version: both its subject and its body, or neither (None, None)."""
+    subject_nb = " ".join((subject_nb or "").split())
+    body_nb = body_nb if (body_nb or "").strip() else ""
+    if not subject_nb and not body_nb:
+        return None, None
+    if not subject_nb:
+        raise CampaignError(NORWEGIAN_SUBJECT_MISSING)
+    if not body_nb:
+        raise CampaignError(NORWEGIAN_BODY_MISSING)
+    if len(subject_nb) > MAX_SUBJECT:
+        raise CampaignError(N_("Keep the Norwegian subject under %(subject)d characters."), subject=MAX_SUBJECT)
+    if len(body_nb.encode("utf-8")) > MAX_BODY_BYTES:
+        raise CampaignError(NORWEGIAN_BODY_TOO_LONG, kb=MAX_BODY_BYTES // 1024)
+    return subject_nb, body_nb
+
+
+def create_campaign(
+    db,
+    *,
+    admin_id: int,
+    name: str,
+    subject: str,
+    body: str,
+    audience: str,
+    subject_nb: str | None = None,
+    body_nb: str | None = None,
+) -> int:
     name, subject, body = check_content(name, subject, body)
+    subject_nb, body_nb = check_norwegian(subject_nb, body_nb)
     now = clock.now_iso()
     with db.write() as conn:
         audiences.check_audience(conn, audience)
         return conn.execute(
             sa.text(
                 """
-                INSERT INTO campaigns (name, subject, body, audience, created_by, created_at, updated_at)
-                VALUES (:name, :subject, :body, :audience, :by, :now, :now) RETURNING id
+                INSERT INTO campaigns (name, subject, body, subject_nb, body_nb, audience, created_by,
+                    created_at, updated_at)
+                VALUES (:name, :subject, :body, :subject_nb, :body_nb, :audience, :by, :now, :now) RETURNING id
                 """
-            ),
-            {"name": name, "subject": subject, "body": body, "audience": audience, "by": admin_id, "now": now},
-        ).scalar_one()
-
-
-def update_draft(db, *, campaign_id: int, name: str, subject: str, body: str, audience: str) -> None:
-    """A draft's content and audience, replaced; once sending was asked for, a campaign is not edited."""
-    name, subject, body = check_content(name, subject, body)
-    with db.write() as conn:
-        campaign = _campaign(conn, campaign_id)
-        if campaign.status != "draft":
-            raise CampaignError(f"This campaign was already {_done_words(campaign.status)}; only a draft is edited.")
-        audiences.check_audience(conn, audience)
-        conn.execute(
-            sa.text(
-                "UPDATE campaigns SET name = :name, subject = :subject, body = :body, audience = :audience, "
-                "updated_at = :now WHERE id = :id AND status = 'draft'"
             ),
             {
                 "name": name,
                 "subject": subject,
                 "body": body,
+                "subject_nb": subject_nb,
+                "body_nb": body_nb,
+                "audience": audience,
+                "by": admin_id,
+                "now": now,
+            },
+        ).scalar_one()
+
+
+def update_draft(
+    db,
+    *,
+    campaign_id: int,
+    name: str,
+    subject: str,
+    body: str,
+    audience: str,
+    subject_nb: str | None = None,
+    body_nb: str | None = None,
+) -> None:
+    """A draft's content and audience, replaced (a Norwegian version left empty is removed); once
+    sending was asked for, a campaign is not edited."""
+    name, subject, body = check_content(name, subject, body)
+    subject_nb, body_nb = check_norwegian(subject_nb, body_nb)
+    with db.write() as conn:
+        campaign = _campaign(conn, campaign_id)
+        if campaign.status != "draft":
+            raise CampaignError(_ONLY_A_DRAFT_IS_EDITED[campaign.status])
+        audiences.check_audience(conn, audience)
+        conn.execute(
+            sa.text(
+                "UPDATE campaigns SET name = :name, subject = :subject, body = :body, subject_nb = :subject_nb, "
+                "body_nb = :body_nb, audience = :audience, updated_at = :now WHERE id = :id AND status = 'draft'"
+            ),
+            {
+                "name": name,
+                "subject": subject,
+                "body": body,
+                "subject_nb": subject_nb,
+                "body_nb": body_nb,
                 "audience": audience,
                 "now": clock.now_iso(),
                 "id": campaign_id,
@@ -124,23 +216,27 @@ def update_draft(db, *, campaign_id: int, name: str, subject: str, body: str, au
         )
 
 
-def duplicate(db, *, campaign_id: int, admin_id: int) -> int:
-    """A new draft with the campaign's content and audience (of any status: a sent one is a template)."""
+def duplicate(db, *, campaign_id: int, admin_id: int, copy_of: str = "Copy of %(name)s") -> int:
+    """A new draft with the campaign's content, both versions, and audience (of any status: a sent
+    one is a template). `copy_of` names it (the page's words for "Copy of …")."""
     now = clock.now_iso()
     with db.write() as conn:
         campaign = _campaign(conn, campaign_id)
-        name = f"Copy of {campaign.name}"[:MAX_NAME]
+        name = (copy_of % {"name": campaign.name})[:MAX_NAME]
         return conn.execute(
             sa.text(
                 """
-                INSERT INTO campaigns (name, subject, body, audience, created_by, created_at, updated_at)
-                VALUES (:name, :subject, :body, :audience, :by, :now, :now) RETURNING id
+                INSERT INTO campaigns (name, subject, body, subject_nb, body_nb, audience, created_by,
+                    created_at, updated_at)
+                VALUES (:name, :subject, :body, :subject_nb, :body_nb, :audience, :by, :now, :now) RETURNING id
                 """
             ),
             {
                 "name": name,
                 "subject": campaign.subject,
                 "body": campaign.body,
+                "subject_nb": campaign.subject_nb,
+                "body_nb": campaign.body_nb,
                 "audience": campaign.audience,
                 "by": admin_id,
                 "now": now,
@@ -151,17 +247,21 @@ def duplicate(db, *, campaign_id: int, admin_id: int) -> int:
 def _campaign(conn, campaign_id: int):
     found = conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
     if found is None:
-        raise CampaignError("There is no such campaign.")
+        raise CampaignError(N_("There is no such campaign."))
     return found
 
 
-def send_test(ctx, *, campaign_id: int, admin, request_id: str) -> bool:
-    """The campaign to the signed-in admin, now; False if this request ID was already sent (a double click)."""
+def send_test(ctx, *, campaign_id: int, admin, request_id: str, language: str = ENGLISH) -> bool:
+    """The campaign's version in `language` to the signed-in admin, now; False if this request ID
+    was already sent for that version (a double click)."""
     if not _REQUEST_ID.match(request_id or ""):
-        raise CampaignError("The form was out of date. Reload the page and try again.")
+        raise CampaignError(OUT_OF_DATE)
     with write_then_publish(ctx, now=clock.utcnow()) as work:
         campaign = _campaign(work.conn, campaign_id)
-        intent = emails.test_email(emails.campaign_input(campaign._mapping), admin=admin, request_id=request_id)
+        if language not in versions_of(campaign._mapping):
+            raise CampaignError(N_("This campaign has no version in that language."))
+        shared = emails.campaign_input(campaign._mapping, language)
+        intent = emails.test_email(shared, admin=admin, request_id=request_id)
         new = reads.status_by_key(work.conn, intent.idempotency_key) is None
         work.add(intent)
     return new
@@ -183,11 +283,11 @@ def send(
     is written (ReachChanged), so nobody gets an email the confirmation did not count."""
     now = now or clock.utcnow()
     if send_at is not None and send_at <= now:
-        raise CampaignError("The send time has passed. Choose a time in the future, or leave it empty to send now.")
+        raise CampaignError(PAST)
     with ctx.db.write() as conn:
         campaign = _campaign(conn, campaign_id)
         if campaign.status != "draft":
-            raise CampaignError(f"This campaign was already {_done_words(campaign.status)}; it is sent only once.")
+            raise CampaignError(_SENT_ONLY_ONCE[campaign.status])
         if send_at is not None:
             people = audiences.reach(conn, campaign.audience).recipients
             if not people:
@@ -210,10 +310,6 @@ def send(
     return SendResult(started=send_at is None, send_at=when, recipients=recipients)
 
 
-def _done_words(status: str) -> str:
-    return {"scheduled": "scheduled", "sending": "sent", "sent": "sent", "cancelled": "cancelled"}.get(status, status)
-
-
 def cancel(db, *, campaign_id: int) -> int:
     """Stop a campaign before or while it sends; returns how many rows became `cancelled`.
 
@@ -224,14 +320,14 @@ def cancel(db, *, campaign_id: int) -> int:
     with db.write() as conn:
         campaign = _campaign(conn, campaign_id)
         if campaign.status not in ("draft", "scheduled", "sending", "sent"):
-            raise CampaignError(
-                f"This campaign was already {_done_words(campaign.status)}; there is nothing to cancel."
-            )
+            raise CampaignError(_NOTHING_TO_CANCEL)
         ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
         now = clock.utcnow()
         cancelled = len(cancel_unsent(conn, ids, CANCEL_REASON, now=now))
         if campaign.status == "sent" and not cancelled:
-            raise CampaignError("Every email of this campaign has gone to the provider; there is nothing to cancel.")
+            raise CampaignError(
+                N_("Every email of this campaign has gone to the provider; there is nothing to cancel.")
+            )
         conn.execute(
             sa.text("UPDATE campaigns SET status = 'cancelled', cancelled_at = :now, updated_at = :now WHERE id = :id"),
             {"now": clock.iso(now), "id": campaign_id},

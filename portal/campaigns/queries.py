@@ -1,7 +1,11 @@
 """Reading campaigns: the list, one campaign with its preview, reach, progress and outcomes.
 
 Outcomes come from the recipients' outbox rows, whose statuses the provider's receipts advance
-(delivered, bounced, complained): a row counts once, at its latest state.
+(delivered, bounced, complained): a row counts once, at its latest state. Which version each
+recipient gets (English, Norwegian) comes from the audience before sending and from the fixed list
+after it.
+
+Words a page shows are English here, marked for the catalogue (`N_`): the page translates them.
 """
 
 from __future__ import annotations
@@ -10,17 +14,18 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.campaigns import audiences, emails
+from portal.campaigns import audiences, emails, versions
 from portal.campaigns.markdown import to_html, to_text
+from portal.core.i18n import ENGLISH, N_, NORWEGIAN
 from portal.outbox import reads, statuses
 
 HELD = "held for a person"
 STATUS_WORDS = {
-    "draft": "Draft",
-    "scheduled": "Scheduled",
-    "sending": "Sending",
-    "sent": "Sent",
-    "cancelled": "Cancelled",
+    "draft": N_("Draft"),
+    "scheduled": N_("Scheduled"),
+    "sending": N_("Sending"),
+    "sent": N_("Sent"),
+    "cancelled": N_("Cancelled"),
 }
 # The outcomes the page shows, from the recipients' outbox rows (every status is counted once).
 OUTCOME_OF = {
@@ -45,20 +50,32 @@ OUTCOME_ORDER = (
     HELD,
     "cancelled",
 )
+# How the page names each outcome.
+OUTCOME_LABEL = {
+    "waiting": N_("Waiting"),
+    "accepted": N_("Accepted"),
+    "delivered": N_("Delivered"),
+    "bounced": N_("Bounced"),
+    "complained": N_("Complained"),
+    "not sent": N_("Not sent"),
+    HELD: N_("Held for a person"),
+    "cancelled": N_("Cancelled"),
+}
+assert set(OUTCOME_LABEL) == set(OUTCOME_ORDER)
 # Reached the provider: the people a campaign was "sent to".
 SENT_TO = ("accepted", "delivered", "bounced", "complained")
 OUTCOME_MEANING = {
-    "waiting": "Not yet with the provider: queued, or waiting for the provider's rate limit.",
-    "accepted": "The provider took it; no receipt has come back yet.",
-    "delivered": "The recipient's mail server took it (from the provider's receipt).",
-    "bounced": "The receiving mail server refused it (from the provider's receipt).",
-    "complained": "The recipient marked it as spam (from the provider's receipt).",
-    "not sent": "Not sent: the address is on the suppression list, or the provider refused the email.",
-    HELD: (
+    "waiting": N_("Not yet with the provider: queued, or waiting for the provider's rate limit."),
+    "accepted": N_("The provider took it; no receipt has come back yet."),
+    "delivered": N_("The recipient's mail server took it (from the provider's receipt)."),
+    "bounced": N_("The receiving mail server refused it (from the provider's receipt)."),
+    "complained": N_("The recipient marked it as spam (from the provider's receipt)."),
+    "not sent": N_("Not sent: the address is on the suppression list, or the provider refused the email."),
+    HELD: N_(
         "The provider's answer was lost or the email kept failing, so it is not retried blindly: "
         "an admin decides in the outbox console whether to send it again."
     ),
-    "cancelled": "Stopped by a cancel or an unsubscribe before it was sent.",
+    "cancelled": N_("Stopped by a cancel or an unsubscribe before it was sent."),
 }
 assert set(OUTCOME_MEANING) == set(OUTCOME_ORDER)
 
@@ -74,12 +91,13 @@ def sent_to(outcomes: dict[str, int]) -> int:
     return sum(outcomes[outcome] for outcome in SENT_TO)
 
 
-def list_campaigns(db) -> list[dict]:
+def list_campaigns(db, language: str = ENGLISH) -> list[dict]:
+    """The newest 200 campaigns; audience labels in `language` (the page's)."""
     with db.read() as conn:
         rows = conn.execute(
             sa.text(
-                "SELECT id, name, subject, audience, status, send_at, started_at, recipients, written, created_at "
-                "FROM campaigns ORDER BY id DESC LIMIT 200"
+                "SELECT id, name, subject, audience, status, send_at, started_at, recipients, written, created_at, "
+                "(subject_nb IS NOT NULL) AS has_norwegian FROM campaigns ORDER BY id DESC LIMIT 200"
             )
         ).mappings()
         listed = []
@@ -89,7 +107,7 @@ def list_campaigns(db) -> list[dict]:
                 {
                     **row,
                     "status_label": STATUS_WORDS[row["status"]],
-                    "audience_label": audiences.audience_label(conn, row["audience"]),
+                    "audience_label": audiences.audience_label(conn, row["audience"], language),
                     "outcomes": outcomes,
                     "sent_to": sent_to(outcomes),
                 }
@@ -98,14 +116,35 @@ def list_campaigns(db) -> list[dict]:
 
 
 @dataclass(frozen=True)
+class Preview:
+    language: str
+    subject: str
+    html: str
+    text: str
+
+
+@dataclass(frozen=True)
 class CampaignPage:
     campaign: dict
     audience_label: str
-    preview_html: str
+    preview_html: str  # the English version's
     preview_text: str
     reach: audiences.Reach | None  # the audience as of now (before sending starts)
     outcomes: dict[str, int]  # accepted/delivered/... from the rows' statuses (after)
     unsubscribed: int  # people who used this campaign's unsubscribe link
+    # {language: its preview} of every version the campaign has, English first.
+    previews: dict[str, Preview]
+    # {version: how many people get it}: in the audience as of now (before), on the fixed list (after).
+    version_counts: dict[str, int]
+
+    @property
+    def has_norwegian(self) -> bool:
+        return NORWEGIAN in self.previews
+
+    @property
+    def norwegian_readers(self) -> int | None:
+        """How many in the audience now read Norwegian (before sending starts; None after)."""
+        return None if self.reach is None else self.reach.readers_of(NORWEGIAN)
 
     @property
     def sent_to(self) -> int:
@@ -127,7 +166,14 @@ class CampaignPage:
         return status in ("draft", "scheduled", "sending") or (status == "sent" and self.outcomes["waiting"] > 0)
 
 
-def campaign_page(db, campaign_id: int) -> CampaignPage | None:
+# The fixed list's versions; a list fixed before versions existed (NULL) got English.
+_VERSIONS_SENT = sa.text(
+    "SELECT COALESCE(language, 'en') AS version, COUNT(*) FROM campaign_recipients WHERE campaign_id = :c GROUP BY 1"
+)
+
+
+def campaign_page(db, campaign_id: int, language: str = ENGLISH) -> CampaignPage | None:
+    """One campaign as its page shows it; the audience's label in `language` (the page's)."""
     with db.read() as conn:
         row = conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).mappings().first()
         if row is None:
@@ -139,18 +185,31 @@ def campaign_page(db, campaign_id: int) -> CampaignPage | None:
         unsubscribed = conn.execute(
             sa.text("SELECT COUNT(*) FROM campaign_unsubscribes WHERE campaign_id = :c"), {"c": campaign_id}
         ).scalar_one()
-        label = audiences.audience_label(conn, campaign["audience"])
+        label = audiences.audience_label(conn, campaign["audience"], language)
+        available = versions.versions_of(campaign)
+        if reach is not None:
+            counts = reach.versions(available)
+        else:
+            counts = dict.fromkeys(available, 0)
+            for version, people in conn.execute(_VERSIONS_SENT, {"c": campaign_id}).all():
+                counts[version] = counts.get(version, 0) + people
+    previews = {
+        version.language: Preview(version.language, version.subject, to_html(version.body), to_text(version.body))
+        for version in available.values()
+    }
     return CampaignPage(
         campaign=campaign,
         audience_label=label,
-        preview_html=to_html(campaign["body"]),
-        preview_text=to_text(campaign["body"]),
+        preview_html=previews[ENGLISH].html,
+        preview_text=previews[ENGLISH].text,
         reach=reach,
         outcomes=outcomes,
         unsubscribed=unsubscribed,
+        previews=previews,
+        version_counts=counts,
     )
 
 
-def audience_options(db) -> list[tuple[str, str]]:
+def audience_options(db, language: str = ENGLISH) -> list[tuple[str, str]]:
     with db.read() as conn:
-        return audiences.audience_choices(conn)
+        return audiences.audience_choices(conn, language)

@@ -4,34 +4,68 @@ test, send after a confirmation that states the reach, cancel)."""
 from __future__ import annotations
 
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask_login import current_user
 
-from portal.campaigns import operations, queries
+from portal.campaigns import operations, queries, versions
 from portal.campaigns.forms import CancelForm, ComposeForm, DuplicateForm, SendForm, TestSendForm
 from portal.core import clock
+from portal.core.i18n import ENGLISH, N_, moment
 from portal.core.periods import report_timezone
 from portal.core.text import InputError
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
+from portal.web.i18n import current_language
 
 bp = Blueprint("campaigns", __name__, url_prefix="/admin/campaigns")
-OUT_OF_DATE = "The form was out of date. Reload the page and try again."
+OUT_OF_DATE = operations.OUT_OF_DATE
+# Full sentences per status, for a campaign that is no longer a draft.
+_NOT_A_DRAFT = {
+    "scheduled": N_("This campaign is scheduled; it is sent only once."),
+    "sending": N_("This campaign is sending; it is sent only once."),
+    "sent": N_("This campaign is sent; it is sent only once."),
+    "cancelled": N_("This campaign is cancelled; it is sent only once."),
+}
 
 
 def _zone():
     return report_timezone(portal_context().settings)
 
 
+def _said(error: InputError) -> str:
+    """An operation's refusal in the page's language (marked where it is raised: `message`, `values`)."""
+    return _(getattr(error, "message", str(error)), **getattr(error, "values", {}))
+
+
+def _shown_time(when) -> str:
+    """A time as the page's language writes it, in the portal's zone, named."""
+    return moment(when, _zone(), current_language())
+
+
 @bp.get("")
 @roles_required("admin")
 def index():
-    return render_template("campaigns/index.html", campaigns=queries.list_campaigns(portal_context().db))
+    campaigns = queries.list_campaigns(portal_context().db, current_language())
+    return render_template("campaigns/index.html", campaigns=campaigns)
 
 
 def _compose_form(**kwargs) -> ComposeForm:
     form = ComposeForm(**kwargs)
-    form.audience.choices = [("", "Choose an audience"), *queries.audience_options(portal_context().db)]
+    options = queries.audience_options(portal_context().db, current_language())
+    form.audience.choices = [("", _("Choose an audience")), *options]
     return form
+
+
+def _content(form: ComposeForm) -> dict:
+    return {
+        "name": form.name.data,
+        "subject": form.subject.data,
+        "body": form.body.data,
+        "audience": form.audience.data,
+        "subject_nb": form.subject_nb.data,
+        "body_nb": form.body_nb.data,
+    }
 
 
 @bp.route("/new", methods=["GET", "POST"])
@@ -40,18 +74,11 @@ def new():
     form = _compose_form()
     if form.validate_on_submit():
         try:
-            campaign_id = operations.create_campaign(
-                portal_context().db,
-                admin_id=current_user.id,
-                name=form.name.data,
-                subject=form.subject.data,
-                body=form.body.data,
-                audience=form.audience.data,
-            )
+            campaign_id = operations.create_campaign(portal_context().db, admin_id=current_user.id, **_content(form))
         except InputError as error:  # a company removed since the page was drawn, too
-            form.form_errors.append(str(error))
+            form.form_errors.append(_said(error))
         else:
-            flash("Draft saved. Check the preview and send yourself a test before you send it.", "success")
+            flash(_("Draft saved. Check the preview and send yourself a test before you send it."), "success")
             return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     return render_template("campaigns/new.html", form=form), 400 if form.errors else 200
 
@@ -59,27 +86,21 @@ def new():
 @bp.route("/<int:campaign_id>/edit", methods=["GET", "POST"])
 @roles_required("admin")
 def edit(campaign_id: int):
-    page = queries.campaign_page(portal_context().db, campaign_id)
+    page = queries.campaign_page(portal_context().db, campaign_id, current_language())
     if page is None:
         abort(404)
     if not page.can_send:
-        flash("Only a draft can be edited. Duplicate this campaign to write a new one from it.", "error")
+        flash(_("Only a draft can be edited. Duplicate this campaign to write a new one from it."), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    form = _compose_form(data={key: page.campaign[key] for key in ("name", "subject", "body", "audience")})
+    fields = ("name", "subject", "body", "audience", "subject_nb", "body_nb")
+    form = _compose_form(data={key: page.campaign[key] for key in fields})
     if form.validate_on_submit():
         try:
-            operations.update_draft(
-                portal_context().db,
-                campaign_id=campaign_id,
-                name=form.name.data,
-                subject=form.subject.data,
-                body=form.body.data,
-                audience=form.audience.data,
-            )
+            operations.update_draft(portal_context().db, campaign_id=campaign_id, **_content(form))
         except InputError as error:
-            form.form_errors.append(str(error))
+            form.form_errors.append(_said(error))
         else:
-            flash("Draft saved.", "success")
+            flash(_("Draft saved."), "success")
             return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     return render_template("campaigns/new.html", form=form, campaign=page.campaign), 400 if form.errors else 200
 
@@ -88,21 +109,23 @@ def edit(campaign_id: int):
 @roles_required("admin")
 def duplicate(campaign_id: int):
     if not DuplicateForm().validate_on_submit():
-        flash(OUT_OF_DATE, "error")
+        flash(_(OUT_OF_DATE), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     try:
-        copy_id = operations.duplicate(portal_context().db, campaign_id=campaign_id, admin_id=current_user.id)
+        copy_id = operations.duplicate(
+            portal_context().db, campaign_id=campaign_id, admin_id=current_user.id, copy_of=_("Copy of %(name)s")
+        )
     except operations.CampaignError as error:
-        flash(str(error), "error")
+        flash(_said(error), "error")
         return redirect(url_for("campaigns.index"))
-    flash("A copy is saved as a new draft. Edit it, then send it.", "success")
+    flash(_("A copy is saved as a new draft. Edit it, then send it."), "success")
     return redirect(url_for("campaigns.show", campaign_id=copy_id))
 
 
 @bp.get("/<int:campaign_id>")
 @roles_required("admin")
 def show(campaign_id: int):
-    page = queries.campaign_page(portal_context().db, campaign_id)
+    page = queries.campaign_page(portal_context().db, campaign_id, current_language())
     if page is None:
         abort(404)
     return render_template(
@@ -111,7 +134,9 @@ def show(campaign_id: int):
         test_form=TestSendForm(),
         zone=portal_context().settings.portal_timezone,
         meanings=queries.OUTCOME_MEANING,
-        now_local=clock.display_time(clock.now_iso(), _zone()),
+        outcome_labels=queries.OUTCOME_LABEL,
+        version_names=versions.NAMES,
+        now_local=_shown_time(clock.utcnow()),
     )
 
 
@@ -120,24 +145,30 @@ def show(campaign_id: int):
 def test_send(campaign_id: int):
     form = TestSendForm()
     if not form.validate_on_submit():
-        flash(OUT_OF_DATE, "error")
+        flash(_(OUT_OF_DATE), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    language = form.language.data or ENGLISH
     try:
         new = operations.send_test(
-            portal_context(), campaign_id=campaign_id, admin=current_user, request_id=form.request_id.data
+            portal_context(),
+            campaign_id=campaign_id,
+            admin=current_user,
+            request_id=form.request_id.data,
+            language=language,
         )
     except operations.CampaignError as error:
-        flash(str(error), "error")
+        flash(_said(error), "error")
     else:
-        if new:
-            flash(f"A test copy is on its way to {current_user.email}.", "success")
+        if not new:
+            flash(_("That test was already sent (the button was pressed twice); one email is on its way."), "success")
+        elif language == ENGLISH:
+            flash(_("A test copy is on its way to %(email)s.", email=current_user.email), "success")
         else:
-            flash("That test was already sent (the button was pressed twice); one email is on its way.", "success")
+            flash(
+                _("A test copy of the Norwegian version is on its way to %(email)s.", email=current_user.email),
+                "success",
+            )
     return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-
-
-def _people(count: int) -> str:
-    return f"{count} {'person' if count == 1 else 'people'}"
 
 
 @bp.post("/<int:campaign_id>/send/confirm")
@@ -159,17 +190,15 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
     ctx = portal_context()
     form = SendForm()
     if not form.validate_on_submit():
-        flash(OUT_OF_DATE, "error")
+        flash(_(OUT_OF_DATE), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     zone = _zone()
     try:
         send_at = operations.parse_send_at(form.send_at.data, zone)
         if send_at is not None and send_at <= clock.utcnow():
-            raise operations.CampaignError(
-                "The send time has passed. Choose a time in the future, or leave it empty to send now."
-            )
+            raise operations.CampaignError(operations.PAST)
     except operations.CampaignError as error:
-        flash(str(error), "error")
+        flash(_said(error), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     changed = None
     if not confirming:
@@ -182,31 +211,41 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
                 expected_reach=int(form.confirm_reach.data) if form.confirm_reach.data else None,
             )
         except operations.ReachChanged as error:
-            changed = str(error)
+            changed = ngettext(
+                "The audience changed since the confirmation: it now reaches %(num)d person.",
+                "The audience changed since the confirmation: it now reaches %(num)d people.",
+                error.reach,
+            )
         except operations.CampaignError as error:
-            flash(str(error), "error")
+            flash(_said(error), "error")
             return redirect(url_for("campaigns.show", campaign_id=campaign_id))
         else:
             if result.started:
-                flash(f"Sending to {_people(result.recipients)}. Progress shows below.", "success")
+                message = ngettext(
+                    "Sending to %(num)d person. Progress shows below.",
+                    "Sending to %(num)d people. Progress shows below.",
+                    result.recipients,
+                )
+                flash(message, "success")
             else:
                 flash(
-                    f"Scheduled for {clock.display_time(clock.iso(send_at), zone)}. You can cancel it until then.",
+                    _("Scheduled for %(time)s. You can cancel it until then.", time=_shown_time(send_at)),
                     "success",
                 )
             return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    page = queries.campaign_page(ctx.db, campaign_id)
+    page = queries.campaign_page(ctx.db, campaign_id, current_language())
     if page is None:
         abort(404)
     if not page.can_send:
-        flash(f"This campaign is {page.status_label.lower()}; it is sent only once.", "error")
+        flash(_(_NOT_A_DRAFT[page.campaign["status"]]), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     return render_template(
         "campaigns/confirm_send.html",
         page=page,
         form=SendForm(formdata=None, data={"send_at": form.send_at.data, "confirm_reach": page.reach.recipients}),
-        send_at=clock.display_time(clock.iso(send_at), zone) if send_at else None,
-        people=_people(page.reach.recipients),
+        send_at=_shown_time(send_at) if send_at else None,
+        count=page.reach.recipients,
+        version_names=versions.NAMES,
         changed=changed,
     )
 
@@ -215,16 +254,21 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
 @roles_required("admin")
 def cancel(campaign_id: int):
     if not CancelForm().validate_on_submit():
-        flash(OUT_OF_DATE, "error")
+        flash(_(OUT_OF_DATE), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     page = queries.campaign_page(portal_context().db, campaign_id)
     try:
         stopped = operations.cancel(portal_context().db, campaign_id=campaign_id)
     except operations.CampaignError as error:
-        flash(str(error), "error")
+        flash(_said(error), "error")
     else:
         if page and page.campaign["status"] == "draft":
-            flash("Draft discarded: it will not be sent. Duplicate it if you want it back.", "success")
+            flash(_("Draft discarded: it will not be sent. Duplicate it if you want it back."), "success")
         else:
-            flash(f"Cancelled. {stopped} email{'' if stopped == 1 else 's'} not yet sent will not go out.", "success")
+            message = ngettext(
+                "Cancelled. %(num)d email not yet sent will not go out.",
+                "Cancelled. %(num)d emails not yet sent will not go out.",
+                stopped,
+            )
+            flash(message, "success")
     return redirect(url_for("campaigns.show", campaign_id=campaign_id))

@@ -1,9 +1,10 @@
 """Writing a campaign's outbox rows: the recipient list fixed at the start, then batch by batch.
 
 Starting a campaign writes its recipient list (`campaign_recipients`, positions 0..n-1) in one
-transaction: whoever is in the audience then, without the unsubscribed and the suppressed. After
-that nobody joins the list; someone who unsubscribes meanwhile keeps their place but gets no email
-(their unsent row is cancelled, and a later batch writes none for them).
+transaction: whoever is in the audience then, without the unsubscribed and the suppressed, each
+with the version they get (their reading language's, else English: versions.py), read in the same
+query. After that nobody joins the list; someone who unsubscribes meanwhile keeps their place but
+gets no email (their unsent row is cancelled, and a later batch writes none for them).
 
 Each batch is one `write_then_publish`: the outbox rows for the next positions and the campaign's
 `written` counter commit together, and the rows are published after the commit. The counter
@@ -21,8 +22,9 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from portal.campaigns import audiences, emails
+from portal.campaigns import audiences, emails, versions
 from portal.core import clock
+from portal.core.i18n import choose_language
 from portal.outbox import PeriodicTask, write_then_publish
 
 log = logging.getLogger(__name__)
@@ -32,20 +34,26 @@ BATCH_SIZE = 500
 def start_campaign(conn: sa.Connection, campaign_id: int) -> int | None:
     """Inside the caller's transaction: fix the recipient list of a `scheduled` campaign and mark
     it `sending`; returns the number of recipients (None if it was not scheduled)."""
-    campaign = conn.execute(
-        sa.text("SELECT audience, status FROM campaigns WHERE id = :id"), {"id": campaign_id}
-    ).first()
+    campaign = conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
     if campaign is None or campaign.status != "scheduled":
         return None
+    available = versions.versions_of(campaign._mapping)
     reach = audiences.reach(conn, campaign.audience)
     if reach.people:
         conn.execute(
             sa.text(
-                "INSERT INTO campaign_recipients (campaign_id, position, user_id, email, name) "
-                "VALUES (:c, :p, :u, :e, :n)"
+                "INSERT INTO campaign_recipients (campaign_id, position, user_id, email, name, language) "
+                "VALUES (:c, :p, :u, :e, :n, :l)"
             ),
             [
-                {"c": campaign_id, "p": position, "u": person.user_id, "e": person.email, "n": person.name}
+                {
+                    "c": campaign_id,
+                    "p": position,
+                    "u": person.user_id,
+                    "e": person.email,
+                    "n": person.name,
+                    "l": versions.version_for(person.language, available),
+                }
                 for position, person in enumerate(reach.people)
             ],
         )
@@ -65,13 +73,15 @@ def start_campaign(conn: sa.Connection, campaign_id: int) -> int | None:
 
 
 # Someone who unsubscribed, or whose account was deactivated, after the list was fixed keeps their
-# position but gets no row.
+# position but gets no row. The version is the one fixed with the list; a list fixed before versions
+# existed (`language` NULL) reads the person's language now.
 _NEXT_RECIPIENTS = sa.text(
     """
-    SELECT r.user_id, r.email, r.name,
+    SELECT r.user_id, r.email, r.name, r.language AS version,
+           u.language, c.language AS company_language,
            (x.user_id IS NOT NULL OR u.deactivated_at IS NOT NULL) AS left_out
     FROM campaign_recipients r LEFT JOIN campaign_unsubscribes x ON x.user_id = r.user_id
-         LEFT JOIN users u ON u.id = r.user_id
+         LEFT JOIN users u ON u.id = r.user_id LEFT JOIN companies c ON c.id = u.company_id
     WHERE r.campaign_id = :c AND r.position >= :from ORDER BY r.position LIMIT :limit
     """
 )
@@ -97,13 +107,14 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
         campaign = work.conn.execute(sa.text("SELECT * FROM campaigns WHERE id = :id"), {"id": campaign_id}).first()
         if campaign is None or campaign.status != "sending":
             return 0
-        shared = emails.campaign_input(campaign._mapping)
+        available = versions.versions_of(campaign._mapping)
+        shared = {language: emails.campaign_input(campaign._mapping, language) for language in available}
         people = work.conn.execute(
             _NEXT_RECIPIENTS, {"c": campaign_id, "from": campaign.written, "limit": batch_size}
         ).all()
         work.add(
             *(
-                emails.recipient_email(shared, user_id=p.user_id, email=p.email, name=p.name)
+                emails.recipient_email(shared[_version(p, available)], user_id=p.user_id, email=p.email, name=p.name)
                 for p in people
                 if not p.left_out
             )
@@ -120,6 +131,13 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
         if advanced != 1:
             raise BatchRaced(f"campaign {campaign_id} moved while a batch was written")
     return len(people)
+
+
+def _version(person, available) -> str:
+    """The version a listed person gets: the one fixed with the list, else their reading language's."""
+    if person.version in available:
+        return person.version
+    return versions.version_for(choose_language(person.language, (), person.company_language), available)
 
 
 def campaign_pass(ctx, *, now: datetime | None = None, batch_size: int = BATCH_SIZE) -> int:

@@ -1,23 +1,28 @@
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from wtforms import BooleanField, HiddenField, SelectField, StringField, TextAreaField
 from wtforms.fields import DateField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import AnyOf, DataRequired, Length, Optional, ValidationError
 from wtforms.widgets import TextInput
 
+from portal.console.words import STATUS_WORDS
+from portal.core.i18n import N_
 from portal.core.text import strip
 from portal.outbox.operator import ACTIONS, REASON_MAX, SEND_AGAIN
 from portal.outbox.statuses import ALL
 from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 
+# An action's name, in English (translated where it is shown).
 ACTION_LABELS = {
-    "retry": "Retry",
-    "confirm_sent": "Confirm as sent",
-    "send_again": "Send again as a new email",
-    "cancel": "Cancel",
+    "retry": N_("Retry"),
+    "confirm_sent": N_("Confirm as sent"),
+    "send_again": N_("Send again as a new email"),
+    "cancel": N_("Cancel"),
 }
 assert set(ACTION_LABELS) == set(ACTIONS)
-CHOOSE_ACTION = "Choose one of the actions offered."
-UNKNOWN_CHOICE = "Choose one of the values offered."
+CHOOSE_ACTION = _l("Choose one of the actions offered.")
+UNKNOWN_CHOICE = _l("Choose one of the values offered.")
 
 
 DAY_FORMATS = ["%Y-%m-%d", "%d.%m.%Y"]
@@ -27,7 +32,9 @@ DAY_INPUT = {"inputmode": "numeric", "placeholder": "31.12.2026", "autocomplete"
 def created_day(form, field) -> None:
     """A day the list can count from: far outside, the day after it overflows the calendar."""
     if field.data and day_out_of_range(field.data):
-        raise ValidationError(f"Choose a day between {EARLIEST_DAY.year} and {LATEST_DAY.year}.")
+        raise ValidationError(
+            _("Choose a day between %(first)d and %(last)d.", first=EARLIEST_DAY.year, last=LATEST_DAY.year)
+        )
 
 
 class FilterForm(PortalForm):
@@ -38,23 +45,23 @@ class FilterForm(PortalForm):
 
     # An unknown value is refused, never read as "any": an action over the list acts on what it matches.
     status = SelectField(
-        "Status",
-        choices=[SelectChoice("", "Any status")] + [SelectChoice(s, s.replace("_", " ")) for s in ALL],
+        _l("Status"),
+        choices=[SelectChoice("", _l("Any status"))] + [SelectChoice(s, _l(STATUS_WORDS[s])) for s in ALL],
         validators=[Optional(), AnyOf(["", *ALL], message=UNKNOWN_CHOICE)],
         validate_choice=False,
     )
-    family = SelectField("Family", choices=[SelectChoice("", "Any family")], validate_choice=False)
-    q = StringField("Recipient starts with", filters=[strip], validators=[Length(max=254)])
+    family = SelectField(_l("Family"), choices=[SelectChoice("", _l("Any family"))], validate_choice=False)
+    q = StringField(_l("Recipient starts with"), filters=[strip], validators=[Length(max=254)])
     # Typed, day first or year first: a browser's date picker writes its own locale's order (US month first).
     created_from = DateField(
-        "Created from",
+        _l("Created from"),
         format=DAY_FORMATS,
         widget=TextInput(),
         render_kw=DAY_INPUT,
         validators=[Optional(), created_day],
     )
     created_to = DateField(
-        "Created until",
+        _l("Created until"),
         format=DAY_FORMATS,
         widget=TextInput(),
         render_kw=DAY_INPUT,
@@ -63,7 +70,7 @@ class FilterForm(PortalForm):
 
     def __init__(self, *args, families=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.family.choices = [SelectChoice("", "Any family")] + [
+        self.family.choices = [SelectChoice("", _("Any family"))] + [
             SelectChoice(name, name.replace("_", " ")) for name in families
         ]
 
@@ -73,7 +80,7 @@ class FilterForm(PortalForm):
 
     def validate_created_to(self, field):
         if field.data and self.created_from.data and field.data < self.created_from.data:
-            raise ValidationError("The end date must not be before the start date.")
+            raise ValidationError(_("The end date must not be before the start date."))
 
 
 class ActionForm(PortalForm):
@@ -81,21 +88,22 @@ class ActionForm(PortalForm):
 
     action = HiddenField(validators=[DataRequired(CHOOSE_ACTION), AnyOf(list(ACTIONS), message=CHOOSE_ACTION)])
     reason = TextAreaField(
-        "Reason",
+        _l("Reason"),
         filters=[strip],
         validators=[
-            DataRequired("Say why: the reason is kept with the action."),
-            Length(max=REASON_MAX, message=f"Keep the reason under {REASON_MAX} characters."),
+            DataRequired(_l("Say why: the reason is kept with the action.")),
+            # WTForms fills in %(max)d.
+            Length(max=REASON_MAX, message=_l("Keep the reason under %(max)d characters.")),
         ],
     )
     message_id = StringField(
-        "Provider message ID (optional)", filters=[strip], validators=[Optional(), Length(max=200)]
+        _l("Provider message ID (optional)"), filters=[strip], validators=[Optional(), Length(max=200)]
     )
-    confirm_duplicate = BooleanField("I understand that the person may receive this email twice")
+    confirm_duplicate = BooleanField(_l("I understand that the person may receive this email twice"))
 
     def validate_confirm_duplicate(self, field):
         if self.action.data == SEND_AGAIN and not field.data:
-            raise ValidationError("To send it again, confirm that the person may receive it twice.")
+            raise ValidationError(_("To send it again, confirm that the person may receive it twice."))
 
 
 class BulkActionForm(ActionForm):
@@ -113,8 +121,8 @@ class ChooseBulkActionForm(PortalForm):
     """The list's "act on every match" step: which action, before the count is confirmed."""
 
     action = SelectField(
-        "Action on the emails that match",
-        choices=[SelectChoice(value, label) for value, label in ACTION_LABELS.items()],
+        _l("Action on the emails that match"),
+        choices=[SelectChoice(value, _l(label)) for value, label in ACTION_LABELS.items()],
     )
     status = HiddenField()
     family = HiddenField()

@@ -9,6 +9,9 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from flask_babel import gettext as _
+
+from portal.core.i18n import N_
 from portal.core.periods import local_midnight
 from portal.core.redaction import mask_link_tokens
 from portal.invitations import invitation_company
@@ -68,28 +71,35 @@ class About:
 
 # subject_ref kinds (each area's emails.py writes its own) and the admin page of each.
 ABOUT_PAGES = {
-    "application": ("Partner application {0}", "applications.admin_detail", "application_id"),
-    "campaign": ("Campaign {0}", "campaigns.show", "campaign_id"),
-    "campaign-test": ("Test send of campaign {0}", "campaigns.show", "campaign_id"),
-    "demo_submission": ("Demo request {0}", "demo.admin_detail", "submission_id"),
-    "report-run": ("Report email of company {0}", "admin.company", "company_id"),
+    "application": (N_("Partner application %(id)s"), "applications.admin_detail", "application_id"),
+    "campaign": (N_("Campaign %(id)s"), "campaigns.show", "campaign_id"),
+    "campaign-test": (N_("Test send of campaign %(id)s"), "campaigns.show", "campaign_id"),
+    "demo_submission": (N_("Demo request %(id)s"), "demo.admin_detail", "submission_id"),
+    "report-run": (N_("Report email of company %(id)s"), "admin.company", "company_id"),
 }
-ABOUT_WORDS = {"invitation": "Invitation {0}", "password-reset": "Password reset {0}", "report-test": "Test report"}
+INVITATION = N_("Invitation %(id)s")
+ABOUT_WORDS = {
+    "invitation": INVITATION,
+    "password-reset": N_("Password reset %(id)s"),
+    "report-test": N_("Test report"),
+}
 
 
 def about(db, subject_ref: str | None) -> About | None:
     if not subject_ref:
         return None
-    kind, _, rest = subject_ref.partition(":")
+    kind, _colon, rest = subject_ref.partition(":")
     first = rest.split(":")[0]
     if kind in ABOUT_PAGES and first.isdigit():
         label, endpoint, arg = ABOUT_PAGES[kind]
-        return About(label.format(first), endpoint, {arg: int(first)})
+        return About(_(label, id=first), endpoint, {arg: int(first)})
     if kind == "invitation" and first.isdigit():
         company_id = invitation_company(db, int(first))
         if company_id is not None:  # the company's page lists its invitations
-            return About(f"Invitation {first}", "admin.company", {"company_id": company_id})
-    return About(ABOUT_WORDS.get(kind, "{0}").format(first if kind in ABOUT_WORDS else subject_ref))
+            return About(_(INVITATION, id=first), "admin.company", {"company_id": company_id})
+    if kind in ABOUT_WORDS:
+        return About(_(ABOUT_WORDS[kind], id=first))
+    return About(subject_ref)  # a kind the console has no words for: as the area wrote it
 
 
 @dataclass(frozen=True)

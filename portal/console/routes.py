@@ -4,12 +4,15 @@ import csv
 import io
 
 from flask import Blueprint, abort, flash, make_response, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask_login import current_user
 
-from portal.console import operations, queries
+from portal.console import operations, queries, words
 from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
 from portal.core import clock
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.core.i18n import N_
 from portal.core.periods import report_timezone, today_in
 from portal.outbox.operator import ACTIONS, BULK_LIMIT, FIGURES, LABELS, ActionRefused, ask_provider, rate_limit_for
 from portal.web.access import roles_required
@@ -18,14 +21,21 @@ from portal.web.extensions import portal_context
 bp = Blueprint("console", __name__, url_prefix="/admin/outbox")
 
 FILTER_FIELDS = ("status", "family", "q", "created_from", "created_to")
-BUSY = "The database was busy, so nothing was changed. Please try again."
-UNCONFIRMED = "We could not confirm the action was saved; check the email's history before trying again."
+# In English; translated where they are shown.
+BUSY = N_("The database was busy, so nothing was changed. Please try again.")
+UNCONFIRMED = N_("We could not confirm the action was saved; check the email's history before trying again.")
 DONE = {
-    "retry": "The email will be tried again, under the same key.",
-    "confirm_sent": "The email is recorded as sent.",
-    "send_again": "A new email was written, under a new key.",
-    "cancel": "The email was cancelled.",
+    "retry": N_("The email will be tried again, under the same key."),
+    "confirm_sent": N_("The email is recorded as sent."),
+    "send_again": N_("A new email was written, under a new key."),
+    "cancel": N_("The email was cancelled."),
 }
+
+
+@bp.context_processor
+def _console_words():
+    """The engine's words (statuses, a batch request's answer), as the console's pages show them."""
+    return {"status_word": words.status_word, "engine_text": words.engine_text}
 
 
 def _families():
@@ -67,7 +77,7 @@ def _render_index(values, bulk: ChooseBulkActionForm | None = None):
         "console/index.html",
         form=form,
         grid=queries.count_grid(ctx.db),
-        kept=queries.retention(ctx.db, ctx.settings),
+        kept=words.kept(queries.retention(ctx.db, ctx.settings)),
         page=page,
         args=args,
         first_page=not request.args.get("cursor"),
@@ -88,7 +98,7 @@ def reconciliation():
     found = _reconciliation()
     family, error = request.args.get("family", ""), None
     if family and family not in found.by_family and family not in _families():
-        family, error = "", f"There is no email family called “{family}”. Choose one from the list."
+        family, error = "", _("There is no email family called “%(family)s”. Choose one from the list.", family=family)
     rows = found.rows_of(family)  # a family that wrote nothing in these days: zeros, not an error
     return render_template(
         "console/reconciliation.html",
@@ -135,7 +145,13 @@ def _render_detail(outbox_id: str, form: ActionForm, status: int = 200, lookup=N
     if found is None:
         abort(404)
     return render_template(
-        "console/detail.html", detail=found, row=found.row, form=form, labels=ACTION_LABELS, lookup=lookup
+        "console/detail.html",
+        detail=found,
+        row=found.row,
+        history=words.history(found.timeline),
+        form=form,
+        labels=ACTION_LABELS,
+        lookup=lookup,
     ), status
 
 
@@ -174,15 +190,15 @@ def act(outbox_id: str):
             duplicate_confirmed=form.confirm_duplicate.data,
         )
     except DatabaseBusyError:
-        form.form_errors.append(BUSY)
+        form.form_errors.append(_(BUSY))
         return _render_detail(outbox_id, form, status=503)
     except AmbiguousCommitError:
-        flash(UNCONFIRMED, "warning")
+        flash(_(UNCONFIRMED), "warning")
         return redirect(url_for(".detail", outbox_id=outbox_id))
     except ActionRefused as error:
-        form.form_errors.append(str(error))
+        form.form_errors.append(words.engine_text(str(error)))
         return _render_detail(outbox_id, form, status=409)
-    flash(DONE[result.action], "success")
+    flash(_(DONE[result.action]), "success")
     return redirect(url_for(".detail", outbox_id=outbox_id))
 
 
@@ -225,7 +241,7 @@ def _render_bulk(form: BulkActionForm, filter_form: FilterForm, count: int, stat
         form=form,
         count=count,
         limit=BULK_LIMIT,
-        label=ACTION_LABELS.get(form.action.data, ""),
+        label=_(ACTION_LABELS[form.action.data]) if form.action.data in ACTION_LABELS else "",
         args=_filter_args(filter_form),
     ), status
 
@@ -253,16 +269,29 @@ def act_on_list():
             duplicate_confirmed=form.confirm_duplicate.data,
         )
     except operations.ListChanged as changed:
-        form.form_errors.append(str(changed))
+        form.form_errors.append(
+            ngettext(
+                "The list changed since you confirmed it: %(num)d email matches now. Check and confirm again.",
+                "The list changed since you confirmed it: %(num)d emails match now. Check and confirm again.",
+                changed.count,
+            )
+        )
         return _render_bulk(form, filter_form, changed.count, 409)
     except DatabaseBusyError:
-        form.form_errors.append(BUSY)
+        form.form_errors.append(_(BUSY))
         return _render_bulk(form, filter_form, int(form.expected_count.data), 503)
     except AmbiguousCommitError:
-        flash(UNCONFIRMED, "warning")
+        flash(_(UNCONFIRMED), "warning")
         return redirect(url_for(".index", **_filter_args(filter_form)))
     except ActionRefused as error:
-        form.form_errors.append(str(error))
+        form.form_errors.append(words.engine_text(str(error)))
         return _render_bulk(form, filter_form, int(form.expected_count.data), 409)
-    flash(f"{ACTION_LABELS[result.action]}: {len(result.changed)} emails. {DONE[result.action]}", "success")
+    done = ngettext(
+        "%(action)s: %(num)d email. %(done)s",
+        "%(action)s: %(num)d emails. %(done)s",
+        len(result.changed),
+        action=_(ACTION_LABELS[result.action]),
+        done=_(DONE[result.action]),
+    )
+    flash(done, "success")
     return redirect(url_for(".index", **_filter_args(filter_form)))

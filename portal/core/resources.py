@@ -1,4 +1,4 @@
-"""Where the portal's own files stand: `templates/`, `static/` and `migrations/`.
+"""Where the portal's own files stand: `templates/`, `static/`, `migrations/` and `translations/`.
 
 In a checkout they sit at the repository's top level, beside `portal/`; the wheel carries them
 inside the package (pyproject.toml's force-include), so an installed portal finds them there.
@@ -23,3 +23,4 @@ def resource_dir(name: str, holds: str) -> Path:
 TEMPLATES_DIR = resource_dir("templates", "base.html")
 STATIC_DIR = resource_dir("static", "portal.css")
 MIGRATIONS_DIR = resource_dir("migrations", "0001_companies_and_users.sql")
+TRANSLATIONS_DIR = resource_dir("translations", "nb/LC_MESSAGES/messages.po")

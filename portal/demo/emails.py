@@ -1,7 +1,12 @@
-"""Someone asked for a demo: a confirmation to them and a notification to the sales inbox."""
+"""Someone asked for a demo: a confirmation to them and a notification to the sales inbox.
+
+Each email's input stores its `language`: the confirmation the page's the request was sent from,
+the notification the sales inbox's reading language (operations.py).
+"""
 
 from __future__ import annotations
 
+from portal.core.i18n import ENGLISH, language_of, translate
 from portal.outbox import EmailIntent, Family
 
 CONFIRMATION = Family(
@@ -10,7 +15,7 @@ CONFIRMATION = Family(
     template="demo_confirmation",
     # 2: the confirmation repeats nothing the form's sender typed (see demo_emails).
     template_version=2,
-    subject=lambda data: "We received your demo request",
+    subject=lambda data: translate(language_of(data), "We received your demo request"),
 )
 
 SALES_NOTIFICATION = Family(
@@ -18,7 +23,7 @@ SALES_NOTIFICATION = Family(
     id_prefix="dmn",
     template="demo_notification",
     template_version=1,
-    subject=lambda data: f"Demo request from {data['company']}",
+    subject=lambda data: translate(language_of(data), "Demo request from %(company)s", company=data["company"]),
     # Sales can answer the requester straight from their inbox.
     reply_to=lambda data, settings: data.get("requester_email"),
 )
@@ -31,16 +36,28 @@ def submission_subject(submission_id: int) -> str:
     return f"demo_submission:{submission_id}"
 
 
-def demo_emails(submission_id: int, *, name, email, company, message, sales_inbox, confirm: bool) -> list[EmailIntent]:
-    """The sales inbox's notification, and (`confirm`) the requester's confirmation. Anyone can type
-    any address into the form, so the confirmation carries none of the typed text: the form cannot
-    be used to send our email with someone's words to a stranger."""
+def demo_emails(
+    submission_id: int,
+    *,
+    name,
+    email,
+    company,
+    message,
+    sales_inbox,
+    confirm: bool,
+    language: str = ENGLISH,
+    sales_language: str = ENGLISH,
+) -> list[EmailIntent]:
+    """The sales inbox's notification (in `sales_language`), and (`confirm`) the requester's
+    confirmation (in `language`). Anyone can type any address into the form, so the confirmation
+    carries none of the typed text, only the page's language: the form cannot be used to send our
+    email with someone's words to a stranger."""
     subject_ref = submission_subject(submission_id)
     confirmation = EmailIntent(
         family=CONFIRMATION,
         recipient=email,
         idempotency_key=f"demo:{submission_id}:confirmation",
-        data={},
+        data={"language": language},
         subject_ref=subject_ref,
     )
     return [confirmation] * confirm + [
@@ -48,7 +65,13 @@ def demo_emails(submission_id: int, *, name, email, company, message, sales_inbo
             family=SALES_NOTIFICATION,
             recipient=sales_inbox,
             idempotency_key=f"demo:{submission_id}:notification",
-            data={"name": name, "company": company, "requester_email": email, "message": message},
+            data={
+                "name": name,
+                "company": company,
+                "requester_email": email,
+                "message": message,
+                "language": sales_language,
+            },
             subject_ref=subject_ref,
         ),
     ]

@@ -1,24 +1,50 @@
+from flask_babel import LazyString
+from flask_babel import gettext as _
+from markupsafe import escape
 from wtforms import SelectField, StringField, TextAreaField
 from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, Optional
 
+from portal.core.i18n import number
 from portal.core.text import strip
 from portal.demo.operations import EMAIL_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX, STATUS_LABELS
 from portal.web.forms import PortalForm
+from portal.web.i18n import current_language
 from portal.web.public_forms import PublicForm, work_email_field
+
+
+class _Text(LazyString):
+    """A message translated when shown, HTML-escaped like any other text (Flask-Babel's lazy
+    strings pass into a page unescaped: "company's" would lose its &#39;)."""
+
+    def __html__(self):
+        return escape(str(self))
+
+
+def _l(message: str, **values) -> _Text:
+    """lazy_gettext, escaped as text."""
+    return _Text(_, message, **values)
+
+
+CHOOSE_STATUS = _l("Choose new, contacted or done.")
+# The limit as the page's language writes it (2,000 / 2 000), when the message is shown.
+MESSAGE_TOO_LONG = _Text(lambda: _("Keep it under %(max)s characters.", max=number(MESSAGE_MAX, current_language())))
+NOTE_TOO_LONG = _Text(lambda: _("Keep the note under %(max)s characters.", max=number(NOTE_MAX, current_language())))
 
 
 class DemoRequestForm(PublicForm):
     name = StringField(
-        "Your name", filters=[strip], validators=[DataRequired("Enter your name."), Length(max=NAME_MAX)]
+        _l("Your name"), filters=[strip], validators=[DataRequired(_l("Enter your name.")), Length(max=NAME_MAX)]
     )
     email = work_email_field(EMAIL_MAX)
     company = StringField(
-        "Company", filters=[strip], validators=[DataRequired("Enter your company's name."), Length(max=NAME_MAX)]
+        _l("Company"),
+        filters=[strip],
+        validators=[DataRequired(_l("Enter your company's name.")), Length(max=NAME_MAX)],
     )
     message = TextAreaField(
-        "Anything we should know?",
+        _l("Anything we should know?"),
         filters=[strip],
-        validators=[Optional(), Length(max=MESSAGE_MAX, message=f"Keep it under {MESSAGE_MAX:,} characters.")],
+        validators=[Optional(), Length(max=MESSAGE_MAX, message=MESSAGE_TOO_LONG)],
     )
 
 
@@ -27,16 +53,14 @@ class FollowUpForm(PortalForm):
 
     # A missing or unknown status is a field error, never a 500 (issue 26).
     status = SelectField(
-        "Status",
-        choices=list(STATUS_LABELS.items()),
-        validators=[
-            InputRequired("Choose new, contacted or done."),
-            AnyOf(list(STATUS_LABELS), message="Choose new, contacted or done."),
-        ],
+        _l("Status"),
+        # The labels are marked where they are defined (operations.py); shown in the page's language.
+        choices=[(status, _l(label)) for status, label in STATUS_LABELS.items()],
+        validators=[InputRequired(CHOOSE_STATUS), AnyOf(list(STATUS_LABELS), message=CHOOSE_STATUS)],
         validate_choice=False,
     )
     note = TextAreaField(
-        "Note for colleagues",
+        _l("Note for colleagues"),
         filters=[strip],
-        validators=[Length(max=NOTE_MAX, message=f"Keep the note under {NOTE_MAX:,} characters.")],
+        validators=[Length(max=NOTE_MAX, message=NOTE_TOO_LONG)],
     )

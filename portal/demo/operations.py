@@ -3,6 +3,11 @@
 One transaction upserts the lead, stores the submission and adds both emails; publication happens
 after the commit. A replay of the same submission (a double click, a resent form) within
 REPLAY_WINDOW finds the live submission with the same fingerprint and writes nothing.
+
+The requester's confirmation is in the language of the page they sent the form from (the route
+passes `language`); the sales inbox's notification in its reading language (English unless the
+address has an account that chose otherwise). A refusal's message is English, marked for the
+catalogue (`N_`): a page shows it in its own language from `DemoRequestError.message`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
+from portal.auth import reading_language
 from portal.core import clock
+from portal.core.i18n import ENGLISH, N_, language_or_default
 from portal.core.text import InputError, normalise_email, one_line, paragraphs
 from portal.demo.emails import demo_emails
 from portal.outbox import write_then_publish
@@ -26,14 +33,22 @@ NAME_MAX = 200
 EMAIL_MAX = 254
 MESSAGE_MAX = 2000
 NOTE_MAX = 2000
-# Where sales stands with a request, in the order it moves; the words admins read.
-STATUS_LABELS = {"new": "New", "contacted": "Contacted", "done": "Done"}
+# Where sales stands with a request, in the order it moves; the words admins read (a page shows
+# them in its language: `_(label)`).
+STATUS_LABELS = {"new": N_("New"), "contacted": N_("Contacted"), "done": N_("Done")}
 # The same content again within this time is the same request; after it, a new one.
 REPLAY_WINDOW = timedelta(hours=24)
 
 
 class DemoRequestError(InputError):
-    """Bad input for a demo request; the message is safe to show."""
+    """Bad input for a demo request; the message is safe to show.
+
+    `message` is the catalogue's (English) message and `values` fill its placeholders; str() is the
+    English sentence."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
 
 
 @dataclass(frozen=True)
@@ -68,13 +83,17 @@ CONFIRMATIONS_PER_ADDRESS_PER_DAY = 2
 _CONFIRMATIONS_SINCE = sa.text("SELECT COUNT(*) FROM demo_submissions WHERE email = :email AND created_at > :since")
 
 
-def request_demo(ctx, *, name: str, email: str, company: str, message: str = "") -> DemoRequest:
-    """Upsert the lead, store the submission and add both emails in one transaction; then publish."""
+def request_demo(
+    ctx, *, name: str, email: str, company: str, message: str = "", language: str = ENGLISH
+) -> DemoRequest:
+    """Upsert the lead, store the submission and add both emails in one transaction; then publish.
+
+    `language`: the page's the request was sent from; the confirmation is written in it."""
     name = one_line(name, "your name", NAME_MAX, DemoRequestError)
     company = one_line(company, "your company", NAME_MAX, DemoRequestError)
     email = normalise_email(email)
     if "@" not in email or len(email) > EMAIL_MAX:
-        raise DemoRequestError("Enter an email address like name@company.com.")
+        raise DemoRequestError(N_("Enter an email address like name@company.com."))
     message = paragraphs(message, "the message", MESSAGE_MAX, DemoRequestError)
     key = replay_key(name=name, email=email, company=company, message=message)
 
@@ -107,6 +126,8 @@ def request_demo(ctx, *, name: str, email: str, company: str, message: str = "")
                 message=message,
                 sales_inbox=ctx.settings.sales_inbox,
                 confirm=confirmed_today < CONFIRMATIONS_PER_ADDRESS_PER_DAY,
+                language=language_or_default(language),
+                sales_language=reading_language(work.conn, ctx.settings.sales_inbox),
             )
         )
     log.info("demo request %s recorded", submission_id)
@@ -131,7 +152,7 @@ class DemoRequestNotFound(LookupError):
 def follow_up(db, *, submission_id: int, status: str, note: str, admin_id: int) -> None:
     """Record where sales stands with a demo request, and its note, in one write."""
     if status not in STATUS_LABELS:
-        raise DemoRequestError("Choose new, contacted or done.")
+        raise DemoRequestError(N_("Choose new, contacted or done."))
     note = paragraphs(note, "the note", NOTE_MAX, DemoRequestError)
     with db.write() as conn:
         changed = conn.execute(

@@ -1,24 +1,30 @@
-"""How the invitation list reads to a manager: each email's state in plain words."""
+"""How the invitation list reads to a manager: each email's state in plain words.
+
+The words stay English here (they key the badge's tone, and tests read them); they are marked for
+the catalogue (`N_`) and a page shows them in its own language (templates/invitations/_badges.html).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from portal.core.i18n import N_
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.queries import InvitationRow
 from portal.outbox import statuses
 
-NOT_SENT = "not sent"
+NOT_SENT = N_("not sent")
+MANAGER = N_("Manager")  # a manager's invitation names no programme
 EMAIL_STATE_WORDS = {
-    **{status: "queued" for status in statuses.UNSETTLED},
-    statuses.SENT: "sent",
-    statuses.DELIVERED: "delivered",
-    statuses.BOUNCED: "bounced",
-    statuses.COMPLAINED: "marked as spam",
-    statuses.SUPPRESSED: "blocked: the address bounced before",
-    statuses.FAILED: "failed",
-    statuses.DEAD_LETTER: "needs attention",
-    statuses.CANCELLED: "cancelled",
+    **{status: N_("queued") for status in statuses.UNSETTLED},
+    statuses.SENT: N_("sent"),
+    statuses.DELIVERED: N_("delivered"),
+    statuses.BOUNCED: N_("bounced"),
+    statuses.COMPLAINED: N_("marked as spam"),
+    statuses.SUPPRESSED: N_("blocked: the address bounced before"),
+    statuses.FAILED: N_("failed"),
+    statuses.DEAD_LETTER: N_("needs attention"),
+    statuses.CANCELLED: N_("cancelled"),
 }
 assert set(EMAIL_STATE_WORDS) == set(statuses.ALL)
 EMAIL_STATE_TONE = {
@@ -37,10 +43,10 @@ class InvitationView:
     id: int
     email: str
     name: str  # "" when only an address was pasted
-    programme_name: str  # or "Manager" for a manager's invitation
+    programme_name: str  # or MANAGER for a manager's invitation (a page translates it)
     role: str
     state: str  # open, accepted, expired, revoked
-    email_state: str  # in a manager's words
+    email_state: str  # in a manager's words (English, marked: a page translates it)
     email_tone: str  # ok, bad, warn or "" for the badge's colour
     created_at: str
     can_resend: bool
@@ -54,7 +60,7 @@ def invitation_view(row: InvitationRow) -> InvitationView:
         id=row.id,
         email=row.email,
         name=row.name or "",
-        programme_name="Manager" if row.role == "manager" else PROGRAMMES.get(row.programme, ""),
+        programme_name=MANAGER if row.role == "manager" else PROGRAMMES.get(row.programme, ""),
         role=row.role,
         state=row.state,
         email_state=words,

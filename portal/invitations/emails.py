@@ -1,17 +1,36 @@
-"""The invitation email: a manager invites a colleague to volunteer in a TEEI programme."""
+"""The invitation email: a manager invites a colleague to volunteer in a TEEI programme.
+
+Each email is written in one language, stored with its input (`language`): a volunteer's
+invitation in the one the manager chose on the invite form, a manager's invitation in the reading
+language of an address that has an account, else in the inviting person's page language. Rows
+from before languages have none and are English (`language_of`).
+"""
 
 from __future__ import annotations
 
+from portal.core import clock
+from portal.core.i18n import ENGLISH, N_, day, language_of, language_or_default, translate
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.tokens import accept_url
 from portal.outbox import EmailIntent, Family
+
+# Who invites, when the inviting person has no name: written in the email's language. A caller may
+# pass one of these stand-ins (English, marked for the catalogue where it is written) as the
+# inviter's name; a person's own name is never translated.
+A_COLLEAGUE = N_("A colleague")
+_STAND_INS = frozenset({A_COLLEAGUE, "The TEEI partnerships team"})  # the second: portal/admin/routes.py
 
 INVITATION = Family(
     name="invitation",
     id_prefix="inv",
     template="invitation",
     template_version=2,  # 2: greets the invitee by name when one was pasted
-    subject=lambda data: f"{data['company_name']} invites you to volunteer with {PROGRAMMES[data['programme']]}",
+    subject=lambda data: translate(
+        language_of(data),
+        "%(company)s invites you to volunteer with %(programme)s",
+        company=data["company_name"],
+        programme=PROGRAMMES[data["programme"]],
+    ),
     prepare=lambda data, settings: {
         **data,
         "programme_name": PROGRAMMES[data["programme"]],
@@ -28,15 +47,32 @@ MANAGER_INVITATION = Family(
     id_prefix="mgi",
     template="manager_invitation",
     template_version=1,
-    subject=lambda data: f"You are invited to manage volunteering at {data['company_name']}",
+    subject=lambda data: translate(
+        language_of(data), "You are invited to manage volunteering at %(company)s", company=data["company_name"]
+    ),
     prepare=lambda data, settings: {**data, "accept_url": accept_url(settings, data["token_nonce"])},
 )
 
 FAMILIES = (INVITATION, MANAGER_INVITATION)
 
 
-def invitation_email(invitation, address: str, programme: str, manager) -> EmailIntent:
-    """The intent for one send of an invitation; a resend has a new send number, so its own key."""
+def _inviter(name: str | None, language: str) -> str:
+    """The inviter as the email names them: their name, or a stand-in in the email's language."""
+    if not name or name in _STAND_INS:
+        return translate(language, name or A_COLLEAGUE)
+    return name
+
+
+def _expires_on(invitation, language: str) -> str:
+    """The expiry as the email states it, in its language: 4 Mar 2099 / 4. mars 2099."""
+    return day(clock.parse(invitation.expires_at).date(), language)  # UTC's date, as clock.display_date
+
+
+def invitation_email(invitation, address: str, programme: str, manager, language: str = ENGLISH) -> EmailIntent:
+    """The intent for one send of an invitation; a resend has a new send number, so its own key.
+
+    `language`: the email's, as the manager chose it on the invite form (or their page's)."""
+    language = language_or_default(language)
     return EmailIntent(
         family=INVITATION,
         recipient=address,
@@ -44,17 +80,21 @@ def invitation_email(invitation, address: str, programme: str, manager) -> Email
         subject_ref=invitation_subject(invitation.id),
         data={
             "company_name": manager.company_name,
-            "inviter_name": manager.name or "A colleague",
+            "inviter_name": _inviter(manager.name, language),
             "invitee_name": invitation.name or "",
             "programme": programme,
             "token_nonce": invitation.token_nonce,
-            "expires_on": invitation.expires_on,
+            "expires_on": _expires_on(invitation, language),
+            "language": language,
         },
     )
 
 
-def manager_invitation_email(invitation, address: str, *, company_name: str, inviter_name: str) -> EmailIntent:
+def manager_invitation_email(
+    invitation, address: str, *, company_name: str, inviter_name: str, language: str = ENGLISH
+) -> EmailIntent:
     """The intent for one send of a manager's invitation; keyed on the send number, like a volunteer's."""
+    language = language_or_default(language)
     return EmailIntent(
         family=MANAGER_INVITATION,
         recipient=address,
@@ -62,9 +102,10 @@ def manager_invitation_email(invitation, address: str, *, company_name: str, inv
         subject_ref=invitation_subject(invitation.id),
         data={
             "company_name": company_name,
-            "inviter_name": inviter_name,
+            "inviter_name": _inviter(inviter_name, language),
             "token_nonce": invitation.token_nonce,
-            "expires_on": invitation.expires_on,
+            "expires_on": _expires_on(invitation, language),
+            "language": language,
         },
     )
 

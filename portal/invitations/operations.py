@@ -2,6 +2,9 @@
 
 Each operation is one `write_then_publish` block: the invitation rows and their emails commit
 together, and the emails are published after the commit.
+
+A refusal's message is in English, marked for the catalogue (`N_`): a page shows it in its own
+language from `InvitationError.message` and `.values` (portal.web.forms.error_message).
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from portal.auth import AccountError, hash_password, insert_user
+from portal.auth import AccountError, hash_password, insert_user, reading_language
 from portal.core import clock
 from portal.core.db import Database, json_array, json_rows
+from portal.core.i18n import ENGLISH, N_, language_or_default
 from portal.core.programmes import PROGRAMMES
 from portal.core.settings import Settings
 from portal.core.text import InputError, normalise_email, one_line
@@ -28,7 +32,24 @@ INVITATION_DAYS = 14
 
 
 class InvitationError(InputError):
-    """Bad input or a state that refuses the action; the message is safe to show."""
+    """Bad input or a state that refuses the action; the message is safe to show.
+
+    `message` is the catalogue's (English) message and `values` fill its placeholders, so a page
+    shows it in its own language; str() is the English sentence."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
+
+
+# one_line's refusals of the name typed on the accept page (portal/core/text.py words them; marked
+# here so the page can show them in its language).
+_NAME_REFUSALS = (
+    N_("Remove the invisible control characters from your name."),
+    N_("Remove the characters that change the text's direction from your name."),
+    N_("Enter your name."),
+    N_("Keep your name under 120 characters."),
+)
 
 
 class OpenedInvitation(NamedTuple):
@@ -114,7 +135,7 @@ def insert_invitation(conn: sa.Connection, settings: Settings, *, email: str, **
     """One invitation (see insert_invitations); refuses an address that already accepted."""
     opened = insert_invitations(conn, settings, emails=[email], **fields)
     if email not in opened:
-        raise InvitationError(f"{email} has already accepted an invitation.")
+        raise InvitationError(N_("%(email)s has already accepted an invitation."), email=email)
     return opened[email]
 
 
@@ -139,18 +160,25 @@ _LIVE_INVITATIONS = sa.text(
 
 
 def invite_colleagues(
-    ctx, *, manager, addresses: list[str], programme: str, names: dict[str, str] | None = None
+    ctx,
+    *,
+    manager,
+    addresses: list[str],
+    programme: str,
+    names: dict[str, str] | None = None,
+    language: str = ENGLISH,
 ) -> InviteResult:
     """Invite addresses (already parsed) to the manager's company: one transaction, then publish.
 
     names: {address: name} for addresses pasted with a name; kept with the invitation.
+    language: the emails' language, as the manager chose it (the invite form; default: their page's).
     """
     if programme not in PROGRAMMES:
-        raise InvitationError("Choose TEEI Language or TEEI Mentorship.")
+        raise InvitationError(N_("Choose TEEI Language or TEEI Mentorship."))
     if not addresses:
-        raise InvitationError("Add at least one email address.")
+        raise InvitationError(N_("Add at least one email address."))
     if len(addresses) > MAX_ADDRESSES:
-        raise InvitationError(f"Invite at most {MAX_ADDRESSES} people at a time.")
+        raise InvitationError(N_("Invite at most %(num)d people at a time."), num=MAX_ADDRESSES)
     with write_then_publish(ctx, now=clock.utcnow()) as work:
         emails = json_array(addresses)
         members = set(
@@ -172,7 +200,7 @@ def invite_colleagues(
             invited_by=manager.id,
             names=names,
         )
-        work.add(*(invitation_email(opened[address], address, programme, manager) for address in invited))
+        work.add(*(invitation_email(opened[address], address, programme, manager, language) for address in invited))
     return InviteResult(
         invited=tuple(invited),
         already_invited=tuple(a for a in addresses if a in live and a not in members),
@@ -181,8 +209,11 @@ def invite_colleagues(
     )
 
 
-def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
-    """Send an open invitation again; only once its latest email has settled. Returns queued."""
+def resend_invitation(ctx, *, manager, invitation_id: int, language: str = ENGLISH) -> bool:
+    """Send an open invitation again; only once its latest email has settled. Returns queued.
+
+    language: the email's (the resending manager's page language: the first email's language is
+    not kept with the invitation)."""
     with write_then_publish(ctx, now=clock.utcnow()) as work:
         invitation = (
             work.conn.execute(
@@ -196,13 +227,13 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
             .first()
         )
         if invitation is None or invitation["role"] != "employee":
-            raise InvitationError("That invitation does not exist.")
+            raise InvitationError(N_("That invitation does not exist."))
         if invitation["accepted_at"] is not None:
-            raise InvitationError(f"{invitation['email']} has already accepted.")
+            raise InvitationError(N_("%(email)s has already accepted."), email=invitation["email"])
         if invitation["revoked_at"] is not None:
-            raise InvitationError("That invitation was revoked; invite the address again for a new link.")
+            raise InvitationError(N_("That invitation was revoked; invite the address again for a new link."))
         if invitation["expires_at"] <= clock.iso(work.now):
-            raise InvitationError("That invitation has expired; invite the address again for a new link.")
+            raise InvitationError(N_("That invitation has expired; invite the address again for a new link."))
         _refuse_while_sending(work.conn, invitation_id, invitation["email"])
         send_number = work.conn.execute(
             sa.text("UPDATE invitations SET send_count = send_count + 1 WHERE id = :id RETURNING send_count"),
@@ -211,7 +242,7 @@ def resend_invitation(ctx, *, manager, invitation_id: int) -> bool:
         opened = OpenedInvitation(
             invitation_id, invitation["token_nonce"], send_number, invitation["expires_at"], invitation["name"]
         )
-        work.add(invitation_email(opened, invitation["email"], invitation["programme"], manager))
+        work.add(invitation_email(opened, invitation["email"], invitation["programme"], manager, language))
     return work.queued
 
 
@@ -222,7 +253,7 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
     try:
         password_hash = hash_password(password)
     except AccountError as error:
-        raise InvitationError(str(error)) from None
+        raise _from_account_error(error) from None
     now = clock.now_iso()
     with db.write() as conn:
         # Single use: only one acceptance can change the row, however many arrive at once.
@@ -238,7 +269,7 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
             .first()
         )
         if invitation is None:
-            raise InvitationError("This invitation link is no longer valid.")
+            raise InvitationError(N_("This invitation link is no longer valid."))
         try:
             user_id = insert_user(
                 conn,
@@ -250,7 +281,7 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
                 programme=invitation["programme"],
             )
         except AccountError as error:
-            raise InvitationError(str(error)) from None
+            raise _from_account_error(error) from None
         conn.execute(
             sa.text("UPDATE invitations SET accepted_user_id = :u WHERE id = :id"),
             {"u": user_id, "id": invitation["id"]},
@@ -258,11 +289,21 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
     return user_id
 
 
+def _from_account_error(error: AccountError) -> InvitationError:
+    """An account's refusal as the invitation's, keeping its catalogue message and values."""
+    message = getattr(error, "message", None)
+    if isinstance(message, str):
+        return InvitationError(message, **(getattr(error, "values", None) or {}))
+    return InvitationError(str(error))
+
+
 def _refuse_while_sending(conn: sa.Connection, invitation_id: int, email: str) -> None:
     """A resend waits until the latest email has settled, so two are never in flight at once."""
     latest = reads.latest_status(conn, invitation_subject(invitation_id))
     if latest is not None and latest not in SETTLED:
-        raise InvitationError(f"The email to {email} is still being sent; resend it once it has gone out.")
+        raise InvitationError(
+            N_("The email to %(email)s is still being sent; resend it once it has gone out."), email=email
+        )
 
 
 def revoke_invitation(db: Database, *, company_id: int, invitation_id: int) -> str:
@@ -284,22 +325,27 @@ def revoke_invitation(db: Database, *, company_id: int, invitation_id: int) -> s
                 {"id": invitation_id, "company_id": company_id},
             ).first()
             if state is None:
-                raise InvitationError("That invitation does not exist.")
+                raise InvitationError(N_("That invitation does not exist."))
             raise InvitationError(
-                "That invitation was already accepted, so it cannot be revoked."
+                N_("That invitation was already accepted, so it cannot be revoked.")
                 if state[0]
-                else "That invitation was already revoked."
+                else N_("That invitation was already revoked.")
             )
     return email
 
 
-_ALREADY_A_COLLEAGUE = (
+_ALREADY_A_COLLEAGUE = N_(
     "That colleague already has an account here. Contact TEEI if they should manage your company's volunteering."
 )
 
 
-def invite_manager(ctx, *, company_id: int, email: str, inviter_id: int, inviter_name: str) -> bool:
+def invite_manager(
+    ctx, *, company_id: int, email: str, inviter_id: int, inviter_name: str, language: str | None = None
+) -> bool:
     """Invite a person to manage the company (a second manager, or a first one again). Returns queued.
+
+    The email is in the reading language of an address that has an account (its owner's choice,
+    else their company's); else in `language`, the inviting person's page language (else English).
 
     An open or expired invitation to the address is renewed with a new link. A colleague with an
     account in this company is refused (the manager sees them on the people page anyway); an
@@ -330,15 +376,24 @@ def invite_manager(ctx, *, company_id: int, email: str, inviter_id: int, inviter
             programme=None,
             invited_by=inviter_id,
         )
-        work.add(manager_invitation_email(opened, address, company_name=company_name, inviter_name=inviter_name))
+        has_account = work.conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": address}).first()
+        written_in = reading_language(work.conn, address) if has_account else language_or_default(language)
+        work.add(
+            manager_invitation_email(
+                opened, address, company_name=company_name, inviter_name=inviter_name, language=written_in
+            )
+        )
     return work.queued
 
 
-def resend_manager_invitation(ctx, *, company_id: int, invitation_id: int, inviter_id: int, inviter_name: str) -> bool:
+def resend_manager_invitation(
+    ctx, *, company_id: int, invitation_id: int, inviter_id: int, inviter_name: str, language: str | None = None
+) -> bool:
     """Send a manager's invitation again, with a new link valid for INVITATION_DAYS from now.
 
     Unlike a volunteer's resend, an expired (or revoked) invitation is renewed: a company whose
-    first manager's email bounced or expired must not be locked out. Returns queued.
+    first manager's email bounced or expired must not be locked out. Returns queued. `language`: as
+    for invite_manager.
     """
     with ctx.db.read() as conn:
         invitation = (
@@ -350,9 +405,14 @@ def resend_manager_invitation(ctx, *, company_id: int, invitation_id: int, invit
             .first()
         )
     if invitation is None or invitation["role"] != "manager":
-        raise InvitationError("That invitation does not exist.")
+        raise InvitationError(N_("That invitation does not exist."))
     if invitation["accepted_at"] is not None:
-        raise InvitationError(f"{invitation['email']} has already accepted.")
+        raise InvitationError(N_("%(email)s has already accepted."), email=invitation["email"])
     return invite_manager(
-        ctx, company_id=company_id, email=invitation["email"], inviter_id=inviter_id, inviter_name=inviter_name
+        ctx,
+        company_id=company_id,
+        email=invitation["email"],
+        inviter_id=inviter_id,
+        inviter_name=inviter_name,
+        language=language,
     )

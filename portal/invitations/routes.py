@@ -1,4 +1,6 @@
 from flask import Blueprint, flash, redirect, render_template, request, session, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask_login import current_user
 
 from portal.auth import load_user
@@ -8,6 +10,8 @@ from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
 from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import portal_context
+from portal.web.forms import CHOOSE_OFFERED, error_message
+from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 from portal.web.sessions import start_session
 
@@ -21,7 +25,7 @@ def index():
     typed_state = request.args.get("state") or ""
     state = typed_state if typed_state in queries.INVITATION_STATES else ""
     # An unknown state is said, not silently read as the default (issue 26, item 1).
-    state_error = "Choose one of the options offered." if typed_state and typed_state != state else None
+    state_error = _(CHOOSE_OFFERED) if typed_state and typed_state != state else None
     page = queries.invitation_page(
         portal_context().db,
         company_id=current_company_id(),
@@ -51,6 +55,7 @@ def new():
             addresses=form.parsed.valid,
             programme=form.programme.data,
             names=form.parsed.names,
+            language=form.language.data,
         )
         _flash_invite_result(result)
         return redirect(url_for("invitations.index"))
@@ -60,12 +65,24 @@ def new():
 def _flash_invite_result(result: operations.InviteResult) -> None:
     if result.invited:
         count = len(result.invited)
-        on_their_way = "The emails are on their way." if result.queued else "The emails will go out in a minute."
-        flash(f"Invited {count} colleague{'s' if count != 1 else ''}. {on_their_way}", "success")
+        if result.queued:
+            said = ngettext(
+                "Invited %(num)d colleague. The emails are on their way.",
+                "Invited %(num)d colleagues. The emails are on their way.",
+                count,
+            )
+        else:
+            said = ngettext(
+                "Invited %(num)d colleague. The emails will go out in a minute.",
+                "Invited %(num)d colleagues. The emails will go out in a minute.",
+                count,
+            )
+        flash(said, "success")
     if result.already_invited:
-        flash("Already invited, so nothing new was sent: " + ", ".join(result.already_invited), "info")
+        addresses = ", ".join(result.already_invited)
+        flash(_("Already invited, so nothing new was sent: %(addresses)s", addresses=addresses), "info")
     if result.already_members:
-        flash("Already have an account: " + ", ".join(result.already_members), "info")
+        flash(_("Already have an account: %(addresses)s", addresses=", ".join(result.already_members)), "info")
 
 
 @bp.post("/<int:invitation_id>/resend")
@@ -78,13 +95,16 @@ def resend(invitation_id: int):
                 company_id=current_company_id(),
                 invitation_id=invitation_id,
                 inviter_id=current_user.id,
-                inviter_name=current_user.name or "A colleague",
+                inviter_name=current_user.name or "A colleague",  # the email words it in its language
+                language=current_language(),
             )
         else:
-            operations.resend_invitation(portal_context(), manager=current_user, invitation_id=invitation_id)
-        flash("The invitation is being sent again.", "success")
+            operations.resend_invitation(
+                portal_context(), manager=current_user, invitation_id=invitation_id, language=current_language()
+            )
+        flash(_("The invitation is being sent again."), "success")
     except operations.InvitationError as error:
-        flash(str(error), "error")
+        flash(error_message(error), "error")
     return redirect(url_for("invitations.index"))
 
 
@@ -95,9 +115,9 @@ def revoke(invitation_id: int):
         email = operations.revoke_invitation(
             portal_context().db, company_id=current_company_id(), invitation_id=invitation_id
         )
-        flash(f"The invitation to {email} is revoked: its link no longer works.", "success")
+        flash(_("The invitation to %(email)s is revoked: its link no longer works.", email=email), "success")
     except operations.InvitationError as error:
-        flash(str(error), "error")
+        flash(error_message(error), "error")
     return redirect(url_for("invitations.index"))
 
 
@@ -139,10 +159,16 @@ def accept(token: str | None = None):
                 db, token_hash=token_hash, name=form.name.data, password=form.password.data
             )
         except operations.InvitationError as error:
-            form.form_errors.append(str(error))
+            form.form_errors.append(error_message(error))
         else:
             start_session(load_user(db, user_id))
-            flash(f"Welcome! You are signed in to the TEEI Partner Portal with {invitation.company_name}.", "success")
+            flash(
+                _(
+                    "Welcome! You are signed in to the TEEI Partner Portal with %(company)s.",
+                    company=invitation.company_name,
+                ),
+                "success",
+            )
             return redirect(url_for("main.home"))
     return render_template("invitations/accept.html", form=form, invitation=invitation)
 

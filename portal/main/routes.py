@@ -1,8 +1,12 @@
-from flask import Blueprint, jsonify, redirect, render_template, url_for
+from flask import Blueprint, current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
+from portal.account import set_language
+from portal.core.i18n import LANGUAGES
 from portal.web.access import public
 from portal.web.extensions import portal_context
+from portal.web.i18n import LANGUAGE_COOKIE
 
 bp = Blueprint("main", __name__)
 
@@ -39,3 +43,24 @@ def healthz():
     if failing:
         body["failing"] = failing
     return jsonify(body), 200 if healthy else 503
+
+
+@bp.post("/language")
+@public
+def language():
+    """The language switch: the same page again, in the language chosen. A signed-in person's choice
+    is theirs from then on (pages and email); a visitor's is kept in a cookie for a year."""
+    back = request.form.get("next", "")
+    # Only a path of this site: never an address elsewhere ("//host" is one).
+    if not back.startswith("/") or back.startswith("//") or "\\" in back:
+        back = url_for("main.home")
+    chosen = request.form.get("language", "")
+    if chosen not in LANGUAGES:
+        flash(_("Choose one of the languages offered."), "error")
+        return redirect(back)
+    if current_user.is_authenticated:
+        set_language(portal_context().db, user_id=current_user.id, language=chosen)
+    answer = redirect(back)
+    secure = current_app.config["SESSION_COOKIE_SECURE"]
+    answer.set_cookie(LANGUAGE_COOKIE, chosen, max_age=365 * 24 * 3600, httponly=True, samesite="Lax", secure=secure)
+    return answer

@@ -1,4 +1,7 @@
-"""A plain notice from the portal team (operator emails, e.g. sent from a Flask shell)."""
+"""A plain notice from the portal team (operator emails, e.g. sent from a Flask shell).
+
+The subject is the operator's own words, sent as written; the layout around the body is in the
+intent's `language`."""
 
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import json_array
+from portal.core.i18n import N_
 from portal.outbox.intents import TEMPLATE_INPUT, EmailIntent
 from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
 from portal.outbox.rows import ALWAYS_DUE, CANCELLABLE, cancel_unsent
@@ -52,10 +53,10 @@ ELIGIBLE = {
 }
 # Why a row is not eligible, in the operator's words.
 RULES = {
-    RETRY: "Only a failed email or a dead letter of which nothing can have been sent can be retried.",
-    CONFIRM_SENT: "Only an email whose outcome is unknown can be confirmed as sent.",
-    SEND_AGAIN: "Only an email whose outcome is unknown, and whose content is still kept, can be sent again.",
-    CANCEL: "Only a waiting email of which nothing can have been sent can be cancelled.",
+    RETRY: N_("Only a failed email or a dead letter of which nothing can have been sent can be retried."),
+    CONFIRM_SENT: N_("Only an email whose outcome is unknown can be confirmed as sent."),
+    SEND_AGAIN: N_("Only an email whose outcome is unknown, and whose content is still kept, can be sent again."),
+    CANCEL: N_("Only a waiting email of which nothing can have been sent can be cancelled."),
 }
 
 
@@ -138,13 +139,13 @@ def apply_action(
     if len(reason) > REASON_MAX:
         raise ActionRefused(f"Keep the reason under {REASON_MAX} characters.")
     if action == SEND_AGAIN and not duplicate_confirmed:
-        raise ActionRefused("Confirm that the person may receive this email twice.")
+        raise ActionRefused(N_("Confirm that the person may receive this email twice."))
     message_id = (message_id or "").strip() or None
     if message_id is not None and (action != CONFIRM_SENT or len(outbox_ids) != 1):
-        raise ActionRefused("A provider message ID can only be given when confirming one email as sent.")
+        raise ActionRefused(N_("A provider message ID can only be given when confirming one email as sent."))
     ids = list(dict.fromkeys(outbox_ids))[:BULK_LIMIT]
     if not ids:
-        raise ActionRefused("No email was chosen.")
+        raise ActionRefused(N_("No email was chosen."))
 
     at = clock.iso(now)
     with write_then_publish(handles, now=now, request_id=request_id) as work:
@@ -156,7 +157,7 @@ def apply_action(
             work.outbox_ids.extend(changed)  # published after the commit, as new intents are
         elif action == CONFIRM_SENT:
             if message_id is not None and conn.execute(_MESSAGE_ID_TAKEN, {"message_id": message_id}).first():
-                raise ActionRefused("Another email already holds that provider message ID.")
+                raise ActionRefused(N_("Another email already holds that provider message ID."))
             params = {"ids": json_array(ids), "now": at, "message_id": message_id}
             changed = list(conn.execute(_CONFIRM_SENT, params).scalars())
         elif action == SEND_AGAIN:

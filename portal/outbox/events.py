@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.outbox.statuses import (
     CANCELLED,
     DEAD_LETTER,
@@ -28,10 +29,10 @@ from portal.outbox.statuses import (
 )
 
 ACTION_LABELS = {
-    "retry": "Retried by an operator",
-    "confirm_sent": "Confirmed as sent by an operator",
-    "send_again": "Sent again as a new email by an operator",
-    "cancel": "Cancelled by an operator",
+    "retry": N_("Retried by an operator"),
+    "confirm_sent": N_("Confirmed as sent by an operator"),
+    "send_again": N_("Sent again as a new email by an operator"),
+    "cancel": N_("Cancelled by an operator"),
 }
 
 
@@ -44,7 +45,7 @@ class TimelineEntry:
     actor: str | None = None  # operator events: who
     reason: str | None = None  # operator events: why, in their words
     related_outbox_id: str | None = None
-    related_label: str = "The related email"
+    related_label: str = N_("The related email")
 
     @property
     def display_at(self) -> str:
@@ -64,23 +65,23 @@ def classify_answer(reason: str | None) -> str:
     """What the provider's answer (as the engine recorded it in last_error) meant for the email."""
     text = reason or ""
     if text.startswith("provider_error"):
-        return "the provider failed (5xx): retried; it may have sent the email"
+        return N_("the provider failed (5xx): retried; it may have sent the email")
     if text == "transport_failure":
-        return "no answer reached us: retried; the provider may have sent the email"
+        return N_("no answer reached us: retried; the provider may have sent the email")
     if text == "provider_answer_without_id":
-        return "an answer without a message ID: retried; it may have been sent"
+        return N_("an answer without a message ID: retried; it may have been sent")
     if text.startswith("rate_limited") or text == "rate_limit_wait":
-        return "rate limited (429): nothing was sent; retried after the pause"
+        return N_("rate limited (429): nothing was sent; retried after the pause")
     if text == "concurrent_idempotent_requests":
-        return "another request with the same key was in flight (409): retried"
+        return N_("another request with the same key was in flight (409): retried")
     if text.startswith("provider_rejected"):
-        return "refused by the provider: nothing was sent"
+        return N_("refused by the provider: nothing was sent")
     if text == "invalid_idempotent_request":
-        return "the key was used with another payload (409): the outcome is unknown"
+        return N_("the key was used with another payload (409): the outcome is unknown")
     if text == UNKNOWN_OUTCOME:
-        return "an earlier attempt may have gone out, and the provider's window to tell is over or closing"
+        return N_("an earlier attempt may have gone out, and the provider's window to tell is over or closing")
     if text.startswith("error:"):
-        return "failed before reaching the provider: nothing was sent; retried"
+        return N_("failed before reaching the provider: nothing was sent; retried")
     return text
 
 
@@ -135,7 +136,7 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
             tone="bad" if r["type"] in ("email.bounced", "email.complained", "email.failed") else "ok",
             details=[
                 f"receipt {r['type']}" + (", from a lookup" if r["source"] == "lookup" else ""),
-                f"applied as: {r['outcome'] or 'not yet processed'}",
+                f"applied as: {r['outcome'] or N_('not yet processed')}",
             ],
         )
         for r in receipts
@@ -143,11 +144,13 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
     entries += [
         TimelineEntry(
             at=s["created_at"],
-            title="Address added to the suppression list"
+            title=N_("Address added to the suppression list")
             if s["action"] == "add"
-            else "Address removed from the suppression list",
+            else N_("Address removed from the suppression list"),
             tone="warn" if s["action"] == "add" else "",
-            details=[f"by {'the email provider' if s['source'] == 'webhook' else s['actor_email'] or 'an admin'}"],
+            details=[
+                f"by {N_('the email provider') if s['source'] == 'webhook' else s['actor_email'] or N_('an admin')}"
+            ],
             reason=s["reason"],
         )
         for s in suppressions
@@ -155,17 +158,17 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
     return sorted(entries, key=lambda entry: entry.at)
 
 
-FROZEN = "payload frozen: the first request to the provider follows"
+FROZEN = N_("payload frozen: the first request to the provider follows")
 # A receipt, in words for an admin (its type stays in the technical detail).
 RECEIPT_WORDS = {
-    "email.sent": "Resend confirmed it sent the email",
-    "email.delivered": "Delivered to the recipient's server",
-    "email.delivery_delayed": "Delivery delayed: the recipient's server has not taken it yet",
-    "email.bounced": "Bounced: the recipient's server refused it",
-    "email.complained": "Marked as spam by the recipient",
-    "email.opened": "Opened by the recipient",
-    "email.clicked": "A link in it was followed",
-    "email.failed": "Resend could not send it",
+    "email.sent": N_("Resend confirmed it sent the email"),
+    "email.delivered": N_("Delivered to the recipient's server"),
+    "email.delivery_delayed": N_("Delivery delayed: the recipient's server has not taken it yet"),
+    "email.bounced": N_("Bounced: the recipient's server refused it"),
+    "email.complained": N_("Marked as spam by the recipient"),
+    "email.opened": N_("Opened by the recipient"),
+    "email.clicked": N_("A link in it was followed"),
+    "email.failed": N_("Resend could not send it"),
 }
 
 
@@ -190,19 +193,23 @@ def _describe(event: dict) -> TimelineEntry:
     at, kind = event["created_at"], event["kind"]
     before, after = event["status_before"], event["status_after"]
     if kind == "created":
-        return TimelineEntry(at, "Written, waiting to be sent", details=[f"committed to the outbox; status: {after}"])
+        return TimelineEntry(
+            at, N_("Written, waiting to be sent"), details=[f"committed to the outbox; status: {after}"]
+        )
     if kind == "erased":
-        return TimelineEntry(at, "Recipient and content erased (retention)", details=["the status and times stay"])
+        return TimelineEntry(
+            at, N_("Recipient and content erased (retention)"), details=[N_("the status and times stay")]
+        )
     if kind == "operator":
         details = [f"status: {before} → {after}"] if before else [f"status: {after}"]
         if event["provider_message_id"] and event["action"] == "confirm_sent":
             details.append(f"provider message ID: {event['provider_message_id']}")
-        title, related_label = ACTION_LABELS.get(event["action"], event["action"]), "The new email"
+        title, related_label = ACTION_LABELS.get(event["action"], event["action"]), N_("The new email")
         if event["action"] == "send_again" and before is None:
             # The new row's own record: it exists because a person sent the old one again.
             title, related_label = (
-                "Written by an operator to send again an email whose outcome was unknown",
-                "The email it replaces",
+                N_("Written by an operator to send again an email whose outcome was unknown"),
+                N_("The email it replaces"),
             )
         return TimelineEntry(
             at,
@@ -221,65 +228,65 @@ def _describe_change(event: dict) -> TimelineEntry:
     at = event["created_at"]
     before, after, error = event["status_before"], event["status_after"], event["last_error"]
     attempt = event["attempt"]
-    may_have_gone = ["an attempt may have reached the provider"] if event["outcome_unknown"] else []
+    may_have_gone = [N_("an attempt may have reached the provider")] if event["outcome_unknown"] else []
     if event["first_attempt"] and before == after == PROCESSING:
         # Frozen after its claim, in a statement of its own (freeze.freeze_or_replay).
-        return TimelineEntry(at, "Content fixed for sending", details=[FROZEN])
+        return TimelineEntry(at, N_("Content fixed for sending"), details=[FROZEN])
     if after == PROCESSING and event["published"]:
         return TimelineEntry(
             at,
-            "Queued again: an attempt stopped without an answer",
+            N_("Queued again: an attempt stopped without an answer"),
             "warn",
-            ["republished by the relay: claim expired"],
+            [N_("republished by the relay: claim expired")],
         )
     if after == PROCESSING and before == PROCESSING:
         return TimelineEntry(
             at,
             f"Sending again (attempt {attempt}): the attempt before stopped without an answer",
             "warn",
-            ["claim expired; claimed again", *may_have_gone],
+            [N_("claim expired; claimed again"), *may_have_gone],
         )
     if after == PROCESSING:
         # A first attempt's claim also freezes its payload, in the same statement (claims.py).
-        details = ["claimed by a worker", FROZEN if event["first_attempt"] else ""]
+        details = [N_("claimed by a worker"), FROZEN if event["first_attempt"] else ""]
         return TimelineEntry(at, f"Being sent (attempt {attempt})", details=[d for d in details if d])
     if event["provider_message_id"] and after in (SENT, *RECEIPT_STATUSES) and before in (PROCESSING, RETRY, PENDING):
         return TimelineEntry(
             at,
-            "Handed to Resend",
+            N_("Handed to Resend"),
             "ok",
             [f"accepted at attempt {attempt}", f"message ID {event['provider_message_id']}"],
         )
     if after in RECEIPT_STATUSES and before in RECEIPT_STATUSES:
         return TimelineEntry(
-            at, f"Status now {after}", "bad" if after in ("bounced", "complained") else "ok", ["from a receipt"]
+            at, f"Status now {after}", "bad" if after in ("bounced", "complained") else "ok", [N_("from a receipt")]
         )
     if after == RETRY:
         details = [f"attempt {attempt}: {error or 'retry'}", classify_answer(error)]
         if event["next_attempt_at"]:
             details.append(f"next attempt at {display_second(event['next_attempt_at'])}")
         if before == PROCESSING:
-            return TimelineEntry(at, "Not sent this time; it will be tried again", "warn", details)
+            return TimelineEntry(at, N_("Not sent this time; it will be tried again"), "warn", details)
         if event["published"]:
             return TimelineEntry(
-                at, "Queued for its next attempt", details=[f"republished by the relay after attempt {attempt}"]
+                at, N_("Queued for its next attempt"), details=[f"republished by the relay after attempt {attempt}"]
             )
-        return TimelineEntry(at, "Retry time changed", details=details[2:])
+        return TimelineEntry(at, N_("Retry time changed"), details=details[2:])
     if after == PENDING and error and error.startswith("publish_failed"):
-        return TimelineEntry(at, "Not queued yet; it will be queued again by itself", "warn", [error])
+        return TimelineEntry(at, N_("Not queued yet; it will be queued again by itself"), "warn", [error])
     if event["published"]:
-        title = "Queued for sending" if before == PENDING else "Queued again"
+        title = N_("Queued for sending") if before == PENDING else N_("Queued again")
         return TimelineEntry(
-            at, title, details=["published to the queue" if before == PENDING else "republished by the relay"]
+            at, title, details=[N_("published to the queue") if before == PENDING else N_("republished by the relay")]
         )
     if after in (FAILED, SUPPRESSED, DEAD_LETTER, CANCELLED):
         tone = "warn" if after in (DEAD_LETTER, CANCELLED) else "bad"
         details = [f"attempt {attempt}: {error}" if attempt else str(error), classify_answer(error), *may_have_gone]
         titles = {
-            FAILED: "Failed: nothing was sent",
-            SUPPRESSED: "Not sent: the address is suppressed",
-            DEAD_LETTER: "Dead letter: needs a person" if error != SENT_AGAIN else "Marked as sent again",
-            CANCELLED: "Cancelled before any attempt",
+            FAILED: N_("Failed: nothing was sent"),
+            SUPPRESSED: N_("Not sent: the address is suppressed"),
+            DEAD_LETTER: N_("Dead letter: needs a person") if error != SENT_AGAIN else N_("Marked as sent again"),
+            CANCELLED: N_("Cancelled before any attempt"),
         }
         return TimelineEntry(at, titles[after], tone, [d for d in details if d])
-    return TimelineEntry(at, f"Status: {before} → {after}" if before != after else "Updated", details=[error or ""])
+    return TimelineEntry(at, f"Status: {before} → {after}" if before != after else N_("Updated"), details=[error or ""])

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.periods import local_midnight
 from portal.outbox.statuses import (
     BOUNCED,
@@ -63,20 +64,20 @@ FIGURES = (
 # share of the bounces that were transient.
 PARTITION = tuple(f for f in FIGURES if f not in ("committed", "accepted", "bounced_transient"))
 LABELS = {
-    "committed": "Committed",
-    "accepted": "Accepted",
-    "delivered": "Delivered",
-    "delayed": "Delayed",
-    "bounced": "Bounced",
-    "bounced_transient": "of them transient",
-    "complained": "Complained",
-    "awaiting_receipt": "Awaiting receipt",
-    "no_receipt": "No receipt",
-    "suppressed": "Suppressed",
-    "failed": "Failed",
-    "unknown_outcome": "Unknown outcome",
-    "stopped": "Cancelled or dead letter",
-    "in_flight": "Still sending",
+    "committed": N_("Committed"),
+    "accepted": N_("Accepted"),
+    "delivered": N_("Delivered"),
+    "delayed": N_("Delayed"),
+    "bounced": N_("Bounced"),
+    "bounced_transient": N_("of them transient"),
+    "complained": N_("Complained"),
+    "awaiting_receipt": N_("Awaiting receipt"),
+    "no_receipt": N_("No receipt"),
+    "suppressed": N_("Suppressed"),
+    "failed": N_("Failed"),
+    "unknown_outcome": N_("Unknown outcome"),
+    "stopped": N_("Cancelled or dead letter"),
+    "in_flight": N_("Still sending"),
 }
 
 # Accepted (row `o`) with no delivery receipt yet: its status has not moved on, and the provider has

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
+from portal.core.i18n import N_
 from portal.core.settings import Settings
 from portal.outbox.periodic import PeriodicTask
 from portal.outbox.statuses import SETTLED, sql_list
@@ -108,21 +109,21 @@ def retention_glance(db: Database, settings: Settings) -> list[Kept]:
     receipt_days, outbox_days = settings.receipt_retention_days, settings.outbox_retention_days
     return [
         Kept(
-            "Frozen email contents",
+            N_("Frozen email contents"),
             row["payloads"],
             row["oldest_payload"],
             None,
-            "each goes when the provider accepts its email (or its batch settles)",
+            N_("each goes when the provider accepts its email (or its batch settles)"),
         ),
         Kept(
-            "Receipt bodies",
+            N_("Receipt bodies"),
             row["receipts"],
             row["oldest_receipt"],
             goes(row["oldest_receipt"], receipt_days),
             f"kept {receipt_days} days after they arrive; their type, time and outcome stay",
         ),
         Kept(
-            "Settled emails' recipients and inputs",
+            N_("Settled emails' recipients and inputs"),
             row["settled"],
             row["oldest_settled"],
             goes(row["oldest_settled"], outbox_days),

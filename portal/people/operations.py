@@ -10,6 +10,7 @@ from portal.attendance import end_membership
 from portal.auth import end_all_sessions
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.text import InputError
 from portal.outbox import cancel_unsent, reads
 
@@ -18,7 +19,14 @@ LEFT_THE_COMPANY = "recipient_deactivated"  # the cancelled rows' reason
 
 
 class PeopleError(InputError):
-    """The action is refused; the message is safe to show."""
+    """The action is refused; the message is safe to show.
+
+    `message` is the catalogue's (English) message (marked with `N_`) and `values` fill its
+    placeholders, so a page shows it in its own language; str() is the English sentence."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values if values else message)
+        self.message, self.values = message, values
 
 
 def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_user_id: int) -> str:
@@ -30,7 +38,7 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
     cancelled (a report with the company's figures, a campaign), whatever its status: they left. Returns their address.
     """
     if user_id == acting_user_id:
-        raise PeopleError("You cannot deactivate your own account.")
+        raise PeopleError(N_("You cannot deactivate your own account."))
     now = clock.now_iso()
     with db.write() as conn:
         email = conn.execute(
@@ -41,7 +49,7 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
             {"id": user_id, "company_id": company_id, "now": now},
         ).scalar()
         if email is None:
-            raise PeopleError("That person is not an active member of your company.")
+            raise PeopleError(N_("That person is not an active member of your company."))
         end_membership(conn, user_id=user_id, at=now)
         conn.execute(
             sa.text("UPDATE password_resets SET used_at = :now WHERE user_id = :id AND used_at IS NULL"),

@@ -7,11 +7,13 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.programmes import PROGRAMMES
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 PERSON_STATES = ("active", "deactivated")
-ROLE_WORDS = {"manager": "Manager", "employee": "Volunteer"}
+# In English (marked for the catalogue); a page shows them in its own language.
+ROLE_WORDS = {"manager": N_("Manager"), "employee": N_("Volunteer")}
 
 
 @dataclass(frozen=True)

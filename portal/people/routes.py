@@ -1,4 +1,5 @@
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.invitations import InvitationError, invite_manager
@@ -6,7 +7,8 @@ from portal.people import operations, queries
 from portal.people.forms import ConfirmForm
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import InviteManagerForm
+from portal.web.forms import CHOOSE_OFFERED, InviteManagerForm, error_message
+from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 
 bp = Blueprint("people", __name__, url_prefix="/people")
@@ -19,7 +21,7 @@ def index():
     typed_state = request.args.get("state") or ""
     state = typed_state if typed_state in queries.PERSON_STATES else "active"
     # An unknown state is said, not silently read as the default (issue 26, item 1).
-    state_error = "Choose one of the options offered." if typed_state and typed_state != state else None
+    state_error = _(CHOOSE_OFFERED) if typed_state and typed_state != state else None
     page = queries.people_page(
         portal_context().db,
         company_id=current_company_id(),
@@ -45,9 +47,10 @@ def deactivate(user_id: int):
                 portal_context().db, company_id=current_company_id(), user_id=user_id, acting_user_id=current_user.id
             )
         except operations.PeopleError as error:
-            flash(str(error), "error")
+            flash(error_message(error), "error")
         else:
-            flash(f"{person.display_name} is deactivated. Their hours until today stay in your report.", "success")
+            said = _("%(name)s is deactivated. Their hours until today stay in your report.", name=person.display_name)
+            flash(said, "success")
         return redirect(url_for("people.index"))
     return render_template("people/deactivate.html", person=person, form=form)
 
@@ -63,11 +66,13 @@ def new_manager():
                 company_id=current_company_id(),
                 email=form.email.data,
                 inviter_id=current_user.id,
-                inviter_name=current_user.name or "A colleague",
+                inviter_name=current_user.name or "A colleague",  # the email words it in its language
+                # for an address without an account: the email in this page's language
+                language=current_language(),
             )
         except InvitationError as error:
-            form.email.errors.append(str(error))
+            form.email.errors.append(error_message(error))
         else:
-            flash("The invitation to manage with you is on its way.", "success")
+            flash(_("The invitation to manage with you is on its way."), "success")
             return redirect(url_for("invitations.index"))
     return render_template("people/new_manager.html", form=form), 200 if request.method == "GET" else 400

@@ -1,4 +1,6 @@
-"""A person's data as a ZIP: a README, and each section as JSON and as CSV."""
+"""A person's data as a ZIP: a README, in the language of the page it was asked from, and each
+section as JSON and as CSV (the data as stored: names of files and columns are the same in every
+language)."""
 
 from __future__ import annotations
 
@@ -8,13 +10,17 @@ import json
 import zipfile
 from datetime import datetime
 
+from babel import dates
+
+from portal.core.i18n import ENGLISH, language_or_default, translate
 from portal.privacy.queries import SECTIONS, PersonalData
 
 
-def data_zip(data: PersonalData, *, portal_name: str, made_at: datetime) -> bytes:
+def data_zip(data: PersonalData, *, portal_name: str, made_at: datetime, language: str = ENGLISH) -> bytes:
+    """`portal_name` as the README names the portal, in `language` ("the TEEI partner portal")."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("README.txt", _readme(data, portal_name=portal_name, made_at=made_at))
+        archive.writestr("README.txt", _readme(data, portal_name=portal_name, made_at=made_at, language=language))
         for name, rows in data.sections.items():
             archive.writestr(f"{name}.json", json.dumps(rows, indent=2, ensure_ascii=False, default=str))
             archive.writestr(f"{name}.csv", _csv(rows))
@@ -41,22 +47,31 @@ def _as_cell(value) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def _readme(data: PersonalData, *, portal_name: str, made_at: datetime) -> str:
+def _readme(data: PersonalData, *, portal_name: str, made_at: datetime, language: str) -> str:
+    language = language_or_default(language)
+    # "03 October 2026" / "03. oktober 2026", at a UTC time.
+    day = dates.format_date(made_at, format="dd MMMM y" if language == ENGLISH else "dd. MMMM y", locale=language)
     lines = [
-        f"What {portal_name} holds about {data.address}",
-        f"Made {made_at:%d %B %Y at %H:%M} UTC.",
+        translate(language, "What %(portal)s holds about %(address)s", portal=portal_name, address=data.address),
+        translate(language, "Made %(day)s at %(time)s UTC.", day=day, time=f"{made_at:%H:%M}"),
         "",
-        "Each part is here twice: as JSON (for programs) and as CSV (for a spreadsheet).",
-        "Times are in UTC. An empty part means the portal holds nothing of that kind about you.",
+        translate(language, "Each part is here twice: as JSON (for programs) and as CSV (for a spreadsheet)."),
+        translate(language, "Times are in UTC. An empty part means the portal holds nothing of that kind about you."),
         "",
     ]
     for name, description in SECTIONS.items():
-        lines.append(f"{name} ({len(data.sections[name])}): {description}")
+        lines.append(f"{name} ({len(data.sections[name])}): {translate(language, description)}")
     lines += [
         "",
-        "Not included: other people's data (for example the text of an invitation, which names the",
-        "colleague who sent it), password hashes and link tokens, which are secrets, not data about you.",
-        "To have this data erased, ask the portal's administrators (volunteers can erase their own",
-        "account from the account page).",
+        translate(
+            language,
+            "Not included: other people's data (for example the text of an invitation, which names the "
+            "colleague who sent it), password hashes and link tokens, which are secrets, not data about you.",
+        ),
+        translate(
+            language,
+            "To have this data erased, ask the portal's administrators (volunteers can erase their own "
+            "account from the account page).",
+        ),
     ]
     return "\n".join(lines) + "\n"

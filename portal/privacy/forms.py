@@ -1,3 +1,4 @@
+from flask_babel import lazy_gettext as _l
 from wtforms import BooleanField, EmailField, HiddenField, PasswordField
 from wtforms.validators import AnyOf, DataRequired, Email, Length, Optional
 
@@ -9,9 +10,9 @@ class FindPersonForm(PortalForm):
     """An admin looks a person up by address: a POST, so the address never sits in a URL or a log."""
 
     email = EmailField(
-        "Email address",
+        _l("Email address"),
         filters=[strip],
-        validators=[DataRequired(message="Enter the person's email address."), Email(), Length(max=254)],
+        validators=[DataRequired(message=_l("Enter the person's email address.")), Email(), Length(max=254)],
     )
 
 
@@ -24,9 +25,9 @@ class PersonActionForm(FindPersonForm):
 
 class EraseOwnAccountForm(PortalForm):
     current_password = PasswordField(
-        "Your password", validators=[DataRequired(message="Enter your password to erase your account.")]
+        _l("Your password"), validators=[DataRequired(message=_l("Enter your password to erase your account."))]
     )
     understood = BooleanField(
-        "I understand that my account and what it holds are erased for good",
-        validators=[DataRequired(message="Tick the box to confirm.")],
+        _l("I understand that my account and what it holds are erased for good"),
+        validators=[DataRequired(message=_l("Tick the box to confirm."))],
     )

@@ -23,6 +23,7 @@ from portal.applications import application_subject
 from portal.auth import login_failure_key
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
 from portal.outbox import EmailsInFlight, cancel_unsent, erase_address, unsettled_about
@@ -74,7 +75,7 @@ def _subjects_about(conn, address: str) -> list[str]:
 
 
 class NothingToErase(ValueError):
-    """The portal holds nothing under that address."""
+    """The portal holds nothing under that address (str(): the English message, marked for the catalogue)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
     While an email to the address is being handed to the provider, only the cancellations commit and
     the result says how many emails to wait for; the admin asks again a moment later."""
     if not holds_data:
-        raise NothingToErase("The portal holds nothing under that address.")
+        raise NothingToErase(N_("The portal holds nothing under that address."))
     address = normalise_email(address)
     pseudonym = f"erased-{secrets.token_hex(6)}@erased.invalid"
     with ctx.db.write() as conn:

@@ -12,28 +12,30 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.text import normalise_email
 from portal.outbox.reads import emails_to
 
-# Section name -> (what it is, for the README in the download).
+# Section name -> what it is, for the README in the download and the admins' page (in English,
+# marked for the catalogue: each translates it where it is shown).
 SECTIONS = {
-    "account": "Your account: address, name, role, company and when it was made or deactivated.",
-    "memberships": "The companies you belonged to, and when (your hours count for the company of the day).",
-    "invitations": "Invitations sent to your address, and whether they were accepted or revoked.",
-    "attendance": "Every session the programme platforms reported for your address.",
-    "emails": "Every email the portal wrote to your address: its kind, status and times (not its content).",
-    "receipts": "What the email provider reported about those emails (delivered, bounced, opened...).",
-    "suppressions": "Whether the portal stopped emailing your address (a bounce or complaint), and when.",
-    "suppression_history": "Every change to that entry.",
-    "campaign_recipients": "The campaigns (newsletters) that were sent to you.",
-    "campaign_unsubscribes": "Campaigns you unsubscribed from.",
-    "applications": "Partner applications you sent as a company's contact.",
-    "demo_requests": "Demo requests you sent.",
-    "report_subscriptions": "Report emails you subscribed to as a manager.",
-    "password_resets": "Password reset links made for your account (never the link itself).",
-    "decisions_taken": "Decisions on partner applications you took as an admin.",
-    "outbox_actions_taken": "Actions you took on emails in the operator's console, as an admin.",
-    "privacy_events": "Every download and erasure of this data.",
+    "account": N_("Your account: address, name, role, company and when it was made or deactivated."),
+    "memberships": N_("The companies you belonged to, and when (your hours count for the company of the day)."),
+    "invitations": N_("Invitations sent to your address, and whether they were accepted or revoked."),
+    "attendance": N_("Every session the programme platforms reported for your address."),
+    "emails": N_("Every email the portal wrote to your address: its kind, status and times (not its content)."),
+    "receipts": N_("What the email provider reported about those emails (delivered, bounced, opened...)."),
+    "suppressions": N_("Whether the portal stopped emailing your address (a bounce or complaint), and when."),
+    "suppression_history": N_("Every change to that entry."),
+    "campaign_recipients": N_("The campaigns (newsletters) that were sent to you."),
+    "campaign_unsubscribes": N_("Campaigns you unsubscribed from."),
+    "applications": N_("Partner applications you sent as a company's contact."),
+    "demo_requests": N_("Demo requests you sent."),
+    "report_subscriptions": N_("Report emails you subscribed to as a manager."),
+    "password_resets": N_("Password reset links made for your account (never the link itself)."),
+    "decisions_taken": N_("Decisions on partner applications you took as an admin."),
+    "outbox_actions_taken": N_("Actions you took on emails in the operator's console, as an admin."),
+    "privacy_events": N_("Every download and erasure of this data."),
 }
 
 _BY_USER = {

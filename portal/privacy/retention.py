@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.outbox import PeriodicTask
 
 log = logging.getLogger("portal.worker")
@@ -26,7 +27,7 @@ EXPIRED = "expired-{id}@erased.invalid"
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str  # what a person reads
+    kind: str  # what a person reads (English, marked for the catalogue; the page translates it)
     setting: str  # the variable that sets the period, or "fixed"
     days: int
     held: str  # SQL: COUNT(*) and MIN(moment) of what the rule will erase one day, no parameters
@@ -46,7 +47,7 @@ class Holding:
 def rules(settings) -> list[Rule]:
     return [
         Rule(
-            "Demo requests (name, address, company, message)",
+            N_("Demo requests (name, address, company, message)"),
             "DEMO_REQUEST_RETENTION_DAYS",
             settings.demo_request_retention_days,
             "SELECT COUNT(*), MIN(created_at) FROM demo_submissions WHERE email NOT LIKE '%@erased.invalid'",
@@ -58,7 +59,7 @@ def rules(settings) -> list[Rule]:
             ),
         ),
         Rule(
-            "Declined partner applications (contact's name, address, message)",
+            N_("Declined partner applications (contact's name, address, message)"),
             "DECLINED_APPLICATION_RETENTION_DAYS",
             settings.declined_application_retention_days,
             "SELECT COUNT(*), MIN(updated_at) FROM company_applications "
@@ -70,7 +71,7 @@ def rules(settings) -> list[Rule]:
             ),
         ),
         Rule(
-            "Invitations never accepted (the invited address)",
+            N_("Invitations never accepted (the invited address)"),
             "OPEN_INVITATION_RETENTION_DAYS",
             settings.open_invitation_retention_days,
             "SELECT COUNT(*), MIN(expires_at) FROM invitations "
@@ -83,7 +84,7 @@ def rules(settings) -> list[Rule]:
             ),
         ),
         Rule(
-            "Password reset links (used or expired)",
+            N_("Password reset links (used or expired)"),
             "fixed",
             PASSWORD_RESET_KEPT_DAYS,
             "SELECT COUNT(*), MIN(COALESCE(used_at, expires_at)) FROM password_resets",

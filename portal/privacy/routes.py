@@ -6,18 +6,23 @@ from __future__ import annotations
 import time
 
 from flask import Blueprint, Response, flash, redirect, render_template, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask_login import current_user, logout_user
 
 from portal.auth import guess_delay, record_failure, verify_password
 from portal.core import clock
+from portal.core.i18n import N_
 from portal.privacy import operations, queries, retention
 from portal.privacy.export import data_zip
 from portal.privacy.forms import EraseOwnAccountForm, FindPersonForm, PersonActionForm
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
+from portal.web.forms import error_message
+from portal.web.i18n import current_language
 
 bp = Blueprint("privacy", __name__)
-PORTAL_NAME = "the TEEI partner portal"
+PORTAL_NAME = N_("the TEEI partner portal")
 
 
 @bp.route("/admin/privacy", methods=["GET", "POST"])
@@ -63,18 +68,29 @@ def erase():
             ctx, address=data.address, actor_user_id=current_user.id, now=clock.utcnow(), holds_data=data.total > 0
         )
     except operations.NothingToErase as error:
-        flash(str(error), "info")
+        flash(error_message(error), "info")
         return redirect(url_for("privacy.find_person"))
     if not erasure.done:
         flash(
-            f"{erasure.waiting_for} email(s) to this address are being handed to the provider right now, so "
-            "nothing was erased yet (every other email to them is cancelled). Erase again in a minute.",
+            ngettext(
+                "%(num)d email to this address is being handed to the provider right now, so nothing was "
+                "erased yet (every other email to them is cancelled). Erase again in a minute.",
+                "%(num)d emails to this address are being handed to the provider right now, so nothing was "
+                "erased yet (every other email to them is cancelled). Erase again in a minute.",
+                erasure.waiting_for,
+            ),
             "error",
         )
         return redirect(url_for("privacy.find_person"))
     flash(
-        f"Erased. The records that stay (hours, email statuses) now name {erasure.pseudonym}; "
-        f"{erasure.emails_cancelled} unsent email(s) were cancelled.",
+        ngettext(
+            "Erased. The records that stay (hours, email statuses) now name %(pseudonym)s; "
+            "%(num)d unsent email was cancelled.",
+            "Erased. The records that stay (hours, email statuses) now name %(pseudonym)s; "
+            "%(num)d unsent emails were cancelled.",
+            erasure.emails_cancelled,
+            pseudonym=erasure.pseudonym,
+        ),
         "success",
     )
     return redirect(url_for("privacy.find_person"))
@@ -95,16 +111,16 @@ def erase_own_account():
         time.sleep(guess_delay(ctx.db, current_user.email, now=clock.utcnow()))  # slowed like sign-in
         if not verify_password(ctx.db, current_user.id, form.current_password.data):
             record_failure(ctx.db, current_user.email, now=clock.utcnow())
-            form.current_password.errors.append("That is not your password.")
+            form.current_password.errors.append(_("That is not your password."))
         else:
             erasure = operations.erase_person(
                 ctx, address=current_user.email, actor_user_id=current_user.id, now=clock.utcnow(), holds_data=True
             )
             if erasure.done:
                 logout_user()
-                flash("Your account is erased. Thank you for volunteering with TEEI.", "success")
+                flash(_("Your account is erased. Thank you for volunteering with TEEI."), "success")
                 return redirect(url_for("auth.login"))
-            flash("An email to you is being sent right now. Try again in a minute.", "error")
+            flash(_("An email to you is being sent right now. Try again in a minute."), "error")
     return render_template("privacy/erase_own.html", form=form), 200 if not form.errors else 400
 
 
@@ -112,7 +128,7 @@ def _download(address: str) -> Response:
     ctx, now = portal_context(), clock.utcnow()
     data = queries.personal_data(ctx.db, address)
     operations.record_download(ctx.db, subject_user_id=data.user_id, actor_user_id=current_user.id, now=now)
-    archive = data_zip(data, portal_name=PORTAL_NAME, made_at=now)
+    archive = data_zip(data, portal_name=_(PORTAL_NAME), made_at=now, language=current_language())
     filename = f"personal-data-{now:%Y-%m-%d}.zip"  # no address in a file name a browser keeps
     return Response(
         archive,

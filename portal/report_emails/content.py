@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from portal.core.clock import now_iso
 from portal.core.db import Database
+from portal.core.i18n import N_, language_of, number, percent, translate
 from portal.core.periods import Period, period_key
 from portal.core.programmes import PROGRAMMES
 from portal.reports import (
@@ -38,7 +39,7 @@ from portal.reports import (
 )
 
 LIVE, SNAPSHOT = "live", "snapshot"
-HIDDEN = "hidden"
+HIDDEN = N_("hidden")  # in the email's language where it is stated
 
 
 @dataclass(frozen=True)
@@ -181,25 +182,31 @@ def mask_of(data: dict) -> FilingMask:
 
 
 def headline(data: dict) -> dict:
-    """The figures the email's body states, as text: what its attached PDF hides, it hides too."""
+    """The figures the email's body states, as text in the email's language: what its attached PDF
+    hides, it hides too. Each programme is (name, hours, sessions, hidden)."""
+    language = language_of(data)
+    hidden = translate(language, HIDDEN)
     figures = Figures.from_dict(data["figures"])
     mask = mask_of(data)
     first, last = figures.months[0].start[:7], figures.months[-1].start[:7]
-    at_least = "" if data.get("volunteers_exact", True) else "at least "
-    rate = figures.participation if data.get("volunteers_exact", True) else None
+    exact = data.get("volunteers_exact", True)
+    volunteers = number(figures.total.volunteers, language)
+    rate = figures.participation if exact else None
     total_hidden = mask.hides(first, last)
     count_hidden = mask.hides_count(first, last)
     return {
-        "hours": HIDDEN if total_hidden else hours_text(figures.total.minutes),
-        "sessions": HIDDEN if total_hidden else f"{figures.total.sessions:,}",
-        "volunteers": HIDDEN if count_hidden else f"{at_least}{figures.total.volunteers:,}",
-        "participation": HIDDEN
+        "hours": hidden if total_hidden else hours_text(figures.total.minutes, language),
+        "sessions": hidden if total_hidden else number(figures.total.sessions, language),
+        "volunteers": hidden
+        if count_hidden
+        else (volunteers if exact else translate(language, "at least %(count)s", count=volunteers)),
+        "participation": hidden
         if count_hidden or mask.hides_employees(first, last)
-        else ("–" if rate is None else f"{rate:.1f}%"),
+        else ("–" if rate is None else percent(rate, language, 1)),
         "programmes": [
-            (PROGRAMMES[p], HIDDEN, HIDDEN)
+            (PROGRAMMES[p], hidden, hidden, True)
             if mask.hides(first, last, p)
-            else (PROGRAMMES[p], hours_text(cell.minutes), f"{cell.sessions:,}")
+            else (PROGRAMMES[p], hours_text(cell.minutes, language), number(cell.sessions, language), False)
             for p, cell in figures.programmes.items()
             if p in PROGRAMMES
         ],

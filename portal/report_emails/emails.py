@@ -11,17 +11,22 @@ from __future__ import annotations
 import base64
 from urllib.parse import urlencode
 
+from portal.core.i18n import N_, language_of, translate
 from portal.outbox import Attachment, EmailIntent, Family, RetryPolicy, statuses
-from portal.report_emails.content import headline, report_from_input
-from portal.reports import filing_pdf
+from portal.report_emails.content import headline, period_of, report_from_input
+from portal.reports import filing_pdf, name_label, period_label
 
 # 5 min, 10, 20 … capped at 4 h: the nine waits add up to about 17 hours (< 24 h), then the dead-letter queue.
 REPORT_RETRY = RetryPolicy(base_seconds=300, cap_seconds=4 * 3600, max_attempts=10)
 
 
 def report_subject(data: dict) -> str:
-    prefix = "[Test] " if data["kind"] == "test" else ""
-    return f"{prefix}Volunteering report for {data['period']['label']}: {data['company_name']}"
+    """In the manager's language, stored with the email (English for emails written before languages)."""
+    language = language_of(data)
+    values = {"period": period_label(period_of(data), language), "company": data["company_name"]}
+    if data["kind"] == "test":
+        return translate(language, "[Test] Volunteering report for %(period)s: %(company)s", **values)
+    return translate(language, "Volunteering report for %(period)s: %(company)s", **values)
 
 
 def report_url(data: dict, base_url: str) -> str:
@@ -30,11 +35,19 @@ def report_url(data: dict, base_url: str) -> str:
 
 
 def _prepare(data: dict, settings) -> dict:
-    return {**data, "headline": headline(data), "report_url": report_url(data, settings.public_base_url)}
+    language = language_of(data)
+    return {
+        **data,
+        "headline": headline(data),
+        "period_label": period_label(period_of(data), language),
+        "closed_year_label": name_label(data["closed"]["year_label"], language) if data.get("closed") else None,
+        "report_url": report_url(data, settings.public_base_url),
+    }
 
 
 def report_pdf(data: dict, settings) -> Attachment:
-    body = filing_pdf(report_from_input(data))
+    """The filing PDF, in the language the email is written in."""
+    body = filing_pdf(report_from_input(data), language_of(data))
     name = f"teei-report-{data['period']['key']}.pdf"
     return Attachment(name, base64.b64encode(body).decode("ascii"), "application/pdf")
 
@@ -53,38 +66,42 @@ REPORT = Family(
 FAMILIES = (REPORT,)
 
 
-def run_email(shared: dict, *, company_id: int, period_key: str, run_number: int, manager) -> EmailIntent:
-    """One subscribed manager's email of a scheduled run or a backfill; a forced backfill has a new run number."""
+def run_email(
+    shared: dict, *, company_id: int, period_key: str, run_number: int, manager, language: str
+) -> EmailIntent:
+    """One subscribed manager's email of a scheduled run or a backfill; a forced backfill has a new run
+    number. `language`: the manager's (`reading_language`), read in the write that adds the email."""
     return EmailIntent(
         family=REPORT,
         recipient=manager.email,
         idempotency_key=f"report:{company_id}:{period_key}:run:{run_number}:user:{manager.id}",
         subject_ref=f"report-run:{company_id}:{period_key}",
-        data={**shared, "recipient_name": manager.name},
+        data={**shared, "recipient_name": manager.name, "language": language},
     )
 
 
-def test_email(shared: dict, *, manager, request_id: str) -> EmailIntent:
-    """A manager's test send: keyed by the form's request ID, so a double click is one email."""
+def test_email(shared: dict, *, manager, request_id: str, language: str) -> EmailIntent:
+    """A manager's test send: keyed by the form's request ID, so a double click is one email. In the
+    manager's language, as the scheduled emails are (`reading_language`)."""
     return EmailIntent(
         family=REPORT,
         recipient=manager.email,
         idempotency_key=f"report-test:{manager.id}:{request_id}",
         subject_ref=f"report-test:{manager.id}",
-        data={**shared, "recipient_name": manager.name},
+        data={**shared, "recipient_name": manager.name, "language": language},
     )
 
 
-# Where a manager's last test send stands, in their words (every status covered).
+# Where a manager's last test send stands, in their words (every status covered); translated where shown.
 DELIVERY_WORDS = {
-    **{status: "on its way" for status in statuses.UNSETTLED},
-    statuses.SENT: "sent",
-    statuses.DELIVERED: "delivered",
-    statuses.BOUNCED: "bounced",
-    statuses.COMPLAINED: "marked as spam",
-    statuses.SUPPRESSED: "not sent: your address bounced before",
-    statuses.FAILED: "failed",
-    statuses.DEAD_LETTER: "held for an administrator to check",
-    statuses.CANCELLED: "cancelled before it was sent",
+    **{status: N_("on its way") for status in statuses.UNSETTLED},
+    statuses.SENT: N_("sent"),
+    statuses.DELIVERED: N_("delivered"),
+    statuses.BOUNCED: N_("bounced"),
+    statuses.COMPLAINED: N_("marked as spam"),
+    statuses.SUPPRESSED: N_("not sent: your address bounced before"),
+    statuses.FAILED: N_("failed"),
+    statuses.DEAD_LETTER: N_("held for an administrator to check"),
+    statuses.CANCELLED: N_("cancelled before it was sent"),
 }
 assert set(DELIVERY_WORDS) == set(statuses.ALL)

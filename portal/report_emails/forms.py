@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask_babel import lazy_gettext as _l
 from wtforms import RadioField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired
@@ -12,9 +13,10 @@ from portal.web.forms import PortalForm, RequestIdField
 
 class SubscriptionForm(PortalForm):
     frequency = RadioField(
-        "Report emails",
-        choices=[SelectChoice(value, label) for value, label in FREQUENCIES.items()],
-        validators=[DataRequired(message="Choose monthly, quarterly or off.")],
+        _l("Report emails"),
+        # The labels are marked where they are defined (queries.FREQUENCIES), and read in the page's language.
+        choices=[SelectChoice(value, _l(label)) for value, label in FREQUENCIES.items()],
+        validators=[DataRequired(message=_l("Choose monthly, quarterly or off."))],
     )
 
 

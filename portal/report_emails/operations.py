@@ -39,6 +39,7 @@ from portal.report_emails.queries import (
     OFF,
     SubscriptionError,
     frequency_of_user,
+    reading_language,
     subscribed_companies,
     subscribers,
 )
@@ -177,7 +178,14 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
         )
         work.add(
             *(
-                run_email(shared, company_id=company_id, period_key=key, run_number=run_number, manager=manager)
+                run_email(
+                    shared,
+                    company_id=company_id,
+                    period_key=key,
+                    run_number=run_number,
+                    manager=manager,
+                    language=manager.language,  # theirs, read in this write (queries.subscribers)
+                )
                 for manager in recipients
             )
         )
@@ -197,6 +205,7 @@ class TestSendResult:
     period_label: str
     new: bool  # False: the same form was posted twice, and its one email already exists
     queued: bool
+    period: Period | None = None  # the page names it in its reader's language
 
 
 def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> TestSendResult:
@@ -229,8 +238,9 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
         ).rowcount
         if new:
             shared = _as_filed(work.conn, shared, company_id=manager.company_id, period=period)
-            work.add(test_email(shared, manager=manager, request_id=request_id))
-    return TestSendResult(period.label, bool(new), work.queued)
+            language = reading_language(work.conn, user_id=manager.id)
+            work.add(test_email(shared, manager=manager, request_id=request_id, language=language))
+    return TestSendResult(period.label, bool(new), work.queued, period)
 
 
 def schedule_task(settings) -> PeriodicTask:

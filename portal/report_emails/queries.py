@@ -12,10 +12,12 @@ from typing import NamedTuple
 import sqlalchemy as sa
 
 from portal.core.db import Database
+from portal.core.i18n import N_, choose_language
 from portal.core.periods import MONTHLY, QUARTERLY
 
 OFF = "off"
-FREQUENCIES = {MONTHLY: "Every month", QUARTERLY: "Every quarter", OFF: "Off"}
+# Translated where they are shown (the form's choices, the page).
+FREQUENCIES = {MONTHLY: N_("Every month"), QUARTERLY: N_("Every quarter"), OFF: N_("Off")}
 
 
 class SubscriptionError(ValueError):
@@ -26,6 +28,7 @@ class Subscriber(NamedTuple):
     id: int
     email: str
     name: str
+    language: str  # the language their report email is written in (`reading_language`)
 
 
 # A subscription counts only while its owner is a manager of that company, with an open membership.
@@ -36,7 +39,8 @@ STILL_A_MANAGER_HERE = """
 """
 
 _SUBSCRIBERS = sa.text(f"""
-    SELECT u.id, u.email, u.name FROM report_subscriptions s JOIN users u ON {STILL_A_MANAGER_HERE}
+    SELECT u.id, u.email, u.name, u.language, c.language AS company_language
+    FROM report_subscriptions s JOIN users u ON {STILL_A_MANAGER_HERE} JOIN companies c ON c.id = s.company_id
     WHERE s.company_id = :company_id AND s.frequency = :frequency
     ORDER BY u.id
 """)
@@ -53,8 +57,27 @@ _SUBSCRIBED_COMPANIES = sa.text(f"""
 
 
 def subscribers(conn: sa.Connection, *, company_id: int, frequency: str) -> list[Subscriber]:
-    """The company's managers subscribed at this frequency now, on the caller's transaction."""
-    return [Subscriber(*row) for row in conn.execute(_SUBSCRIBERS, {"company_id": company_id, "frequency": frequency})]
+    """The company's managers subscribed at this frequency now, each with the language their email is
+    written in, on the caller's transaction (the one that writes the emails)."""
+    rows = conn.execute(_SUBSCRIBERS, {"company_id": company_id, "frequency": frequency})
+    return [
+        Subscriber(row.id, row.email, row.name, choose_language(row.language, (), row.company_language)) for row in rows
+    ]
+
+
+_READER = sa.text("""
+    SELECT u.language, c.language AS company_language FROM users u LEFT JOIN companies c ON c.id = u.company_id
+    WHERE u.id = :user_id
+""")
+
+
+def reading_language(conn: sa.Connection, *, user_id: int) -> str:
+    """The language the portal writes to this manager in, on the caller's transaction: their own
+    choice, else their company's, else English. The same rule as portal/auth/queries.py's
+    `reading_language` (portal.core.i18n.choose_language), read here by the account's id: the auth
+    area's face does not offer that function to other areas."""
+    row = conn.execute(_READER, {"user_id": user_id}).first()
+    return choose_language(row.language if row else None, (), row.company_language if row else None)
 
 
 def subscribed_companies(db: Database) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.core.periods import MONTHLY, closes_at, last_closed, period_for, report_timezone
@@ -13,8 +14,10 @@ from portal.report_emails import operations, queries
 from portal.report_emails.emails import DELIVERY_WORDS
 from portal.report_emails.forms import SubscriptionForm, TestSendForm
 from portal.report_emails.queries import FREQUENCIES, OFF
+from portal.reports import closes_text, period_label
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
+from portal.web.i18n import current_language
 
 bp = Blueprint("report_emails", __name__)
 
@@ -29,7 +32,10 @@ def subscription():
             ctx, user_id=current_user.id, company_id=company_id, frequency=form.frequency.data
         )
         chosen = form.frequency.data
-        flash("Report emails are off." if chosen == OFF else f"Saved: {FREQUENCIES[chosen].lower()}.", "success")
+        if chosen == OFF:
+            flash(_("Report emails are off."), "success")
+        else:
+            flash(_("Saved: %(frequency)s.", frequency=_(FREQUENCIES[chosen]).lower()), "success")
         return redirect(url_for("report_emails.subscription"))
     frequency = queries.frequency_of_user(ctx.db, user_id=current_user.id, company_id=company_id)
     if request.method == "GET":
@@ -39,7 +45,7 @@ def subscription():
     upcoming = None
     if frequency != OFF:
         current = period_for(now.astimezone(tz).date(), frequency)
-        upcoming = (current, closes_at(current, tz).astimezone(tz))
+        upcoming = (current, closes_text(closes_at(current, tz).astimezone(tz), current_language()))
     with ctx.db.read() as conn:
         last_test = reads.latest_status(conn, f"report-test:{current_user.id}")
     return render_template(
@@ -60,13 +66,26 @@ def subscription():
 def test_send():
     form = TestSendForm()
     if not form.validate_on_submit():
-        flash("The form was out of date. Reload the page and try again.", "error")
+        flash(_("The form was out of date. Reload the page and try again."), "error")
         return redirect(url_for("report_emails.subscription"))
     result = operations.test_send(portal_context(), manager=current_user, request_id=form.request_id.data)
     if not result.new:
-        flash("That test was already sent (the button was pressed twice); one email is on its way.", "success")
+        flash(_("That test was already sent (the button was pressed twice); one email is on its way."), "success")
     elif result.queued:
-        flash(f"A test email for {result.period_label} is on its way to {current_user.email}.", "success")
+        flash(
+            _(
+                "A test email for %(period)s is on its way to %(email)s.",
+                period=period_label(result.period, current_language()),
+                email=current_user.email,
+            ),
+            "success",
+        )
     else:
-        flash(f"Your test email for {result.period_label} is saved and will go out shortly.", "success")
+        flash(
+            _(
+                "Your test email for %(period)s is saved and will go out shortly.",
+                period=period_label(result.period, current_language()),
+            ),
+            "success",
+        )
     return redirect(url_for("report_emails.subscription"))

@@ -7,17 +7,19 @@ emails build a report from its figures and attach its filing PDF.
 from portal.reports.figures import Cell, Figures, read_figures
 from portal.reports.filing import Filed, FilingMask, choose_mask, file_on
 from portal.reports.hours import hours_change, hours_text
+from portal.reports.labels import closes_text, name_label, period_label
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
 from portal.reports.report import Changes, Report, live_report_id
 from portal.reports.selection import ReportQuery
 
 
-def filing_pdf(report: Report) -> bytes:
-    """The filing PDF of a report. Its library loads at the first PDF, not with this face: every
-    worker imports the face at start, and the PDF library is a third of that start."""
+def filing_pdf(report: Report, language: str = "en") -> bytes:
+    """The filing PDF of a report, in `language` (its reader's). Its library loads at the first PDF,
+    not with this face: every worker imports the face at start, and the PDF library is a third of
+    that start."""
     from portal.reports.pdf import filing_pdf as render
 
-    return render(report)
+    return render(report, language)
 
 
 __all__ = [
@@ -31,11 +33,14 @@ __all__ = [
     "ReportQuery",
     "ReportSettings",
     "choose_mask",
+    "closes_text",
     "file_on",
     "filing_pdf",
     "hours_change",
     "hours_text",
     "live_report_id",
+    "name_label",
+    "period_label",
     "read_closures",
     "read_corrections_since",
     "read_figures",

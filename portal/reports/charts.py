@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from html import escape
 
+from portal.core.i18n import ENGLISH, number, percent, translate, translate_plural
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import Figures
+from portal.reports.labels import month_row_label
 
 WIDTH = 340  # viewBox units: about 1:1 on a phone, at most 420 px wide on a wide screen
 ROW = 26
 LABEL_W = 88
-VALUE_W = 100
+VALUE_W = 116  # room for the longest value text: "21,00 t · 62 %" in Norwegian
 
 
 @dataclass(frozen=True)
@@ -36,40 +38,61 @@ class Chart:
     bars: list[Bar]
 
 
-def month_chart(figures: Figures, hidden: list[bool] | None = None) -> Chart:
-    """Hours by listed month. `hidden` (a filing PDF's mask): those bars carry no length, and the
-    others are scaled by the longest shown bar, so no length gives a hidden month away."""
+def _hours(value: Decimal, language: str) -> str:
+    return translate(language, "%(hours)s h", hours=number(value, language, 2))
+
+
+def month_chart(figures: Figures, hidden: list[bool] | None = None, language: str = ENGLISH) -> Chart:
+    """Hours by listed month, in `language`. `hidden` (a filing PDF's mask): those bars carry no
+    length, and the others are scaled by the longest shown bar, so no length gives a hidden month away."""
     months = figures.listed_months
     hidden = hidden or [False] * len(months)
     shown = [m for m, h in zip(months, hidden, strict=True) if not h]
     peak = max((m.total.minutes for m in shown), default=0) or 1
     bars = [
-        Bar(m.label, m.total.hours, f"{m.total.hours:,.2f} h", 0.0 if h else m.total.minutes / peak)
+        Bar(
+            month_row_label(m, language),
+            m.total.hours,
+            _hours(m.total.hours, language),
+            0.0 if h else m.total.minutes / peak,
+        )
         for m, h in zip(months, hidden, strict=True)
     ]
     busiest = max(shown, key=lambda m: m.total.minutes, default=None)
     if busiest and busiest.total.minutes:
-        summary = (
-            f"{len(bars)} months; most hours in {busiest.label} ({busiest.total.hours:,.2f} h); "
-            f"{figures.total.hours:,.2f} h in total."
+        summary = translate_plural(
+            language,
+            "%(num)d month; most hours in %(month)s (%(hours)s); %(total)s in total.",
+            "%(num)d months; most hours in %(month)s (%(hours)s); %(total)s in total.",
+            len(bars),
+            month=month_row_label(busiest, language),
+            hours=_hours(busiest.total.hours, language),
+            total=_hours(figures.total.hours, language),
         )
     else:
-        summary = f"{len(bars)} months; no verified hours in the period."
-    return Chart("chart-months", "Verified hours by month", summary, bars)
+        summary = translate_plural(
+            language,
+            "%(num)d month; no verified hours in the period.",
+            "%(num)d months; no verified hours in the period.",
+            len(bars),
+        )
+    return Chart("chart-months", translate(language, "Verified hours by month"), summary, bars)
 
 
-def programme_chart(figures: Figures, hidden: list[bool] | None = None, total_shown: bool = True) -> Chart:
+def programme_chart(
+    figures: Figures, hidden: list[bool] | None = None, total_shown: bool = True, language: str = ENGLISH
+) -> Chart:
     """Hours by programme, scaled by the longest shown bar, each with its share of the total where
-    the total is shown (a filing PDF's mask can hide both)."""
+    the total is shown (a filing PDF's mask can hide both), in `language`."""
     cells = list(figures.programmes.items())
     hidden = hidden or [False] * len(cells)
     total = figures.total.minutes or 1
     peak = max((c.minutes for (_, c), h in zip(cells, hidden, strict=True) if not h), default=0) or 1
     bars = []
     for index, ((programme, cell), is_hidden) in enumerate(zip(cells, hidden, strict=True)):
-        text = f"{cell.hours:,.2f} h"
+        text = _hours(cell.hours, language)
         if total_shown and figures.total.minutes:
-            text += f" · {round(100 * cell.minutes / total)}%"
+            text += f" · {percent(round(100 * cell.minutes / total), language, 0)}"
         bars.append(
             Bar(
                 PROGRAMMES[programme].replace("TEEI ", ""),
@@ -80,7 +103,12 @@ def programme_chart(figures: Figures, hidden: list[bool] | None = None, total_sh
             )
         )
     parts = "; ".join(f"{b.label} {b.text}" for b, h in zip(bars, hidden, strict=True) if not h)
-    return Chart("chart-programmes", "Verified hours by programme", parts or "No programmes.", bars)
+    return Chart(
+        "chart-programmes",
+        translate(language, "Verified hours by programme"),
+        parts or translate(language, "No programmes."),
+        bars,
+    )
 
 
 def svg(chart: Chart) -> str:

@@ -16,12 +16,14 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from portal.core.db import json_array
+from portal.core.i18n import ENGLISH, N_, number, translate
 from portal.core.programmes import PROGRAMMES
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap
 from portal.reports.selection import ReportQuery
 
 DENOMINATOR = "employees"
-DENOMINATOR_TEXT = (
+# Translated where it is shown.
+DENOMINATOR_TEXT = N_(
     "colleagues with an employee account at the company (an accepted invitation) "
     "at any time in the period, counting also anyone who volunteered in it"
 )
@@ -97,6 +99,9 @@ class Figures:
 
     @property
     def rounding_note(self) -> str | None:
+        return self.rounding_note_in(ENGLISH)
+
+    def rounding_note_in(self, language: str) -> str | None:
         """A footnote when a shown total differs from the sum of its shown rows, else None."""
         gaps = [
             rounding_gap((m.total.minutes for m in self.months), self.total.minutes),
@@ -110,7 +115,7 @@ class Figures:
         if self.volunteers:
             gaps.append(rounding_gap((v.minutes for v in self.volunteers), self.total.minutes))
         largest = max((abs(g) for g in gaps), default=Decimal(0))
-        return ROUNDING_NOTE.format(gap=f"{largest:.2f}") if largest else None
+        return translate(language, ROUNDING_NOTE, gap=number(largest, language, 2)) if largest else None
 
     def to_dict(self) -> dict:
         return asdict(self)

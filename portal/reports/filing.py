@@ -15,6 +15,7 @@ from datetime import date, timedelta
 import sqlalchemy as sa
 
 from portal.core.clock import now_iso
+from portal.core.i18n import N_
 from portal.core.periods import Period, add_months, fiscal_year_containing, month_period, quarter_period
 from portal.reports.disclosure import (
     ALL,
@@ -29,7 +30,8 @@ from portal.reports.disclosure import (
 )
 from portal.reports.figures import Cell, Figures
 
-NOT_FILED = (
+# Translated where it is shown.
+NOT_FILED = N_(
     "A filing PDF covers a whole month, quarter or year that has ended, for all programmes. "
     "This selection stays on the page and in the CSV and Excel files, your working copies."
 )

@@ -1,7 +1,7 @@
 """The report's query string, read and checked in one place: `from`, `to`, `programme`.
 
 Bad input never reaches a query: `parse_report_query` returns the messages to show (answered with
-400), or a ReportQuery whose period and programme are known to be sound.
+400, in the page's language), or a ReportQuery whose period and programme are known to be sound.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
+
+from flask_babel import gettext as _
 
 from portal.core.periods import Period, add_months, label_for, presets
 from portal.reports.queries import ReportSettings
@@ -33,15 +35,29 @@ def parse_date(raw: str, name: str, errors: list[str]) -> date | None:
     if day_first:
         raw = f"{day_first['year']}-{int(day_first['month']):02d}-{int(day_first['day']):02d}"
     if not _DATE.match(raw):
-        errors.append(f"“{name}” must be a date, day first or year first: 31.03.2026 or 2026-03-31 (got “{raw[:20]}”).")
+        errors.append(
+            _(
+                "“%(name)s” must be a date, day first or year first: 31.03.2026 or 2026-03-31 (got “%(got)s”).",
+                name=name,
+                got=raw[:20],
+            )
+        )
         return None
     try:
         day = date.fromisoformat(raw)
     except ValueError:
-        errors.append(f"“{name}” is not a real date: {raw} does not exist in the calendar.")
+        errors.append(_("“%(name)s” is not a real date: %(raw)s does not exist in the calendar.", name=name, raw=raw))
         return None
     if day_out_of_range(day):
-        errors.append(f"“{name}” must fall between {EARLIEST_DAY.year} and {LATEST_DAY.year} (got {raw}).")
+        errors.append(
+            _(
+                "“%(name)s” must fall between %(first)s and %(last)s (got %(raw)s).",
+                name=name,
+                first=EARLIEST_DAY.year,
+                last=LATEST_DAY.year,
+                raw=raw,
+            )
+        )
         return None
     return day
 
@@ -51,21 +67,29 @@ def parse_report_query(args, today: date, fiscal_start_month: int = 1) -> Report
     errors: list[str] = []
     programme = (args.get("programme") or "all").strip()
     if programme not in PROGRAMME_CHOICES:
-        errors.append(f"Programme must be one of: all, language, mentorship (got “{programme[:30]}”).")
+        errors.append(
+            _("Programme must be one of: all, language, mentorship (got “%(programme)s”).", programme=programme[:30])
+        )
     raw_from, raw_to = (args.get("from") or "").strip(), (args.get("to") or "").strip()
     if not raw_from and not raw_to:
         period = next(p for p in presets(today, fiscal_start_month) if p.kind == "year_to_date")
     elif not raw_from or not raw_to:
-        errors.append("Give both dates of a custom period: “from” and “to”.")
+        errors.append(_("Give both dates of a custom period: “from” and “to”."))
         period = None
     else:
-        start, end = parse_date(raw_from, "from", errors), parse_date(raw_to, "to", errors)
+        start, end = parse_date(raw_from, _("from"), errors), parse_date(raw_to, _("to"), errors)
         period = None
         if start and end:
             if end < start:
-                errors.append(f"“to” ({end}) is before “from” ({start}): the end of a period comes after its start.")
+                errors.append(
+                    _(
+                        "“to” (%(end)s) is before “from” (%(start)s): the end of a period comes after its start.",
+                        end=end,
+                        start=start,
+                    )
+                )
             elif end >= add_months(start.replace(day=1), 12 * MAX_YEARS) + timedelta(days=start.day - 1):
-                errors.append(f"A report covers at most {MAX_YEARS} years; choose a shorter period.")
+                errors.append(_("A report covers at most %(years)s years; choose a shorter period.", years=MAX_YEARS))
             else:
                 period = Period(start, end, label_for(start, end, today, fiscal_start_month))
     if errors:
@@ -87,7 +111,7 @@ def _whole_number(form, name: str, low: int, high: int, default: int, message: s
 
 def parse_settings_form(form) -> ReportSettings | list[str]:
     errors = []
-    month = _whole_number(form, "fiscal_year_start_month", 1, 12, 1, "Fiscal year start: choose a month.", errors)
+    month = _whole_number(form, "fiscal_year_start_month", 1, 12, 1, _("Fiscal year start: choose a month."), errors)
     raw_cost = (form.get("hourly_cost") or "").strip().replace(" ", "").replace(",", ".")
     cost = None
     if raw_cost:
@@ -97,17 +121,17 @@ def parse_settings_form(form) -> ReportSettings | list[str]:
                 raise InvalidOperation
             cost = cost.quantize(Decimal("0.01"))
         except InvalidOperation:
-            errors.append("Hourly cost: a positive amount, like 650 or 650.50.")
+            errors.append(_("Hourly cost: a positive amount, like 650 or 650.50."))
     currency = (form.get("currency") or "NOK").strip().upper()
     if not re.fullmatch(r"[A-Z]{3}", currency):
-        errors.append("Currency: a three-letter code, like NOK or EUR.")
+        errors.append(_("Currency: a three-letter code, like NOK or EUR."))
     share = _whole_number(
         form,
         "company_time_percent",
         0,
         100,
         100,
-        "Share of hours in company time: a whole number from 0 to 100.",
+        _("Share of hours in company time: a whole number from 0 to 100."),
         errors,
     )
     if errors:

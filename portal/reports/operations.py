@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from portal.core.clock import now_iso
 from portal.core.db import Database
+from portal.core.i18n import N_
 from portal.core.periods import Period
 from portal.reports.figures import Figures, read_figures
 from portal.reports.filing import Filed, file_on
@@ -19,7 +20,12 @@ from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 
 
 class CloseError(ValueError):
-    """The year cannot be closed; the message is safe to show."""
+    """The year cannot be closed; the message is safe to show. It is kept as its catalogue message
+    and values (`year` names the year), so the page shows it in its reader's language."""
+
+    def __init__(self, message: str, **values):
+        super().__init__(message % values)
+        self.message, self.values = message, values
 
 
 def save_settings(db: Database, *, company_id: int, actor_id: int, values: ReportSettings) -> None:
@@ -66,7 +72,11 @@ def close_year(
     the snapshot.
     """
     if period.end >= today:
-        raise CloseError(f"{period.label} has not ended yet: it can be closed from {period.end.isoformat()} on.")
+        raise CloseError(
+            N_("%(year)s has not ended yet: it can be closed from %(day)s on."),
+            year=period.label,
+            day=period.end.isoformat(),
+        )
     closed_at = now_iso()
     report_id = report_id_for(company_id, period, closed_at)
     with db.write() as conn:
@@ -75,7 +85,9 @@ def close_year(
             {"c": company_id, "s": period.start.isoformat()},
         ).scalar()
         if exists:
-            raise CloseError(f"{period.label} is already closed (report {exists}).")
+            raise CloseError(
+                N_("%(year)s is already closed (report %(report_id)s)."), year=period.label, report_id=exists
+            )
         snapshot = {
             "figures": {
                 p: read_figures(conn, company_id=company_id, query=ReportQuery(period, p), tz=tz).to_dict()

@@ -1,22 +1,27 @@
 """The filing-ready PDF (fpdf2, pure Python) and an employee's certificate of hours.
 
 The filing PDF carries no names, and hides what its filing mask hides (filing.py, disclosure.py).
+Both are written in one language, passed down to every part: the manager's who downloads the
+filing PDF (or receives it by email), the employee's who downloads the certificate.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate, translate_plural
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
-from portal.reports.crosswalk import METHOD, SDGS, crosswalk
+from portal.reports.crosswalk import crosswalk, method, sdgs
 from portal.reports.disclosure import ALL, THRESHOLD
+from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.filing import FilingMask
 from portal.reports.hours import hours_text, signed_hours_text
+from portal.reports.labels import month_row_label, period_label
 from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
 
-HIDDEN_NOTE = (
+HIDDEN_NOTE = N_(
     "hidden: the figure describes fewer than 5 colleagues, or would let such a group be worked out from "
     "the figures shown here or in the company's other filed reports."
 )
@@ -56,31 +61,39 @@ class View(NamedTuple):
         return bool(self.mask.hidden or self.mask.counts_hidden)
 
 
-def filing_pdf(report: Report) -> bytes:
+def filing_pdf(report: Report, language: str = ENGLISH) -> bytes:
     if report.mask is None:
         raise ValueError("a filing PDF is made from a filed report (reports.filing.file_on gives its mask)")
     f = report.figures
     view = View(report, report.mask, [m.start[:7] for m in f.months])
-    pdf = ReportPDF(f"{report.company_name} · report {report.report_id} · as of {report.as_of_local}")
+    footer = translate(
+        language,
+        "%(company)s · report %(report_id)s · as of %(as_of)s",
+        company=report.company_name,
+        report_id=report.report_id,
+        as_of=report.as_of_in(language),
+    )
+    pdf = ReportPDF(footer, language)
     pdf.alias_nb_pages()
     pdf.add_page()
-    _title(pdf, report)
+    _title(pdf, report, language)
     if not f.total.minutes and not report.closure:
-        _nothing_to_file(pdf, report)
+        _nothing_to_file(pdf, report, language)
         return bytes(pdf.output())
-    _headline(pdf, view)
-    _charts(pdf, view)
-    _month_table(pdf, view)
-    _programme_table(pdf, view)
+    _headline(pdf, view, language)
+    _charts(pdf, view, language)
+    _month_table(pdf, view, language)
+    _programme_table(pdf, view, language)
     if report.closure:
-        _changes_since_close(pdf, report)
-    _methodology(pdf, view)
+        _changes_since_close(pdf, report, language)
+    _methodology(pdf, view, language)
     return bytes(pdf.output())
 
 
-def _title(pdf: ReportPDF, report: Report) -> None:
+def _title(pdf: ReportPDF, report: Report, language: str) -> None:
+    period = report.query.period
     pdf.font(9, bold=True, colour=BRAND)
-    pdf.cell(0, 5, pdf.t("TEEI PARTNER PORTAL · VOLUNTEERING REPORT"), **NEXT)
+    pdf.cell(0, 5, pdf.t(translate(language, "TEEI PARTNER PORTAL · VOLUNTEERING REPORT")), **NEXT)
     pdf.font(19, bold=True)
     pdf.multi_cell(0, 9, pdf.t(report.company_name), **NEXT)
     pdf.font(11, colour=MUTED)
@@ -88,8 +101,15 @@ def _title(pdf: ReportPDF, report: Report) -> None:
         0,
         6,
         pdf.t(
-            f"{report.query.period.label} · {report.query.period.start} to "
-            f"{report.query.period.end} ({report.tz}) · {report.query.programme_label}"
+            translate(
+                language,
+                "%(period)s · %(start)s to %(end)s (%(zone)s) · %(programmes)s",
+                period=period_label(period, language),
+                start=period.start,
+                end=period.end,
+                zone=report.tz,
+                programmes=report.query.programme_label_in(language),
+            )
         ),
         **NEXT,
     )
@@ -99,24 +119,35 @@ def _title(pdf: ReportPDF, report: Report) -> None:
             0,
             5.5,
             pdf.t(
-                f"Closed year: filed {report.as_of_local} by {report.closure.closed_by_name}. "
-                "These figures do not change."
+                translate(
+                    language,
+                    "Closed year: filed %(as_of)s by %(name)s. These figures do not change.",
+                    as_of=report.as_of_in(language),
+                    name=report.closure.closed_by_name,
+                )
             ),
             **NEXT,
         )
     pdf.ln(3)
 
 
-def _headline(pdf: ReportPDF, view: View) -> None:
-    report, f = view.report, view.report.figures
-    rate = "–" if f.participation is None else f"{f.participation:.1f}%"
+def _headline(pdf: ReportPDF, view: View, language: str) -> None:
+    f = view.report.figures
+    hidden = translate(language, HIDDEN)
+    rate = "–" if f.participation is None else percent(f.participation, language, 1)
     hide_total = view.total_hidden()
-    employees = HIDDEN if view.participation_hidden() else f"{f.employees:,}"
+    employees = hidden if view.participation_hidden() else number(f.employees, language)
     stats = [
-        ("Verified hours", HIDDEN if hide_total else fmt_hours(f.total.hours)),
-        ("Sessions", HIDDEN if hide_total else f"{f.total.sessions:,}"),
-        ("Active volunteers", HIDDEN if view.count_hidden() else f"{f.total.volunteers:,}"),
-        (f"Participation, of {employees}", HIDDEN if view.participation_hidden() else rate),
+        (translate(language, "Verified hours"), hidden if hide_total else fmt_hours(f.total.hours, language)),
+        (translate(language, "Sessions"), hidden if hide_total else number(f.total.sessions, language)),
+        (
+            translate(language, "Active volunteers"),
+            hidden if view.count_hidden() else number(f.total.volunteers, language),
+        ),
+        (
+            translate(language, "Participation, of %(employees)s", employees=employees),
+            hidden if view.participation_hidden() else rate,
+        ),
     ]
     box = (pdf.w - pdf.l_margin - pdf.r_margin - 9) / 4
     y = pdf.get_y()
@@ -132,138 +163,209 @@ def _headline(pdf: ReportPDF, view: View) -> None:
         pdf.cell(box - 6, 5, pdf.t(label))
     pdf.set_y(y + 23)
     pdf.para(
-        f"Participation: active volunteers divided by {report.denominator_text}.",
+        translate(
+            language,
+            "Participation: active volunteers divided by %(denominator)s.",
+            denominator=translate(language, DENOMINATOR_TEXT),
+        ),
         size=8.5,
         colour=MUTED,
     )
 
 
-def _nothing_to_file(pdf: ReportPDF, report: Report) -> None:
-    pdf.heading("Nothing to file for this period")
+def _nothing_to_file(pdf: ReportPDF, report: Report, language: str) -> None:
+    pdf.heading(translate(language, "Nothing to file for this period"))
     pdf.para(
-        f"No attended sessions were recorded for {report.company_name} between {report.query.period.start} and "
-        f"{report.query.period.end} ({report.tz}), so this report has no figures: a table of zeros would "
-        "only look like data. Hours appear once colleagues have attended their first programme sessions; "
-        "choose a period that includes them, or invite colleagues to a programme from the portal."
+        translate(
+            language,
+            "No attended sessions were recorded for %(company)s between %(start)s and %(end)s (%(zone)s), so "
+            "this report has no figures: a table of zeros would only look like data. Hours appear once "
+            "colleagues have attended their first programme sessions; choose a period that includes them, or "
+            "invite colleagues to a programme from the portal.",
+            company=report.company_name,
+            start=report.query.period.start,
+            end=report.query.period.end,
+            zone=report.tz,
+        )
     )
-    pdf.para(f"As of: {report.as_of_local}. Report ID: {report.report_id}.", size=8.5, colour=MUTED)
+    pdf.para(
+        translate(
+            language,
+            "As of: %(as_of)s. Report ID: %(report_id)s.",
+            as_of=report.as_of_in(language),
+            report_id=report.report_id,
+        ),
+        size=8.5,
+        colour=MUTED,
+    )
 
 
-def _charts(pdf: ReportPDF, view: View) -> None:
+def _charts(pdf: ReportPDF, view: View, language: str) -> None:
     """The charts, where they have something to show; their legend only with a drawn hatched bar."""
     f = view.report.figures
     hidden_months = [view.mask.hides(view.month_key(m), view.month_key(m)) for m in f.listed_months]
     if all(hidden_months) or not f.total.minutes:
         return
-    pdf.heading("Hours by month")
-    pdf.bars(month_chart(f, hidden_months), hidden_months)
+    pdf.heading(translate(language, "Hours by month"))
+    pdf.bars(month_chart(f, hidden_months, language), hidden_months)
     programmes = list(f.programmes)
     hidden = [view.programme_hidden(p) for p in programmes]
     if len(programmes) > 1 and not all(hidden):
-        pdf.bars(programme_chart(f, hidden, total_shown=not view.total_hidden()), hidden)
+        pdf.bars(programme_chart(f, hidden, total_shown=not view.total_hidden(), language=language), hidden)
         if not hidden[1] and f.programmes[programmes[1]].minutes:
             name = PROGRAMMES[programmes[1]].replace("TEEI ", "")
-            pdf.para(f"{name} bars are hatched; every bar is labelled with its value.", size=8, colour=MUTED)
+            pdf.para(
+                translate(
+                    language, "%(programme)s bars are hatched; every bar is labelled with its value.", programme=name
+                ),
+                size=8,
+                colour=MUTED,
+            )
 
 
-def _month_table(pdf: ReportPDF, view: View) -> None:
+def _month_table(pdf: ReportPDF, view: View, language: str) -> None:
     f = view.report.figures
+    hidden_text = translate(language, HIDDEN)
     programmes = list(f.programmes)
-    pdf.heading("Figures by month and programme")
+    pdf.heading(translate(language, "Figures by month and programme"))
     header = (
-        ["Month"]
-        + [f"{PROGRAMMES[p].replace('TEEI ', '')} h" for p in programmes]
-        + ["Hours", "Sessions", "Volunteers"]
+        [translate(language, "Month")]
+        + [translate(language, "%(programme)s h", programme=PROGRAMMES[p].replace("TEEI ", "")) for p in programmes]
+        + [translate(language, "Hours"), translate(language, "Sessions"), translate(language, "Volunteers")]
     )
     rows = []
     for m in f.listed_months:
         key = view.month_key(m)
-        row = [m.label] + [
-            HIDDEN if view.mask.hides(key, key, p) else fmt_hours(m.programmes[p].hours) for p in programmes
+        row = [month_row_label(m, language)] + [
+            hidden_text if view.mask.hides(key, key, p) else fmt_hours(m.programmes[p].hours, language)
+            for p in programmes
         ]
         hidden = view.mask.hides(key, key)
         row += [
-            HIDDEN if hidden else fmt_hours(m.total.hours),
-            HIDDEN if hidden else f"{m.total.sessions:,}",
-            HIDDEN if view.mask.hides_count(key, key) else f"{m.total.volunteers:,}",
+            hidden_text if hidden else fmt_hours(m.total.hours, language),
+            hidden_text if hidden else number(m.total.sessions, language),
+            hidden_text if view.mask.hides_count(key, key) else number(m.total.volunteers, language),
         ]
         rows.append(row)
-    total_row = ["Total"] + [
-        HIDDEN if view.programme_hidden(p) else fmt_hours(f.programmes[p].hours) for p in programmes
+    total_row = [translate(language, "Total")] + [
+        hidden_text if view.programme_hidden(p) else fmt_hours(f.programmes[p].hours, language) for p in programmes
     ]
     hidden = view.total_hidden()
     total_row += [
-        HIDDEN if hidden else fmt_hours(f.total.hours),
-        HIDDEN if hidden else f"{f.total.sessions:,}",
-        HIDDEN if view.count_hidden() else f"{f.total.volunteers:,}",
+        hidden_text if hidden else fmt_hours(f.total.hours, language),
+        hidden_text if hidden else number(f.total.sessions, language),
+        hidden_text if view.count_hidden() else number(f.total.volunteers, language),
     ]
     rows.append(total_row)
     width = pdf.w - pdf.l_margin - pdf.r_margin
-    pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1))
+    pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1), bold_last=True)
     if view.any_hidden():
-        pdf.para(HIDDEN_NOTE, size=8, colour=MUTED)
-    if f.rounding_note:
-        pdf.para(f.rounding_note, size=8, colour=MUTED)
+        pdf.para(translate(language, HIDDEN_NOTE), size=8, colour=MUTED)
+    note = f.rounding_note_in(language)
+    if note:
+        pdf.para(note, size=8, colour=MUTED)
 
 
-def _programme_table(pdf: ReportPDF, view: View) -> None:
+def _programme_table(pdf: ReportPDF, view: View, language: str) -> None:
     report, f = view.report, view.report.figures
-    pdf.heading("By programme")
+    hidden_text = translate(language, HIDDEN)
+    pdf.heading(translate(language, "By programme"))
     prow = []
     for p, cell in f.programmes.items():
         if view.programme_hidden(p):
-            prow.append([PROGRAMMES[p]] + [HIDDEN] * 4)
+            prow.append([PROGRAMMES[p]] + [hidden_text] * 4)
             continue
         count_hidden = view.count_hidden(p)
         prow.append(
             [
                 PROGRAMMES[p],
-                fmt_hours(cell.hours),
-                f"{cell.sessions:,}",
-                HIDDEN if count_hidden else f"{cell.volunteers:,}",
-                HIDDEN if count_hidden or view.participation_hidden() else report.cell_participation(cell),
+                fmt_hours(cell.hours, language),
+                number(cell.sessions, language),
+                hidden_text if count_hidden else number(cell.volunteers, language),
+                hidden_text
+                if count_hidden or view.participation_hidden()
+                else report.cell_participation(cell, language),
             ]
         )
     width = pdf.w - pdf.l_margin - pdf.r_margin
-    pdf.grid(["Programme", "Hours", "Sessions", "Volunteers", "Participation"], prow, [width - 4 * 28] + [28] * 4)
+    header = [
+        translate(language, "Programme"),
+        translate(language, "Hours"),
+        translate(language, "Sessions"),
+        translate(language, "Volunteers"),
+        translate(language, "Participation"),
+    ]
+    pdf.grid(header, prow, [width - 4 * 28] + [28] * 4)
 
 
-def _changes_since_close(pdf: ReportPDF, report: Report) -> None:
+def _changes_since_close(pdf: ReportPDF, report: Report, language: str) -> None:
     """Corrections after the close are a group like any other: figures only when 5 or more
     colleagues are affected, otherwise only that corrections arrived."""
-    pdf.heading("Changes since close")
+    pdf.heading(translate(language, "Changes since close"))
     c = report.changes
     if not c.any:
-        pdf.para("No corrections have arrived since the year was closed.")
+        pdf.para(translate(language, "No corrections have arrived since the year was closed."))
     elif c.people >= THRESHOLD:
+        # Five or more colleagues, so as many records or more: always the plural.
         pdf.para(
-            f"{c.records} session records for this year arrived after the close on "
-            f"{report.as_of_local}, for {c.people} colleagues. Live figures now differ from the filed ones by "
-            f"{signed_hours_text(c.hours)} hours, {c.sessions:+d} sessions and {c.volunteers:+d} volunteers. "
-            "The filed figures above stay as filed; report the difference as a correction in your next filing."
+            translate(
+                language,
+                "%(records)s session records for this year arrived after the close on %(as_of)s, for %(people)s "
+                "colleagues. Live figures now differ from the filed ones by %(hours)s hours, %(sessions)s sessions "
+                "and %(volunteers)s volunteers. The filed figures above stay as filed; report the difference as a "
+                "correction in your next filing.",
+                records=c.records,
+                as_of=report.as_of_in(language),
+                people=c.people,
+                hours=signed_hours_text(c.hours, language),
+                sessions=signed_number(c.sessions, language, 0),
+                volunteers=signed_number(c.volunteers, language, 0),
+            )
         )
     else:
         pdf.para(
-            f"Corrections for this year have arrived since the close on {report.as_of_local}, for fewer than "
-            f"{THRESHOLD} colleagues, so their size is not shown here. The filed figures above stay as filed; "
-            "the portal's report page shows the live figures to the company's managers."
+            translate(
+                language,
+                "Corrections for this year have arrived since the close on %(as_of)s, for fewer than %(threshold)s "
+                "colleagues, so their size is not shown here. The filed figures above stay as filed; the portal's "
+                "report page shows the live figures to the company's managers.",
+                as_of=report.as_of_in(language),
+                threshold=THRESHOLD,
+            )
         )
 
 
-def _methodology(pdf: ReportPDF, view: View) -> None:
+def _methodology(pdf: ReportPDF, view: View, language: str) -> None:
     report = view.report
-    pdf.heading("Methodology")
-    for text in METHOD:
+    pdf.heading(translate(language, "Methodology"))
+    for text in method(language):
         pdf.para(text)
-    pdf.para(
-        f"Period: {report.query.period.start} to {report.query.period.end}, whole days in {report.tz}. "
-        f"As of: {report.as_of_local}. Report ID: {report.report_id}. Data source: attendance records from "
-        "TEEI Language and TEEI Mentorship. "
-        + ("" if report.closure else "Filed figures do not change when a later copy of this PDF is made.")
-    )
-    pdf.heading("Framework crosswalk")
+    values = {
+        "start": report.query.period.start,
+        "end": report.query.period.end,
+        "zone": report.tz,
+        "as_of": report.as_of_in(language),
+        "report_id": report.report_id,
+    }
+    if report.closure:
+        text = translate(
+            language,
+            "Period: %(start)s to %(end)s, whole days in %(zone)s. As of: %(as_of)s. Report ID: %(report_id)s. "
+            "Data source: attendance records from TEEI Language and TEEI Mentorship.",
+            **values,
+        )
+    else:
+        text = translate(
+            language,
+            "Period: %(start)s to %(end)s, whole days in %(zone)s. As of: %(as_of)s. Report ID: %(report_id)s. "
+            "Data source: attendance records from TEEI Language and TEEI Mentorship. Filed figures do not "
+            "change when a later copy of this PDF is made.",
+            **values,
+        )
+    pdf.para(text)
+    pdf.heading(translate(language, "Framework crosswalk"))
     for framework, asks, gives in crosswalk(
-        report, hide_total=view.total_hidden(), hide_volunteers=view.count_hidden()
+        report, language=language, hide_total=view.total_hidden(), hide_volunteers=view.count_hidden()
     ):
         if pdf.get_y() > pdf.h - 40:
             pdf.add_page()
@@ -283,49 +385,76 @@ def certificate_pdf(
     last: str | None,
     issued: str,
     certificate_id: str,
+    language: str = ENGLISH,
 ) -> bytes:
-    pdf = ReportPDF(f"Certificate {certificate_id} · issued {issued}")
+    pdf = ReportPDF(
+        translate(
+            language, "Certificate %(certificate_id)s · issued %(issued)s", certificate_id=certificate_id, issued=issued
+        ),
+        language,
+    )
     pdf.alias_nb_pages()
     pdf.add_page()
     pdf.ln(20)
     pdf.font(10, bold=True, colour=BRAND)
-    pdf.cell(0, 6, pdf.t("THE EDUCATIONAL EQUALITY INSTITUTE"), align="C", **NEXT)
+    pdf.cell(0, 6, pdf.t("THE EDUCATIONAL EQUALITY INSTITUTE"), align="C", **NEXT)  # a name: as it is
     pdf.ln(6)
     pdf.font(26, bold=True)
-    pdf.cell(0, 14, pdf.t("Certificate of volunteering"), align="C", **NEXT)
+    pdf.cell(0, 14, pdf.t(translate(language, "Certificate of volunteering")), align="C", **NEXT)
     pdf.ln(8)
     pdf.font(12, colour=MUTED)
-    pdf.cell(0, 7, pdf.t("This certifies that"), align="C", **NEXT)
+    pdf.cell(0, 7, pdf.t(translate(language, "This certifies that")), align="C", **NEXT)
     pdf.font(20, bold=True)
     pdf.multi_cell(0, 11, pdf.t(name), align="C", **NEXT)
     pdf.font(12, colour=MUTED)
-    pdf.multi_cell(0, 7, pdf.t(f"of {company}"), align="C", **NEXT)
+    pdf.multi_cell(0, 7, pdf.t(translate(language, "of %(company)s", company=company)), align="C", **NEXT)
     pdf.ln(6)
     total = sum(minutes_by_programme.values())
     pdf.font(14)
-    span = f" between {first} and {last}" if first and last else ""
-    pdf.multi_cell(
-        0,
-        8,
-        pdf.t(
-            f"volunteered {hours_text(total)} hours in {sessions} attended session{'' if sessions == 1 else 's'}{span}."
-        ),
-        align="C",
-        **NEXT,
-    )
+    hours = hours_text(total, language)
+    if first and last:
+        volunteered = translate_plural(
+            language,
+            "volunteered %(hours)s hours in %(num)d attended session between %(first)s and %(last)s.",
+            "volunteered %(hours)s hours in %(num)d attended sessions between %(first)s and %(last)s.",
+            sessions,
+            hours=hours,
+            first=first,
+            last=last,
+        )
+    else:
+        volunteered = translate_plural(
+            language,
+            "volunteered %(hours)s hours in %(num)d attended session.",
+            "volunteered %(hours)s hours in %(num)d attended sessions.",
+            sessions,
+            hours=hours,
+        )
+    pdf.multi_cell(0, 8, pdf.t(volunteered), align="C", **NEXT)
     pdf.ln(4)
     for programme, minutes in minutes_by_programme.items():
         pdf.font(11)
         pdf.multi_cell(
             0,
             6.5,
-            pdf.t(f"{PROGRAMMES[programme]}: {hours_text(minutes)} hours · {SDGS[programme]}"),
+            pdf.t(
+                translate(
+                    language,
+                    "%(programme)s: %(hours)s hours · %(goals)s",
+                    programme=PROGRAMMES[programme],
+                    hours=hours_text(minutes, language),
+                    goals=sdgs(programme, language),
+                )
+            ),
             align="C",
             **NEXT,
         )
     pdf.ln(10)
     pdf.para(
-        "Hours are measured from session attendance recorded by the programme platforms, not entered by hand.",
+        translate(
+            language,
+            "Hours are measured from session attendance recorded by the programme platforms, not entered by hand.",
+        ),
         size=9,
         colour=MUTED,
     )

@@ -1,5 +1,6 @@
 """The page the portal's PDFs are drawn on (fpdf2, pure Python): fonts, colours, headings,
-paragraphs, tables and bar charts, in the portal's look. pdf.py draws the documents on it."""
+paragraphs, tables and bar charts, in the portal's look. pdf.py draws the documents on it, in one
+language: the page's own words (the footer's page number, a hidden bar) are in it too."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ from pathlib import Path
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
-# What a bar chart prints for a bar whose figure is not shown.
-HIDDEN = "hidden"
+from portal.core.i18n import ENGLISH, N_, number, translate
+
+# What a bar chart (and a table) prints for a figure that is not shown; translated where printed.
+HIDDEN = N_("hidden")
 FONT_DIR = Path("/usr/share/fonts/truetype/liberation")  # Debian's fonts-liberation, which `make test` installs
 INK, MUTED, BRAND, BRAND_ALT, LINE = (29, 36, 51), (91, 100, 117), (11, 92, 173), (120, 170, 220), (217, 222, 232)
 NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
 
 
 class ReportPDF(FPDF):
-    def __init__(self, footer_text: str):
+    def __init__(self, footer_text: str, language: str = ENGLISH):
         super().__init__(format="A4")
         self.footer_text = footer_text
+        self.language = language
         self.set_margins(18, 16, 18)
         self.set_auto_page_break(True, margin=18)
         regular, bold = FONT_DIR / "LiberationSans-Regular.ttf", FONT_DIR / "LiberationSans-Bold.ttf"
@@ -37,6 +41,7 @@ class ReportPDF(FPDF):
             return text
         return (
             text.replace("–", "-")
+            .replace("−", "-")
             .replace("—", "-")
             .replace("“", '"')
             .replace("”", '"')
@@ -53,7 +58,15 @@ class ReportPDF(FPDF):
     def footer(self):
         self.set_y(-12)
         self.font(7.5, colour=MUTED)
-        self.cell(0, 5, self.t(f"{self.footer_text} · page {self.page_no()}/{{nb}}"), align="C")
+        # "{nb}" is fpdf's stand-in for the number of pages, filled in when the document is output.
+        footer = translate(
+            self.language,
+            "%(footer)s · page %(page)s/%(pages)s",
+            footer=self.footer_text,
+            page=self.page_no(),
+            pages="{nb}",
+        )
+        self.cell(0, 5, self.t(footer), align="C")
 
     def heading(self, text: str, size: float = 13):
         if self.get_y() > self.h - 50:
@@ -67,7 +80,8 @@ class ReportPDF(FPDF):
         self.multi_cell(0, 4.8, self.t(text), align="L", **NEXT)
         self.ln(1.2)
 
-    def grid(self, header: list[str], rows: list[list[str]], widths: list[float]):
+    def grid(self, header: list[str], rows: list[list[str]], widths: list[float], *, bold_last: bool = False):
+        """A table; `bold_last`: its last row is a total."""
         self.font(8.5, bold=True, colour=MUTED)
         self.set_draw_color(*LINE)
         for text, width in zip(header, widths, strict=True):
@@ -78,7 +92,7 @@ class ReportPDF(FPDF):
             if self.get_y() > self.h - 24:
                 self.add_page()
             for index, (text, width) in enumerate(zip(row, widths, strict=True)):
-                self.set_font(self.family, "B" if row is rows[-1] and header[0] == "Month" else "", 9)
+                self.set_font(self.family, "B" if row is rows[-1] and bold_last else "", 9)
                 self.cell(width, 6, self.t(text), border="B", align="L" if index == 0 else "R")
             self.ln()
         self.ln(2)
@@ -110,10 +124,10 @@ class ReportPDF(FPDF):
                         pos += step
             self.font(8.5)
             self.set_xy(x + label_w + length + 1.5, y)
-            self.cell(value_w, row, self.t(HIDDEN if is_hidden else bar.text))
+            self.cell(value_w, row, self.t(translate(self.language, HIDDEN) if is_hidden else bar.text))
             self.set_y(y + row)
         self.ln(3)
 
 
-def fmt_hours(value: Decimal) -> str:
-    return f"{value:,.2f}"
+def fmt_hours(value: Decimal, language: str = ENGLISH) -> str:
+    return number(value, language, 2)

@@ -15,12 +15,14 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.core.clock import now_iso, parse
+from portal.core.clock import now_iso
 from portal.core.db import Database
+from portal.core.i18n import ENGLISH, percent
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
 from portal.reports.filing import FilingMask
 from portal.reports.hours import HUNDREDTH, hours_change
+from portal.reports.labels import moment_text
 from portal.reports.queries import (
     Closure,
     CompanyStart,
@@ -73,7 +75,11 @@ class Report:
 
     @property
     def as_of_local(self) -> str:
-        return parse(self.as_of).astimezone(self.tz).strftime("%-d %b %Y %H:%M %Z")
+        return self.as_of_in(ENGLISH)
+
+    def as_of_in(self, language: str) -> str:
+        """When the figures were read (or filed), local, in `language`: 3 Oct 2026 16:05 CEST."""
+        return moment_text(self.as_of, self.tz, language)
 
     @property
     def company_time_hours(self) -> Decimal:
@@ -92,9 +98,9 @@ class Report:
             return None
         return (self.company_time_hours * Decimal(self.settings.hourly_cost)).quantize(Decimal("1"))
 
-    def cell_participation(self, cell: Cell) -> str:
+    def cell_participation(self, cell: Cell, language: str = ENGLISH) -> str:
         rate = self.figures.participation_of(cell)
-        return "–" if rate is None else f"{rate:.1f}%"
+        return "–" if rate is None else percent(rate, language, 1)
 
 
 def live_report_id(company_id: int, query: ReportQuery, as_of: str) -> str:

@@ -10,20 +10,24 @@ from dataclasses import asdict, replace
 from datetime import date
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.core.clock import now_iso, parse
-from portal.core.periods import MONTH_NAMES, closable_years, presets, report_timezone, today_in
+from portal.core.i18n import day
+from portal.core.periods import closable_years, presets, report_timezone, today_in
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
-from portal.reports.crosswalk import METHOD, crosswalk
+from portal.reports.crosswalk import crosswalk, method
 from portal.reports.filing import NOT_FILED, filing_period
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
 from portal.reports.hours import hours_text
+from portal.reports.labels import month_names, month_row_label, name_label, period_label
 from portal.reports.report import build_report, read_report_page
 from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
+from portal.web.i18n import current_language
 
 bp = Blueprint("reports", __name__)
 
@@ -38,15 +42,33 @@ MIMETYPES = {
 
 @bp.app_template_filter("hours")
 def hours_filter(minutes: int) -> str:
-    """Exact minutes as the hours every report page shows: two decimals, half up."""
-    return hours_text(minutes)
+    """Exact minutes as the hours every report page shows: two decimals, half up, in the page's language."""
+    return hours_text(minutes, current_language())
 
 
 @bp.app_template_filter("local_time")
 def local_time(held_at: str, tz) -> str:
     """A stored UTC time as the local date and time the report uses, in the pages' one date format."""
     moment = parse(held_at).astimezone(tz)
-    return f"{moment.day} {moment:%b %Y, %H:%M}"
+    return f"{day(moment.date(), current_language())}, {moment:%H:%M}"
+
+
+@bp.app_template_filter("period_label")
+def period_label_filter(period) -> str:
+    """A period's name (a quick period, a month, a quarter, a year) in the page's language."""
+    return period_label(period, current_language())
+
+
+@bp.app_template_filter("year_label")
+def year_label_filter(label: str) -> str:
+    """A closed year's stored name (2025, FY 2025/26) in the page's language."""
+    return name_label(label, current_language())
+
+
+@bp.app_template_filter("month_label")
+def month_label_filter(row) -> str:
+    """A month row of the report's figures, named in the page's language (Oct 2026 / okt. 2026)."""
+    return month_row_label(row, current_language())
 
 
 def _scope():
@@ -101,6 +123,7 @@ def index():
     offered = _since_start(presets(today, settings.fiscal_year_start_month), start.started_on)
     fiscal = settings.fiscal_year_start_month
     files = query.programme == "all" and filing_period(query.period, today, fiscal) is not None
+    language = current_language()
     return render_template(
         "reports/index.html",
         report=report,
@@ -113,10 +136,10 @@ def index():
         filing_presets=[p for p in offered if filing_period(p, today, fiscal)],
         files=files,
         settings=settings,
-        month_svg=charts.svg(charts.month_chart(report.figures)),
-        programme_svg=charts.svg(charts.programme_chart(report.figures)),
-        method=METHOD,
-        crosswalk=crosswalk(report),
+        month_svg=charts.svg(charts.month_chart(report.figures, language=language)),
+        programme_svg=charts.svg(charts.programme_chart(report.figures, language=language)),
+        method=method(language),
+        crosswalk=crosswalk(report, language=language),
     )
 
 
@@ -132,7 +155,7 @@ def settings_page():
         "reports/settings.html",
         settings=settings,
         start=start,
-        month_names=MONTH_NAMES,
+        month_names=month_names(current_language()),
         years=[(p, closed.get(p.start.isoformat())) for p in years],
     )
 
@@ -151,17 +174,21 @@ def export(fmt: str):
         period = filing_period(query.period, today, settings.fiscal_year_start_month)
         if period is None or query.programme != "all":
             start = queries.company_start(db, company_id=company_id, tz=tz)
-            return _error_page(QueryErrors([NOT_FILED], query.args), today, settings, start)
+            return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
         report = _build(db, company_id, ReportQuery(period, "all"), tz)
         filed = operations.file_download(db, company_id=company_id, period=period, figures=report.figures)
         report = replace(report, figures=filed.figures, mask=filed.mask)
-        return Response(pdf.filing_pdf(report), mimetype=MIMETYPES["pdf"], headers=headers)
+        return Response(pdf.filing_pdf(report, current_language()), mimetype=MIMETYPES["pdf"], headers=headers)
     report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)
     if fmt == "csv":
-        return Response(exports.csv_lines(report, sessions), mimetype=MIMETYPES["csv"], headers=headers)
+        lines = exports.csv_lines(report, sessions, current_language())
+        return Response(lines, mimetype=MIMETYPES["csv"], headers=headers)
     response = send_file(
-        xlsx.write_xlsx(report, sessions), mimetype=MIMETYPES["xlsx"], as_attachment=True, download_name=name
+        xlsx.write_xlsx(report, sessions, current_language()),
+        mimetype=MIMETYPES["xlsx"],
+        as_attachment=True,
+        download_name=name,
     )
     response.headers["Cache-Control"] = "private, no-store"
     return response
@@ -178,7 +205,7 @@ def save_settings():
         operations.save_settings(
             portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=values
         )
-        flash("Report settings saved.", "success")
+        flash(_("Report settings saved."), "success")
     return redirect(url_for("reports.settings_page") + "#settings")
 
 
@@ -191,7 +218,7 @@ def close_year():
         (p for p in closable_years(today, settings.fiscal_year_start_month) if p.start.isoformat() == wanted), None
     )
     if period is None:
-        flash("Choose a year that has ended.", "error")
+        flash(_("Choose a year that has ended."), "error")
         return redirect(url_for("reports.settings_page") + "#close")
     try:
         report_id = operations.close_year(
@@ -204,9 +231,17 @@ def close_year():
             settings_snapshot=asdict(settings),
         )
     except operations.CloseError as error:
-        flash(str(error), "error")
+        # The operation's message, in the page's language, with the year named in it too.
+        flash(_(error.message, **{**error.values, "year": period_label(period, current_language())}), "error")
         return redirect(url_for("reports.settings_page") + "#close")
-    flash(f"{period.label} is closed. Its filed report is {report_id}; it will not change.", "success")
+    flash(
+        _(
+            "%(year)s is closed. Its filed report is %(report_id)s; it will not change.",
+            year=period_label(period, current_language()),
+            report_id=report_id,
+        ),
+        "success",
+    )
     return redirect(url_for("reports.index", **period.query))
 
 
@@ -269,6 +304,7 @@ def certificate():
         last=local[-1] if local else None,
         issued=issued,
         certificate_id=f"TEEI-C{current_user.id}-{now_iso()[:10].replace('-', '')}",
+        language=current_language(),
     )
     return Response(
         body,

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from portal.core.i18n import ENGLISH, N_, translate
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 
 PROGRAMME_CHOICES = ("all", *PROGRAMMES)
+ALL_PROGRAMMES = N_("All programmes")
 
 
 @dataclass(frozen=True)
@@ -29,4 +31,7 @@ class ReportQuery:
 
     @property
     def programme_label(self) -> str:
-        return "All programmes" if self.programme == "all" else PROGRAMMES[self.programme]
+        return self.programme_label_in(ENGLISH)
+
+    def programme_label_in(self, language: str) -> str:
+        return translate(language, ALL_PROGRAMMES) if self.programme == "all" else PROGRAMMES[self.programme]

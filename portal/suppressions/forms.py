@@ -1,3 +1,4 @@
+from flask_babel import lazy_gettext as _l
 from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Email, Length
 
@@ -11,14 +12,16 @@ class SearchForm(PortalForm):
     class Meta:
         csrf = False  # a GET search changes nothing
 
-    q = StringField("Search addresses", filters=[strip], validators=[Length(max=254)])
+    q = StringField(_l("Search addresses"), filters=[strip], validators=[Length(max=254)])
 
 
 class AddSuppressionForm(PortalForm):
-    email = EmailField("Email address", filters=[strip], validators=[DataRequired(), Email(), Length(max=254)])
-    reason = StringField("Reason", filters=[strip], validators=[DataRequired(), Length(max=REASON_MAX)])
+    email = EmailField(_l("Email address"), filters=[strip], validators=[DataRequired(), Email(), Length(max=254)])
+    reason = StringField(_l("Reason"), filters=[strip], validators=[DataRequired(), Length(max=REASON_MAX)])
 
 
 class RemoveSuppressionForm(PortalForm):
-    email = HiddenField("Email address", filters=[strip], validators=[DataRequired(), Email(), Length(max=254)])
-    reason = StringField("Reason for removing", filters=[strip], validators=[DataRequired(), Length(max=REASON_MAX)])
+    email = HiddenField(_l("Email address"), filters=[strip], validators=[DataRequired(), Email(), Length(max=254)])
+    reason = StringField(
+        _l("Reason for removing"), filters=[strip], validators=[DataRequired(), Length(max=REASON_MAX)]
+    )

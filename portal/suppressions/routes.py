@@ -1,15 +1,28 @@
 from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.core import clock
+from portal.core.i18n import N_
 from portal.core.text import normalise_email
 from portal.outbox import operator
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
+from portal.web.forms import error_message
 from portal.web.paging import Page, limits, page_number
 
 bp = Blueprint("suppressions", __name__, url_prefix="/admin/suppressions")
+
+# The engine's refusals (portal/outbox/suppressions.py, in English), marked here where a page shows
+# them: error_message looks each up in the catalogue.
+ENGINE_REFUSALS = (
+    N_("That address is already on the suppression list."),
+    N_("That address is not on the suppression list."),
+    N_("Enter a valid email address."),
+    N_("Give a reason; it is kept with the change."),
+)
+NOT_ON_THE_LIST = ENGINE_REFUSALS[1]
 
 
 def _render_index(add_form: AddSuppressionForm, status: int = 200):
@@ -48,9 +61,9 @@ def add():
                 now=clock.utcnow(),
             )
         except operator.SuppressionError as error:
-            form.email.errors.append(str(error))
+            form.email.errors.append(error_message(error))
         else:
-            flash(f"{normalise_email(form.email.data)} will not be emailed.", "success")
+            flash(_("%(address)s will not be emailed.", address=normalise_email(form.email.data)), "success")
             return redirect(url_for("suppressions.index"))
     return _render_index(form, status=400)
 
@@ -62,7 +75,7 @@ def add():
 def confirm_remove():
     email = normalise_email(request.form.get("email", ""))
     if not operator.is_suppressed(portal_context().db, email):
-        flash("That address is not on the suppression list.", "warning")
+        flash(_(NOT_ON_THE_LIST), "warning")
         return redirect(url_for("suppressions.index"))
     return _render_remove(RemoveSuppressionForm(formdata=None, data={"email": email}), email, status=200)
 
@@ -81,9 +94,9 @@ def remove():
                 now=clock.utcnow(),
             )
         except operator.SuppressionError as error:
-            form.form_errors.append(str(error))
+            form.form_errors.append(error_message(error))
         else:
-            flash(f"{normalise_email(form.email.data)} may be emailed again.", "success")
+            flash(_("%(address)s may be emailed again.", address=normalise_email(form.email.data)), "success")
             return redirect(url_for("suppressions.index"))
     return _render_remove(form, normalise_email(form.email.data or ""), status=400)
 

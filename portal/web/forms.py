@@ -19,20 +19,34 @@ import uuid
 from datetime import date
 
 from flask import request
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from werkzeug.exceptions import BadRequest
 from wtforms import EmailField, HiddenField, PasswordField, TextAreaField
 from wtforms.fields.choices import SelectFieldBase
 from wtforms.validators import DataRequired, Email, InputRequired, Length, Regexp
 
+from portal.core.i18n import N_
 from portal.core.text import control_characters_in
 
-FILES_REFUSED = "This form takes text only, not files. Go back and type your answers into the form."
-CONTROL_CHARACTERS = "Remove the invisible control characters from this answer; they cannot be stored."
-LINE_BREAKS = "Keep this answer on one line."
-CHOOSE_OFFERED = "Choose one of the options offered."
-# WTForms' own words for an unknown choice, replaced by CHOOSE_OFFERED (or the field's own message).
+# In English here (tests compare with them); a page shows each in its own language (`_()` where used).
+FILES_REFUSED = N_("This form takes text only, not files. Go back and type your answers into the form.")
+CONTROL_CHARACTERS = N_("Remove the invisible control characters from this answer; they cannot be stored.")
+LINE_BREAKS = N_("Keep this answer on one line.")
+CHOOSE_OFFERED = N_("Choose one of the options offered.")
+# WTForms' own words for an unknown choice, replaced by CHOOSE_OFFERED (or the field's own message);
+# WTForms words them in the page's language too (`_wtforms_choice_messages`).
 _WTFORMS_CHOICE_MESSAGES = {"Not a valid choice.", "Not a valid choice", "Invalid Choice: could not coerce."}
+
+
+def error_message(error: Exception) -> str:
+    """An operation's refusal (an InputError) in the page's language: its catalogue message and
+    values when it carries them (`message`, `values`), else its English text looked up as it is."""
+    message = getattr(error, "message", None)
+    if isinstance(message, str):
+        return _(message, **(getattr(error, "values", None) or {}))
+    return _(str(error))
 
 
 class PortalForm(FlaskForm):
@@ -89,7 +103,7 @@ def _control_character_problem(field) -> str | None:
             continue
         found = control_characters_in(raw, allowed="\n\r\t" if multi_line else "")
         if found:
-            return LINE_BREAKS if found <= set("\n\r\t") else CONTROL_CHARACTERS
+            return _(LINE_BREAKS) if found <= set("\n\r\t") else _(CONTROL_CHARACTERS)
     return None
 
 
@@ -111,21 +125,26 @@ def _offered_values(field) -> set[str]:
 def _required_message(field) -> str | None:
     for validator in field.validators:
         if isinstance(validator, DataRequired | InputRequired):
-            return validator.message or CHOOSE_OFFERED
+            return validator.message or _(CHOOSE_OFFERED)
     return None
+
+
+def _wtforms_choice_messages(field) -> set[str]:
+    return _WTFORMS_CHOICE_MESSAGES | {field.gettext(message) for message in _WTFORMS_CHOICE_MESSAGES}
 
 
 def _choice_problem(field) -> bool:
     """Sets the field's one error if its posted value is not among the options offered; True if so."""
     posted = [raw for raw in (field.raw_data or ()) if raw != ""]
     offered = _offered_values(field)
-    own = [message for message in field.errors if message not in _WTFORMS_CHOICE_MESSAGES]
+    wtforms_words = _wtforms_choice_messages(field)
+    own = [message for message in field.errors if message not in wtforms_words]
     if any(not isinstance(raw, str) or raw not in offered for raw in posted):
-        field.errors = own or [CHOOSE_OFFERED]
+        field.errors = own or [_(CHOOSE_OFFERED)]
         return True
     required = _required_message(field)
     if not posted and ("" not in offered or required):
-        field.errors = own or [required or CHOOSE_OFFERED]
+        field.errors = own or [required or _(CHOOSE_OFFERED)]
         return True
     return bool(field.errors)
 
@@ -135,13 +154,13 @@ class InviteManagerForm(PortalForm):
     company's page (the same invitation either way)."""
 
     email = EmailField(
-        "Email address",
-        validators=[DataRequired(message="Enter the new manager's email address."), Email(), Length(max=254)],
+        _l("Email address"),
+        validators=[DataRequired(message=_l("Enter the new manager's email address.")), Email(), Length(max=254)],
     )
 
 
 class FilesRefused(BadRequest):
-    description = FILES_REFUSED
+    description = _l(FILES_REFUSED)
     show_description = True  # the error page shows this message instead of the generic one
 
 

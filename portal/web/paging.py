@@ -1,5 +1,6 @@
 """One way to page a list that grows: a page number from the query string, and what the page
-says about itself ("Showing 51–100 of 312") instead of silently stopping at a limit."""
+says about itself ("Showing 51–100 of 312", worded in the page's language by templates/_pager.html)
+instead of silently stopping at a limit."""
 
 from __future__ import annotations
 
@@ -46,13 +47,17 @@ class Page:
         return self.number < self.pages
 
     @property
-    def summary(self) -> str:
-        if not self.items:
-            return f"Showing 0 of {self.total}"
-        first, last = self.offset + 1, self.offset + len(self.items)
-        if first == 1 and last == self.total:
-            return f"Showing all {self.total}"
-        return f"Showing {first}–{last} of {self.total}"
+    def first(self) -> int:
+        """The position of the page's first item in the whole list (0 for an empty page)."""
+        return self.offset + 1 if self.items else 0
+
+    @property
+    def last(self) -> int:
+        return self.offset + len(self.items)
+
+    @property
+    def shows_all(self) -> bool:
+        return bool(self.items) and self.first == 1 and self.last == self.total
 
 
 def limits(number: int, per_page: int = PER_PAGE) -> dict:

@@ -6,35 +6,38 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from wtforms import EmailField, StringField
 from wtforms.validators import DataRequired, Email, Length
 
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
+from portal.core.i18n import N_
 from portal.core.text import InputError, strip
 from portal.web.extensions import limiter
-from portal.web.forms import PortalForm
+from portal.web.forms import PortalForm, error_message
 
 log = logging.getLogger(__name__)
 
 # Per client: five accepted submissions an hour, and a ceiling on all attempts (typos included).
 ACCEPTED_LIMIT = "5 per hour"
 ATTEMPT_LIMIT = "30 per hour"
-BUSY = "We are very busy right now and nothing was saved. Please send the form again in a moment."
+BUSY = N_("We are very busy right now and nothing was saved. Please send the form again in a moment.")
 
 
 class PublicForm(PortalForm):
     # Hidden from people; bots fill it in. A filled-in form is answered as accepted and dropped.
-    website = StringField("Leave this field empty", filters=[strip])
+    website = StringField(_l("Leave this field empty"), filters=[strip])
 
 
 def work_email_field(limit: int) -> EmailField:
     """The work address every public form asks for, with the same messages."""
     return EmailField(
-        "Work email",
+        _l("Work email"),
         filters=[strip],
         validators=[
-            DataRequired("Enter your work email address."),
-            Email("Enter an email address like name@company.com."),
+            DataRequired(_l("Enter your work email address.")),
+            Email(_l("Enter an email address like name@company.com.")),
             Length(max=limit),
         ],
     )
@@ -57,7 +60,8 @@ def public_form_limits(scope: str):
 def accept_public_form(form: PublicForm, submit: Callable[[], object], *, unconfirmed: str) -> bool:
     """Validate and submit; True when the visitor may be thanked (saved, or a bot caught).
 
-    Otherwise the form carries the reason and the caller renders it again.
+    Otherwise the form carries the reason and the caller renders it again. `unconfirmed` is the
+    caller's message, marked with N_ (shown in the page's language; one already translated stays as it is).
     """
     if form.is_submitted() and form.website.data:
         log.info("%s: honeypot filled in; answered as accepted, nothing written", type(form).__name__)
@@ -67,11 +71,11 @@ def accept_public_form(form: PublicForm, submit: Callable[[], object], *, unconf
     try:
         submit()
     except DatabaseBusyError:
-        form.form_errors.append(BUSY)
+        form.form_errors.append(_(BUSY))
     except AmbiguousCommitError:
-        form.form_errors.append(unconfirmed)
+        form.form_errors.append(_(unconfirmed))
     except InputError as error:
-        form.form_errors.append(str(error))
+        form.form_errors.append(error_message(error))
     else:
         return True
     return False
