@@ -59,7 +59,7 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
     pages.sign_in(ADMIN, DEMO_PASSWORD)
     page.get_by_role("link", name="Outbox").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Outbox")
-    page.get_by_role("link", name=re.compile(r"1 password reset emails dead letter")).click()
+    page.get_by_role("link", name=re.compile(r"1 password reset email dead letter")).click()
     listed = page.get_by_role("row", name=re.compile(row["id"]))
     expect(listed).to_contain_text("outcome unknown")
     shoot(page, SHOTS, "console-list")

@@ -50,7 +50,7 @@ def test_a_forgotten_password_is_reset_by_email(pages, page):
     expect(page.get_by_role("heading", level=1)).to_have_text("Your account")
     snapshot_widths(page, "account")
     page.get_by_label("Your name").fill("Olena K.")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_role("status")).to_contain_text("Your name is saved.")
     expect(page.get_by_role("link", name="Olena K.")).to_be_visible()
 
