@@ -21,7 +21,8 @@ from portal.campaigns.sending import campaign_pass
 from portal.core import clock
 from portal.demo.operations import request_demo
 from portal.email_families import FAMILIES
-from portal.invitations.operations import invite_colleagues, invite_manager
+from portal.invitations.managers import invite_manager
+from portal.invitations.operations import invite_colleagues
 from portal.notices.operations import send_notice
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.report_emails.operations import test_send as send_test_report

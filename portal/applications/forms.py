@@ -1,8 +1,6 @@
 import re
 
-from flask_babel import LazyString
 from flask_babel import gettext as _
-from markupsafe import escape
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
 from wtforms.validators import (
     AnyOf,
@@ -17,32 +15,18 @@ from wtforms.validators import (
 from wtforms.widgets import HiddenInput, TextInput
 
 from portal.applications.states import DECISIONS, EMAIL_MAX, EMPLOYEES_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX
-from portal.core.i18n import number
+from portal.core.i18n import N_
 from portal.core.text import strip
-from portal.web.forms import PortalForm
-from portal.web.i18n import current_language
+from portal.web.forms import PortalForm, too_long_text
+from portal.web.forms import lazy_text as _l
 from portal.web.public_forms import PublicForm, work_email_field
 
 _GROUPED_DIGITS = re.compile(r"^\d{1,3}([ ,]\d{3})+$")  # 1,200 or 1 200
 
 
-class _Text(LazyString):
-    """A message translated when shown, HTML-escaped like any other text (Flask-Babel's lazy
-    strings pass into a page unescaped: "company's" would lose its &#39;)."""
-
-    def __html__(self):
-        return escape(str(self))
-
-
-def _l(message: str, **values) -> _Text:
-    """lazy_gettext, escaped as text."""
-    return _Text(_, message, **values)
-
-
 CHOOSE_DECISION = _l("Choose approve, decline or ask for more information.")
-# The limit as the page's language writes it (2,000 / 2 000), when the message is shown.
-MESSAGE_TOO_LONG = _Text(lambda: _("Keep it under %(max)s characters.", max=number(MESSAGE_MAX, current_language())))
-NOTE_TOO_LONG = _Text(lambda: _("Keep the note under %(max)s characters.", max=number(NOTE_MAX, current_language())))
+MESSAGE_TOO_LONG = too_long_text(N_("Keep it under %(max)s characters."), MESSAGE_MAX)
+NOTE_TOO_LONG = too_long_text(N_("Keep the note under %(max)s characters."), NOTE_MAX)
 
 
 class WholeNumberField(IntegerField):
@@ -78,7 +62,9 @@ class ApplicationForm(PublicForm):
         validators=[DataRequired(_l("Enter your company's name.")), Length(max=NAME_MAX)],
     )
     contact_name = StringField(
-        _l("Your name"), filters=[strip], validators=[DataRequired(_l("Enter your name.")), Length(max=NAME_MAX)]
+        _l("Your name"),
+        filters=[strip],
+        validators=[DataRequired(_l("Enter your name.")), Length(max=NAME_MAX)],
     )
     contact_email = work_email_field(EMAIL_MAX)
     employee_count = WholeNumberField(

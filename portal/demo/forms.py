@@ -1,39 +1,23 @@
-from flask_babel import LazyString
-from flask_babel import gettext as _
-from markupsafe import escape
 from wtforms import SelectField, StringField, TextAreaField
 from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, Optional
 
-from portal.core.i18n import number
+from portal.core.i18n import N_
 from portal.core.text import strip
 from portal.demo.operations import EMAIL_MAX, MESSAGE_MAX, NAME_MAX, NOTE_MAX, STATUS_LABELS
-from portal.web.forms import PortalForm
-from portal.web.i18n import current_language
+from portal.web.forms import PortalForm, too_long_text
+from portal.web.forms import lazy_text as _l
 from portal.web.public_forms import PublicForm, work_email_field
 
-
-class _Text(LazyString):
-    """A message translated when shown, HTML-escaped like any other text (Flask-Babel's lazy
-    strings pass into a page unescaped: "company's" would lose its &#39;)."""
-
-    def __html__(self):
-        return escape(str(self))
-
-
-def _l(message: str, **values) -> _Text:
-    """lazy_gettext, escaped as text."""
-    return _Text(_, message, **values)
-
-
 CHOOSE_STATUS = _l("Choose new, contacted or done.")
-# The limit as the page's language writes it (2,000 / 2 000), when the message is shown.
-MESSAGE_TOO_LONG = _Text(lambda: _("Keep it under %(max)s characters.", max=number(MESSAGE_MAX, current_language())))
-NOTE_TOO_LONG = _Text(lambda: _("Keep the note under %(max)s characters.", max=number(NOTE_MAX, current_language())))
+MESSAGE_TOO_LONG = too_long_text(N_("Keep it under %(max)s characters."), MESSAGE_MAX)
+NOTE_TOO_LONG = too_long_text(N_("Keep the note under %(max)s characters."), NOTE_MAX)
 
 
 class DemoRequestForm(PublicForm):
     name = StringField(
-        _l("Your name"), filters=[strip], validators=[DataRequired(_l("Enter your name.")), Length(max=NAME_MAX)]
+        _l("Your name"),
+        filters=[strip],
+        validators=[DataRequired(_l("Enter your name.")), Length(max=NAME_MAX)],
     )
     email = work_email_field(EMAIL_MAX)
     company = StringField(

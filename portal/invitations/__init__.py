@@ -4,13 +4,8 @@ Other areas use this one only through the names below (its face; tests/test_floo
 """
 
 from portal.invitations.display import invitation_view
-from portal.invitations.operations import (
-    InvitationError,
-    OpenedInvitation,
-    insert_invitation,
-    invite_manager,
-    resend_manager_invitation,
-)
+from portal.invitations.managers import invite_manager, resend_manager_invitation
+from portal.invitations.operations import InvitationError, OpenedInvitation, insert_invitation
 from portal.invitations.queries import invitation_company, invitation_page
 from portal.invitations.tokens import accept_url
 

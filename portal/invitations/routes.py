@@ -4,7 +4,7 @@ from flask_babel import ngettext
 from flask_login import current_user
 
 from portal.auth import load_user
-from portal.invitations import operations, queries, tokens
+from portal.invitations import managers, operations, queries, tokens
 from portal.invitations.addresses import MAX_ADDRESSES
 from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
@@ -90,7 +90,7 @@ def _flash_invite_result(result: operations.InviteResult) -> None:
 def resend(invitation_id: int):
     try:
         if request.form.get("role") == "manager":
-            operations.resend_manager_invitation(
+            managers.resend_manager_invitation(
                 portal_context(),
                 company_id=current_company_id(),
                 invitation_id=invitation_id,

@@ -1,22 +1,22 @@
-"""The filing-ready PDF (fpdf2, pure Python) and an employee's certificate of hours.
+"""The filing-ready PDF (fpdf2, pure Python); an employee's certificate of hours is certificate.py.
 
 The filing PDF carries no names, and hides what its filing mask hides (filing.py, disclosure.py).
-Both are written in one language, passed down to every part: the manager's who downloads the
-filing PDF (or receives it by email), the employee's who downloads the certificate.
+It is written in one language, passed down to every part: the manager's who downloads it (or
+receives it by email).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate, translate_plural
+from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
-from portal.reports.crosswalk import crosswalk, method, sdgs
+from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.filing import FilingMask
-from portal.reports.hours import hours_text, signed_hours_text
+from portal.reports.hours import signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
@@ -373,89 +373,3 @@ def _methodology(pdf: ReportPDF, view: View, language: str) -> None:
         pdf.cell(0, 6, pdf.t(framework), **NEXT)
         pdf.para(asks, size=8.5, colour=MUTED)
         pdf.para(gives)
-
-
-def certificate_pdf(
-    *,
-    name: str,
-    company: str,
-    minutes_by_programme: dict[str, int],
-    sessions: int,
-    first: str | None,
-    last: str | None,
-    issued: str,
-    certificate_id: str,
-    language: str = ENGLISH,
-) -> bytes:
-    pdf = ReportPDF(
-        translate(
-            language, "Certificate %(certificate_id)s · issued %(issued)s", certificate_id=certificate_id, issued=issued
-        ),
-        language,
-    )
-    pdf.alias_nb_pages()
-    pdf.add_page()
-    pdf.ln(20)
-    pdf.font(10, bold=True, colour=BRAND)
-    pdf.cell(0, 6, pdf.t("THE EDUCATIONAL EQUALITY INSTITUTE"), align="C", **NEXT)  # a name: as it is
-    pdf.ln(6)
-    pdf.font(26, bold=True)
-    pdf.cell(0, 14, pdf.t(translate(language, "Certificate of volunteering")), align="C", **NEXT)
-    pdf.ln(8)
-    pdf.font(12, colour=MUTED)
-    pdf.cell(0, 7, pdf.t(translate(language, "This certifies that")), align="C", **NEXT)
-    pdf.font(20, bold=True)
-    pdf.multi_cell(0, 11, pdf.t(name), align="C", **NEXT)
-    pdf.font(12, colour=MUTED)
-    pdf.multi_cell(0, 7, pdf.t(translate(language, "of %(company)s", company=company)), align="C", **NEXT)
-    pdf.ln(6)
-    total = sum(minutes_by_programme.values())
-    pdf.font(14)
-    hours = hours_text(total, language)
-    if first and last:
-        volunteered = translate_plural(
-            language,
-            "volunteered %(hours)s hours in %(num)d attended session between %(first)s and %(last)s.",
-            "volunteered %(hours)s hours in %(num)d attended sessions between %(first)s and %(last)s.",
-            sessions,
-            hours=hours,
-            first=first,
-            last=last,
-        )
-    else:
-        volunteered = translate_plural(
-            language,
-            "volunteered %(hours)s hours in %(num)d attended session.",
-            "volunteered %(hours)s hours in %(num)d attended sessions.",
-            sessions,
-            hours=hours,
-        )
-    pdf.multi_cell(0, 8, pdf.t(volunteered), align="C", **NEXT)
-    pdf.ln(4)
-    for programme, minutes in minutes_by_programme.items():
-        pdf.font(11)
-        pdf.multi_cell(
-            0,
-            6.5,
-            pdf.t(
-                translate(
-                    language,
-                    "%(programme)s: %(hours)s hours · %(goals)s",
-                    programme=PROGRAMMES[programme],
-                    hours=hours_text(minutes, language),
-                    goals=sdgs(programme, language),
-                )
-            ),
-            align="C",
-            **NEXT,
-        )
-    pdf.ln(10)
-    pdf.para(
-        translate(
-            language,
-            "Hours are measured from session attendance recorded by the programme platforms, not entered by hand.",
-        ),
-        size=9,
-        colour=MUTED,
-    )
-    return bytes(pdf.output())

@@ -17,6 +17,7 @@ from portal.core.clock import now_iso, parse
 from portal.core.i18n import day
 from portal.core.periods import closable_years, presets, report_timezone, today_in
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
+from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.filing import NOT_FILED, filing_period
@@ -295,7 +296,7 @@ def certificate():
     by_programme = {p: m for p in PROGRAMMES if (m := sum(s.minutes for s in counted if s.platform == p))}
     local = sorted(queries.local_date(s.held_at, tz) for s in counted)
     issued = today_in(tz).isoformat()
-    body = pdf.certificate_pdf(
+    body = certificates.certificate_pdf(
         name=current_user.name or current_user.email,
         company=current_user.company_name or "",
         minutes_by_programme=by_programme,

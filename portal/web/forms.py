@@ -19,15 +19,17 @@ import uuid
 from datetime import date
 
 from flask import request
+from flask_babel import LazyString
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
+from markupsafe import escape
 from werkzeug.exceptions import BadRequest
 from wtforms import EmailField, HiddenField, PasswordField, TextAreaField
 from wtforms.fields.choices import SelectFieldBase
 from wtforms.validators import DataRequired, Email, InputRequired, Length, Regexp
 
-from portal.core.i18n import N_
+from portal.core.i18n import N_, number
 from portal.core.text import control_characters_in
 
 # In English here (tests compare with them); a page shows each in its own language (`_()` where used).
@@ -38,6 +40,27 @@ CHOOSE_OFFERED = N_("Choose one of the options offered.")
 # WTForms' own words for an unknown choice, replaced by CHOOSE_OFFERED (or the field's own message);
 # WTForms words them in the page's language too (`_wtforms_choice_messages`).
 _WTFORMS_CHOICE_MESSAGES = {"Not a valid choice.", "Not a valid choice", "Invalid Choice: could not coerce."}
+
+
+class LazyText(LazyString):
+    """A message translated when shown, HTML-escaped like any other text (Flask-Babel's lazy
+    strings pass into a page unescaped: "company's" would lose its &#39;)."""
+
+    def __html__(self):
+        return escape(str(self))
+
+
+def lazy_text(message: str, **values) -> LazyText:
+    """lazy_gettext, escaped as text."""
+    return LazyText(_, message, **values)
+
+
+def too_long_text(message: str, limit: int) -> LazyText:
+    """A "keep it under %(max)s characters" message, its limit as the page's language writes it
+    (2,000 / 2 000) when the message is shown."""
+    from portal.web.i18n import current_language
+
+    return LazyText(lambda: _(message, max=number(limit, current_language())))
 
 
 def error_message(error: Exception) -> str:
