@@ -37,7 +37,6 @@ from portal.outbox.delivery import (
     RATE_LIMITED_TRIES,
     RATE_WAIT_RETRY_SECONDS,
     RATE_WAITED,
-    RECHECK_AFTER_WAIT_SECONDS,
     RETRYING,
     SETTLED,
     SKIPPED,
@@ -98,8 +97,14 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
             return DeliveryOutcome(SKIPPED, "batch_not_ours")
         sent = sealed
         try:
-            asked = time.monotonic()
-            if not limit.acquire(deadline):
+            taken, reopened = limit.take_slot(
+                deadline, recheck=lambda batch=sent: reopen_if_asked(db, batch, now=moment())
+            )
+            if reopened is not None:
+                # A member left during the wait: a new list, a new key, a new slot.
+                answer, sent = None, reopened
+                continue
+            if not taken:
                 if answer is not None:
                     # The 429 stands; the request sealed for the next try was never made.
                     return _record_answer(ctx, sent, family, answer, moment(), withdraw=True)
@@ -108,12 +113,6 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
                     db, sent, delay, "rate_limit_wait", False, now=moment(), counts_as_attempt=False, withdraw=True
                 )
                 return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, carrier=sent.carrier)
-            if time.monotonic() - asked > RECHECK_AFTER_WAIT_SECONDS:
-                reopened = reopen_if_asked(db, sent, now=moment())
-                if reopened is not None:
-                    # A member left during the wait: a new list, a new key, a new slot.
-                    answer, sent = None, reopened
-                    continue
         except Exception as error:
             return _release_after(db, sent, error, settings, family, moment(), withdraw=True)
         # Checked immediately before the call, as for a single row: after a wait, the provider may

@@ -40,10 +40,6 @@ RATE_WAITED = "rate_waited"
 RATE_WAIT_RETRY_SECONDS = 1.0
 # Provider requests one claim may make while the provider answers 429 (each after a shared pause).
 RATE_LIMITED_TRIES = 3
-# A wait for a rate slot longer than this is long enough for a person to act in (a colleague
-# deactivated, a campaign cancelled): the row is read once more before the call. A slot taken at
-# once costs no read: the claim that just committed was the check.
-RECHECK_AFTER_WAIT_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -148,15 +144,13 @@ def _send(ctx, row: ClaimedRow, family: Family, message, limit, deadline: float,
     answer = None
     for _ in range(RATE_LIMITED_TRIES):
         try:
-            asked = time.monotonic()
-            if not limit.acquire(deadline):
+            taken, reason = limit.take_slot(deadline, recheck=lambda: stop_reason(db, row.id))
+            if reason is not None:
+                return _settle(db, row, CANCELLED, reason, CANCELLED, moment())
+            if not taken:
                 if answer is not None:
                     break  # the 429 stands: a retry no sooner than its retry-after
                 return _release_after_wait(db, row, max(RATE_WAIT_RETRY_SECONDS, limit.pause_left()), moment())
-            if time.monotonic() - asked > RECHECK_AFTER_WAIT_SECONDS:
-                reason = stop_reason(db, row.id)
-                if reason is not None:
-                    return _settle(db, row, CANCELLED, reason, CANCELLED, moment())
         except Exception as error:
             if answer is not None:
                 break

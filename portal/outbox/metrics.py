@@ -116,16 +116,17 @@ def relay_published(rows: int, queued: bool) -> None:
         RELAY_PUBLISHED.labels("yes" if queued else "no").inc(rows)
 
 
-def times_rate_limit_wait(acquire):
-    """Decorator for ProviderRateLimit.acquire: how long each wait for a slot took, and how it ended."""
+def times_rate_limit_wait(take_slot):
+    """Decorator for ProviderRateLimit.take_slot: how long each wait for a slot took, and how it ended."""
 
-    @functools.wraps(acquire)
+    @functools.wraps(take_slot)
     def timed(*args, **kwargs):
         started = time.monotonic()
         acquired = False
         try:
-            acquired = acquire(*args, **kwargs)
-            return acquired
+            taken, found = take_slot(*args, **kwargs)
+            acquired = taken
+            return taken, found
         finally:
             _observe_wait("acquired" if acquired else "gave_up", time.monotonic() - started)
 

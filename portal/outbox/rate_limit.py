@@ -24,7 +24,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from limits import RateLimitItemPerSecond
 from limits.storage import RedisStorage
@@ -47,6 +48,11 @@ HEADROOM_DIVISOR = 25  # one slot of headroom per this many requests a second
 # 429 (each pauses every worker a second), with 50 ms 2, with 100 ms none; 100 ms costs 1/11 of the
 # rate while the window is full.
 SLOT_MARGIN_SECONDS = 0.1
+# A wait for a slot longer than this is long enough for a person to act in (a colleague
+# deactivated, a campaign cancelled): the caller reads its rows once more before the slot. A slot
+# taken at once costs no read: the claim that just committed was the check.
+RECHECK_AFTER_WAIT_SECONDS = 0.05
+T = TypeVar("T")
 # Set by the worker on SIGTERM: a delivery waiting for a slot gives up instead of holding shutdown.
 stopping = threading.Event()
 
@@ -64,16 +70,53 @@ class ProviderRateLimit:
         self.limiter = MovingWindowRateLimiter(storage)
         self._no_pause_until = 0.0
 
-    @metrics.times_rate_limit_wait
     def acquire(self, deadline: float) -> bool:
         """Take one slot; False if none came before `deadline` (time.monotonic()) or we must stop."""
+        return self.take_slot(deadline)[0]
+
+    @metrics.times_rate_limit_wait
+    def take_slot(self, deadline: float, recheck: Callable[[], T | None] = lambda: None) -> tuple[bool, T | None]:
+        """Take a slot for one request: (True, None) once taken; (False, None) when none came before
+        `deadline` (time.monotonic()) or we must stop; (False, found) when `recheck` found a reason
+        not to send.
+
+        A wait longer than RECHECK_AFTER_WAIT_SECONDS ends with `recheck()` before the slot is
+        taken, not after: then nothing but the request itself follows a slot, and the provider's
+        window sees our requests as far apart as ours spaced them (a read between the two let a
+        request arrive late, and the next one on time drew a 429)."""
+        if self.take():
+            return True, None
+        while True:
+            asked = time.monotonic()
+            if not self.wait_for_room(deadline):
+                return False, None
+            if time.monotonic() - asked > RECHECK_AFTER_WAIT_SECONDS:
+                found = recheck()
+                if found is not None:
+                    return False, found
+            if self.take():
+                return True, None
+
+    def take(self) -> bool:
+        """Take a slot now if the window has one (one atomic script across every worker), no pause
+        holds every worker back and this worker is not stopping; False otherwise, nothing taken."""
+        return not stopping.is_set() and self.pause_left() <= 0 and self.limiter.hit(self.item, LIMIT_NAMESPACE)
+
+    def wait_for_room(self, deadline: float) -> bool:
+        """Wait, taking nothing, until the window has room for a request: True then (another worker
+        may still take it first), False if no room came before `deadline` or we must stop."""
+        ready_at = None  # once the window was seen full: when its oldest slot has left, plus the margin
         while not stopping.is_set():
             wait = self.pause_left()
             if wait <= 0:
-                if self.limiter.hit(self.item, LIMIT_NAMESPACE):
+                if ready_at is None:
+                    reset_at, room = self.limiter.get_window_stats(self.item, LIMIT_NAMESPACE)
+                    if room > 0:
+                        return True
+                    ready_at = time.monotonic() + max(reset_at - time.time(), 0.002) + self.margin
+                wait = ready_at - time.monotonic()
+                if wait <= 0:
                     return True
-                reset_at, _ = self.limiter.get_window_stats(self.item, LIMIT_NAMESPACE)
-                wait = max(reset_at - time.time(), 0.002) + self.margin
             if time.monotonic() + wait > deadline:
                 return False
             stopping.wait(min(wait, LONGEST_NAP_SECONDS))
@@ -87,7 +130,7 @@ class ProviderRateLimit:
         pause = None
         if status == 429:
             pause = _seconds(headers.get("retry-after")) or _seconds(headers.get("ratelimit-reset")) or 1.0
-        elif _seconds(headers.get("ratelimit-remaining")) == 0 and self._room_left() > 0:
+        elif _seconds(headers.get("ratelimit-remaining")) == 0 and self.room_left() > 0:
             # The provider has less left than our own window says (someone else shares the
             # account, or its window is not ours): nobody sends until its reset. When our window
             # is full too, it already holds every worker back, more precisely than the whole
@@ -100,7 +143,8 @@ class ProviderRateLimit:
                 self.redis.set(PAUSE_KEY, "1", px=milliseconds)
             self._no_pause_until = 0.0
 
-    def _room_left(self) -> int:
+    def room_left(self) -> int:
+        """Slots the shared window has free now."""
         return self.limiter.get_window_stats(self.item, LIMIT_NAMESPACE).remaining
 
     def pause_left(self) -> float:

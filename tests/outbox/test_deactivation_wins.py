@@ -16,7 +16,7 @@ from portal.core import clock
 from portal.outbox.batches import claim_batch, seal_batch_request
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope
-from portal.outbox.rate_limit import PAUSE_KEY
+from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for
 from portal.outbox.rows import cancel_unsent
 from portal.people.operations import deactivate_colleague
 from tests.outbox.test_batch_delivery import batch_of, batch_requests, campaign_rows, emails_by_row, publish
@@ -113,6 +113,7 @@ def test_a_delivery_checks_again_after_its_wait_before_it_calls_the_provider(
     try:
         leaver, deactivate = leaver_and_manager(long_claims, make_user, user_id)
         outbox_id = make_outbox_row(recipient=leaver, publish=True)
+        slots = rate_limit_for(long_claims.redis, settings.redis_url, settings.resend_rate_limit_per_second)
         long_claims.redis.set(PAUSE_KEY, "1", px=1_500)
         decisions = []
         delivery = threading.Thread(
@@ -127,6 +128,9 @@ def test_a_delivery_checks_again_after_its_wait_before_it_calls_the_provider(
         assert decisions == ["ack:cancelled"]
         assert status(long_claims, outbox_id)[:2] == ("cancelled", "recipient_deactivated")
         assert provider_model.requests() == []
+        # The check came before the slot: only the request itself may follow a slot, so a
+        # cancelled row spends none of the rate every worker shares.
+        assert slots.room_left() == slots.item.amount
     finally:
         long_claims.db.dispose()
 
