@@ -31,7 +31,17 @@ from portal.core.i18n import N_
 from portal.outbox.intents import TEMPLATE_INPUT, EmailIntent
 from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
 from portal.outbox.rows import ALWAYS_DUE, CANCELLABLE, cancel_unsent
-from portal.outbox.statuses import DEAD_LETTER, FAILED, OUTCOME_UNKNOWN, PENDING, SENT, SENT_AGAIN, WAITING, sql_list
+from portal.outbox.statuses import (
+    DEAD_LETTER,
+    FAILED,
+    OUTCOME_UNKNOWN,
+    PENDING,
+    SENT,
+    SENT_AGAIN,
+    WAITING,
+    among_named,
+    sql_list,
+)
 from portal.outbox.unit_of_work import write_then_publish
 
 RETRY, CONFIRM_SENT, SEND_AGAIN, CANCEL = "retry", "confirm_sent", "send_again", "cancel"
@@ -81,7 +91,7 @@ _RETRY = sa.text(
     UPDATE email_outbox
     SET status = '{PENDING}', attempt_count = 0, last_error = NULL, claim_expires_at = NULL,
         next_attempt_at = NULL, relay_since = '{ALWAYS_DUE}', updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND {ELIGIBLE[RETRY]}
+    WHERE {among_named(ELIGIBLE[RETRY])}
     RETURNING id
     """
 )
@@ -91,14 +101,14 @@ _CONFIRM_SENT = sa.text(
     SET status = '{SENT}', provider_message_id = :message_id, sent_at = COALESCE(sent_at, :now),
         last_error = '{CONFIRMED_BY_OPERATOR}', outcome_unknown = 0, claim_expires_at = NULL,
         next_attempt_at = NULL, relay_since = NULL, updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND {ELIGIBLE[CONFIRM_SENT]}
+    WHERE {among_named(ELIGIBLE[CONFIRM_SENT])}
     RETURNING id
     """
 )
 _MARK_SENT_AGAIN = sa.text(
     f"""
     UPDATE email_outbox SET last_error = '{SENT_AGAIN}', updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND {ELIGIBLE[SEND_AGAIN]}
+    WHERE {among_named(ELIGIBLE[SEND_AGAIN])}
     RETURNING id
     """
 )

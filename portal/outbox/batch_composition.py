@@ -15,7 +15,7 @@ from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
 from portal.outbox.provider import BATCH_LIMIT
-from portal.outbox.statuses import WAITING, sql_list
+from portal.outbox.statuses import WAITING, among_named, sql_list
 
 BATCH_ID_PREFIX = "bat"
 
@@ -31,8 +31,7 @@ def provider_key_of(environment: str, install_id: str, batch_id: str, compositio
 _JOINABLE = Statement(
     f"""
     SELECT id, family, environment, batch_id, first_attempt_at FROM email_outbox
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND provider_message_id IS NULL
-      AND status IN {sql_list(WAITING)}
+    WHERE {among_named(f"provider_message_id IS NULL AND status IN {sql_list(WAITING)}")}
     ORDER BY rowid
     """
 )
@@ -56,7 +55,7 @@ _JOIN = Statement(
     UPDATE email_outbox SET batch_id = :batch, batch_position = member.key
     FROM json_each(:ids) AS member
     WHERE email_outbox.id = member.value AND batch_id IS NULL AND first_attempt_at IS NULL
-      AND provider_message_id IS NULL AND status IN {sql_list(WAITING)}
+      AND provider_message_id IS NULL AND +status IN {sql_list(WAITING)}  -- by the list: see among_named
       AND EXISTS (SELECT 1 FROM email_batches WHERE id = :batch)
     """
 )

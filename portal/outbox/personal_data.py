@@ -29,7 +29,7 @@ from portal.core import clock
 from portal.core.db import json_array
 from portal.core.driver import Statement
 from portal.core.text import normalise_email
-from portal.outbox.statuses import UNSETTLED, sql_list
+from portal.outbox.statuses import UNSETTLED, among_named, sql_list
 
 ERASED_PREFIX = "erased:"
 
@@ -51,13 +51,14 @@ _SUPPRESSION_HISTORY = Statement(
     "SELECT action, reason, source, created_at FROM email_suppression_events WHERE email = :address ORDER BY id"
 )
 _ABOUT = "subject_ref IN (SELECT value FROM json_each(:about))"
+_UNSETTLED_ABOUT_CONDITION = among_named(f"status IN {sql_list(UNSETTLED)}", column="subject_ref", names=":about")
 _IN_FLIGHT = Statement(
     f"""
     SELECT (SELECT COUNT(*) FROM email_outbox WHERE recipient = :address AND status IN {sql_list(UNSETTLED)})
-         + (SELECT COUNT(*) FROM email_outbox WHERE {_ABOUT} AND status IN {sql_list(UNSETTLED)})
+         + (SELECT COUNT(*) FROM email_outbox WHERE {_UNSETTLED_ABOUT_CONDITION})
     """
 )
-_UNSETTLED_ABOUT = Statement(f"SELECT id FROM email_outbox WHERE {_ABOUT} AND status IN {sql_list(UNSETTLED)}")
+_UNSETTLED_ABOUT = Statement(f"SELECT id FROM email_outbox WHERE {_UNSETTLED_ABOUT_CONDITION}")
 _ERASE_ROWS = Statement(
     """
     UPDATE email_outbox SET recipient = :pseudonym, template_input = '{}', last_error = NULL, updated_at = :now

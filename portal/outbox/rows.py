@@ -33,6 +33,7 @@ from portal.outbox.statuses import (
     UNKNOWN_OUTCOME,
     UNSETTLED,
     WAITING,
+    among_named,
     sql_list,
 )
 
@@ -201,7 +202,7 @@ _CANCEL_WAITING = sa.text(
     UPDATE email_outbox
     SET status = '{CANCELLED}', last_error = :reason, claim_expires_at = NULL, next_attempt_at = NULL,
         relay_since = NULL, updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND {CANCELLABLE}
+    WHERE {among_named(CANCELLABLE)}
     RETURNING id
     """
 )
@@ -212,7 +213,7 @@ _CANCEL_WAITING = sa.text(
 _ASK_TO_STOP = sa.text(
     f"""
     UPDATE email_outbox SET cancel_requested_at = :now, cancel_reason = :reason
-    WHERE id IN (SELECT value FROM json_each(:ids)) AND status = '{PROCESSING}'
+    WHERE {among_named(f"status = '{PROCESSING}'")}
       AND provider_message_id IS NULL AND outcome_unknown = 0 AND cancel_requested_at IS NULL
       AND (batch_id IS NULL OR NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id
                                            AND b.request_count > 1 AND b.settled_at IS NULL))
@@ -275,6 +276,10 @@ def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
 # A publication moves `pending` to `enqueued` and restarts the stale period of every row it
 # published, so the relay republishes a lost message once per period, not on every pass. A late
 # write never turns `retry` into `enqueued` (the retry time stands) and never touches a live claim.
+_STILL_PUBLISHABLE = (
+    f"(status IN {sql_list(WAITING)}"
+    f" OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))"
+)
 _RECORD_PUBLICATION = Statement(
     f"""
     UPDATE email_outbox
@@ -285,10 +290,7 @@ _RECORD_PUBLICATION = Statement(
                            THEN :now ELSE enqueued_at END,
         relay_since = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE relay_since END,
         updated_at = :now
-    WHERE id IN (SELECT value FROM json_each(:ids))
-      AND provider_message_id IS NULL
-      AND (status IN {sql_list(WAITING)}
-           OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
+    WHERE provider_message_id IS NULL AND {among_named(_STILL_PUBLISHABLE)}
     """
 )
 
