@@ -190,6 +190,30 @@ def test_without_a_choice_or_a_browser_language_a_person_reads_their_companys(cl
         assert reading_language(conn, "nobody@example.org") == "en"
 
 
+def test_a_manager_invitation_is_written_in_the_accounts_language_else_the_inviters(ctx, db, make_user):
+    from portal.invitations.managers import invite_manager
+
+    inviter = make_user("manager", company="Fjord AS")
+    holder = make_user("manager", company="Elsewhere Ltd")
+    with db.write() as conn:
+        conn.execute(sa.text("UPDATE users SET language = 'en' WHERE email = :e"), {"e": holder})
+        company_id = conn.execute(sa.text("SELECT company_id FROM users WHERE email = :e"), {"e": inviter}).scalar()
+
+    def written_in(address: str, page_language: str | None) -> str:
+        invite_manager(
+            ctx, company_id=company_id, email=address, inviter_id=1, inviter_name="Ola", language=page_language
+        )
+        with db.read() as conn:
+            return conn.execute(
+                sa.text("SELECT json_extract(template_input, '$.language') FROM email_outbox WHERE recipient = :a"),
+                {"a": address},
+            ).scalar()
+
+    assert written_in("new.manager@fjord.example", "nb") == "nb", "no account: the inviting page's language"
+    assert written_in("another@fjord.example", None) == "en"
+    assert written_in(holder, "nb") == "en", "an account's own choice wins"
+
+
 def test_a_language_the_database_does_not_know_is_refused():
     assert i18n.choose_language("sv", ["sv-SE"], None) == "en"
     assert i18n.choose_language(None, ["sv-SE", "nn-NO"], "en") == "nb"

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from portal.auth.passwords import matches
 from portal.core.db import Database
-from portal.core.i18n import choose_language
+from portal.core.i18n import DEFAULT_LANGUAGE, choose_language
 from portal.core.text import normalise_email
 
 
@@ -103,10 +103,10 @@ def authenticate(db: Database, email: str, password: str) -> User | None:
     return User(**fields)
 
 
-def reading_language(conn: sa.Connection, email: str) -> str:
+def reading_language(conn: sa.Connection, email: str, *, otherwise: str = DEFAULT_LANGUAGE) -> str:
     """The language the portal writes to this address in, inside the caller's transaction: the
-    person's own choice, else their company's, else English (an address with no account).
-    An email stores it with its input, so every retry is in the same language."""
+    person's own choice, else their company's, else English; `otherwise` for an address with no
+    account. An email stores it with its input, so every retry is in the same language."""
     row = conn.execute(
         sa.text(
             "SELECT u.language, c.language AS company_language FROM users u "
@@ -114,4 +114,4 @@ def reading_language(conn: sa.Connection, email: str) -> str:
         ),
         {"email": normalise_email(email)},
     ).first()
-    return choose_language(row.language if row else None, (), row.company_language if row else None)
+    return choose_language(row.language, (), row.company_language) if row else otherwise

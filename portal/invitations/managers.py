@@ -9,7 +9,7 @@ from portal.core import clock
 from portal.core.i18n import N_, language_or_default
 from portal.core.text import normalise_email
 from portal.invitations.emails import manager_invitation_email
-from portal.invitations.operations import InvitationError, insert_invitation, refuse_while_sending
+from portal.invitations.operations import InvitationError, insert_invitation, open_invitation, refuse_while_sending
 from portal.outbox import write_then_publish
 
 _ALREADY_A_COLLEAGUE = N_(
@@ -54,8 +54,7 @@ def invite_manager(
             programme=None,
             invited_by=inviter_id,
         )
-        has_account = work.conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": address}).first()
-        written_in = reading_language(work.conn, address) if has_account else language_or_default(language)
+        written_in = reading_language(work.conn, address, otherwise=language_or_default(language))
         work.add(
             manager_invitation_email(
                 opened, address, company_name=company_name, inviter_name=inviter_name, language=written_in
@@ -74,18 +73,7 @@ def resend_manager_invitation(
     for invite_manager.
     """
     with ctx.db.read() as conn:
-        invitation = (
-            conn.execute(
-                sa.text("SELECT email, role, accepted_at FROM invitations WHERE id = :id AND company_id = :c"),
-                {"id": invitation_id, "c": company_id},
-            )
-            .mappings()
-            .first()
-        )
-    if invitation is None or invitation["role"] != "manager":
-        raise InvitationError(N_("That invitation does not exist."))
-    if invitation["accepted_at"] is not None:
-        raise InvitationError(N_("%(email)s has already accepted."), email=invitation["email"])
+        invitation = open_invitation(conn, invitation_id, company_id, role="manager")
     return invite_manager(
         ctx,
         company_id=company_id,

@@ -209,27 +209,30 @@ def invite_colleagues(
     )
 
 
+_INVITATION = sa.text(
+    "SELECT id, email, name, programme, token_nonce, accepted_at, revoked_at, expires_at, role "
+    "FROM invitations WHERE id = :id AND company_id = :company_id"
+)
+
+
+def open_invitation(conn: sa.Connection, invitation_id: int, company_id: int, *, role: str):
+    """The company's invitation of this role that nobody accepted yet, as a mapping; an
+    InvitationError for any other (another company's reads as missing)."""
+    invitation = conn.execute(_INVITATION, {"id": invitation_id, "company_id": company_id}).mappings().first()
+    if invitation is None or invitation["role"] != role:
+        raise InvitationError(N_("That invitation does not exist."))
+    if invitation["accepted_at"] is not None:
+        raise InvitationError(N_("%(email)s has already accepted."), email=invitation["email"])
+    return invitation
+
+
 def resend_invitation(ctx, *, manager, invitation_id: int, language: str = ENGLISH) -> bool:
     """Send an open invitation again; only once its latest email has settled. Returns queued.
 
     language: the email's (the resending manager's page language: the first email's language is
     not kept with the invitation)."""
     with write_then_publish(ctx, now=clock.utcnow()) as work:
-        invitation = (
-            work.conn.execute(
-                sa.text(
-                    "SELECT id, email, name, programme, token_nonce, accepted_at, revoked_at, expires_at, role "
-                    "FROM invitations WHERE id = :id AND company_id = :company_id"
-                ),
-                {"id": invitation_id, "company_id": manager.company_id},
-            )
-            .mappings()
-            .first()
-        )
-        if invitation is None or invitation["role"] != "employee":
-            raise InvitationError(N_("That invitation does not exist."))
-        if invitation["accepted_at"] is not None:
-            raise InvitationError(N_("%(email)s has already accepted."), email=invitation["email"])
+        invitation = open_invitation(work.conn, invitation_id, manager.company_id, role="employee")
         if invitation["revoked_at"] is not None:
             raise InvitationError(N_("That invitation was revoked; invite the address again for a new link."))
         if invitation["expires_at"] <= clock.iso(work.now):

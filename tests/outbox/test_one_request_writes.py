@@ -30,6 +30,13 @@ def batch_state(db, batch_id):
         )
 
 
+def composed_batch(ctx, size: int = 3) -> tuple[list[str], str]:
+    """`size` campaign rows published together: their IDs, and the batch they were composed into."""
+    ids = campaign_rows(ctx, size)
+    publish(ctx, ids)
+    return ids, batch_of(ctx.db, ids[0])
+
+
 def test_a_claim_that_loses_the_row_freezes_nothing(ctx, make_outbox_row):
     outbox_id = make_outbox_row()
     now = clock.utcnow()
@@ -48,9 +55,7 @@ def test_a_claim_that_loses_the_row_freezes_nothing(ctx, make_outbox_row):
 
 
 def test_a_batch_claimed_elsewhere_keeps_its_claim_and_its_members(ctx):
-    ids = campaign_rows(ctx, 3)
-    publish(ctx, ids)
-    batch_id = batch_of(ctx.db, ids[0])
+    ids, batch_id = composed_batch(ctx)
     now = clock.utcnow()
     first = claim_batch(ctx.db, batch_id, 30, 10, now=now)
     assert first is not None
@@ -67,9 +72,7 @@ def test_a_batch_claimed_elsewhere_keeps_its_claim_and_its_members(ctx):
 
 
 def test_a_batch_claimed_again_before_its_seal_keeps_its_key_when_nobody_left(ctx):
-    ids = campaign_rows(ctx, 3)
-    publish(ctx, ids)
-    batch_id = batch_of(ctx.db, ids[0])
+    ids, batch_id = composed_batch(ctx)
     composed = batch_state(ctx.db, batch_id)["provider_key"]
     now = clock.utcnow()
     assert claim_batch(ctx.db, batch_id, 30, 10, now=now) is not None
@@ -79,9 +82,7 @@ def test_a_batch_claimed_again_before_its_seal_keeps_its_key_when_nobody_left(ct
 
 
 def test_a_seal_by_a_delivery_that_lost_its_claim_logs_and_stamps_nothing(ctx):
-    ids = campaign_rows(ctx, 3)
-    publish(ctx, ids)
-    batch_id = batch_of(ctx.db, ids[0])
+    ids, batch_id = composed_batch(ctx)
     now = clock.utcnow()
     stale = claim_batch(ctx.db, batch_id, 30, 10, now=now)
     later = now + timedelta(seconds=60)
@@ -129,9 +130,7 @@ def test_rows_composed_by_another_publication_meanwhile_join_no_second_batch(ctx
 
 
 def test_a_sealed_batch_taken_over_keeps_every_member_even_one_suppressed_or_asked_to_stop(ctx):
-    ids = campaign_rows(ctx, 3)
-    publish(ctx, ids)
-    batch_id = batch_of(ctx.db, ids[0])
+    ids, batch_id = composed_batch(ctx)
     now = clock.utcnow()
     assert seal_batch_request(ctx.db, claim_batch(ctx.db, batch_id, 30, 10, now=now), now=now) is not None
     # After the seal (a request may have reached the provider), one recipient complains and one is
