@@ -203,6 +203,8 @@ class Run:
         produce()
         self.wait_for_workers(label, started)
         while remaining():
+            if time.monotonic() > self.deadline:
+                raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} work left after {restarts} restarts")
             restarts += 1
             started = self.start_workers(label, argv, env)
             self.wait_for_workers(label, started)
@@ -259,7 +261,7 @@ class Run:
         from portal.outbox.intents import add_outbox_rows
         from portal.outbox.publish import publish_outbox_rows
         from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
-        from portal.outbox.statuses import SENT
+        from portal.outbox.statuses import UNSETTLED
 
         n, batch = self.args.batched_n if batched else self.args.n, self.args.batch
         self.redis.flushall()
@@ -303,9 +305,13 @@ class Run:
                     raise BenchError("publishing to the private Redis failed")
             prepared["at"] = time.time()
 
-        def unsent() -> int:
+        def unsettled() -> int:
+            # A settled row that is not `sent` is no work left: the check after the drain reports it.
             with db.read() as conn:
-                return conn.execute(sa.text(f"SELECT count(*) FROM email_outbox WHERE status != '{SENT}'")).scalar()
+                return conn.execute(
+                    sa.text("SELECT count(*) FROM email_outbox WHERE status IN (SELECT value FROM json_each(:s))"),
+                    {"s": json.dumps(UNSETTLED)},
+                ).scalar()
 
         if worker_class == "simple":
             argv = [str(ROOT / "worker.py"), "--burst"]  # exactly what production runs
@@ -313,7 +319,7 @@ class Run:
             argv = [str(Path(__file__)), "--role", "outbox", "--worker-class", worker_class]
         own = resource.getrusage(resource.RUSAGE_SELF)
         worker_cpu, restarts = self.drain(
-            f"{'batched' if batched else 'outbox'}-{worker_class}", argv, env, produce, unsent
+            f"{'batched' if batched else 'outbox'}-{worker_class}", argv, env, produce, unsettled
         )
         own_cpu = (lambda r: r.ru_utime + r.ru_stime - own.ru_utime - own.ru_stime)(
             resource.getrusage(resource.RUSAGE_SELF)
