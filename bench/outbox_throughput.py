@@ -126,7 +126,7 @@ class Run:
         self.args, self.stack = args, stack
         self.deadline = time.monotonic() + args.timeout
         self.outbox_runs = 0
-        self.worker_logs: list[Path] = []
+        self.workers_started = 0  # numbers every worker's log and profile, across restarts
         self.tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="outbox-bench-")))
         from devtools.testing import PrivateRedis
 
@@ -159,9 +159,8 @@ class Run:
 
         started = []
         for _ in range(self.args.workers):
-            name = f"{label}-{len(self.worker_logs)}"  # numbered across restarts, so none is overwritten
+            name, self.workers_started = f"{label}-{self.workers_started}", self.workers_started + 1
             log = self.tmp / f"{name}.log"
-            self.worker_logs.append(log)
             profile = (
                 ["-m", "cProfile", "-o", str(Path(self.args.profile) / f"{name}.prof")] if self.args.profile else []
             )
@@ -196,8 +195,7 @@ class Run:
         empty before everything was produced has exited: workers start again while `remaining()`
         says work is left (each restart makes the measured run slower, never faster).
         Returns (CPU seconds of every worker, restarts)."""
-        cpu = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_CHILDREN))  # noqa: E731
-        before, restarts = cpu(), 0
+        before, restarts = cpu_seconds(resource.RUSAGE_CHILDREN), 0
         started = self.start_workers(label, argv, env)
         produce()
         self.wait_for_workers(label, started)
@@ -207,7 +205,7 @@ class Run:
             restarts += 1
             started = self.start_workers(label, argv, env)
             self.wait_for_workers(label, started)
-        return cpu() - before, restarts
+        return cpu_seconds(resource.RUSAGE_CHILDREN) - before, restarts
 
     def drain_window(self, queue_name: str) -> tuple[float, float]:
         """(first job started, last job ended) as epoch seconds, from the jobs RQ kept."""
@@ -316,13 +314,11 @@ class Run:
             argv = [str(ROOT / "worker.py"), "--burst"]  # exactly what production runs
         else:
             argv = [str(Path(__file__)), "--role", "outbox", "--worker-class", worker_class]
-        own = resource.getrusage(resource.RUSAGE_SELF)
+        own_before = cpu_seconds(resource.RUSAGE_SELF)
         worker_cpu, restarts = self.drain(
             f"{'batched' if batched else 'outbox'}-{worker_class}", argv, env, produce, unsettled
         )
-        own_cpu = (lambda r: r.ru_utime + r.ru_stime - own.ru_utime - own.ru_stime)(
-            resource.getrusage(resource.RUSAGE_SELF)
-        )
+        own_cpu = cpu_seconds(resource.RUSAGE_SELF) - own_before
 
         with db.read() as conn:
             rows = conn.execute(sa.text("SELECT id, status, sent_at FROM email_outbox")).all()
@@ -397,6 +393,12 @@ class Run:
             "cpu": worker_cpu / n,
             "own_cpu": None,
         }
+
+
+def cpu_seconds(who: int) -> float:
+    """User and system CPU of this process (RUSAGE_SELF) or of its waited-for children."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def pct(sorted_values: list[float], p: float) -> float:

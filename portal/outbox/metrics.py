@@ -122,13 +122,12 @@ def times_rate_limit_wait(take_slot):
     @functools.wraps(take_slot)
     def timed(*args, **kwargs):
         started = time.monotonic()
-        acquired = False
+        taken = False
         try:
             taken, found = take_slot(*args, **kwargs)
-            acquired = taken
             return taken, found
         finally:
-            _observe_wait("acquired" if acquired else "gave_up", time.monotonic() - started)
+            _observe_wait("acquired" if taken else "gave_up", time.monotonic() - started)
 
     return timed
 
