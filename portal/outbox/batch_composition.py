@@ -8,12 +8,12 @@ What happens to a batch after that is batches.py's (claim, seal) and batch_outco
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
+from portal.outbox.families import new_row_id
 from portal.outbox.provider import BATCH_LIMIT
 from portal.outbox.statuses import WAITING, among_named, sql_list
 
@@ -86,7 +86,7 @@ def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str]
             group = ids[start : start + size]
             if len(group) < 2:
                 continue
-            batch_id = f"{BATCH_ID_PREFIX}_{uuid.uuid4().hex}"
+            batch_id = new_row_id(BATCH_ID_PREFIX)
             values = {"batch": batch_id, "ids": json_array(group), "now": clock.iso(now)}
             values.update(family=family, provider_key=provider_key_of(environment, install_id.scalar(), batch_id, 1))
             batches.append(group)

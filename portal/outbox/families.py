@@ -9,10 +9,11 @@ by the registry (a property test checks each family), or the consumer would fail
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+
+from uuid6 import uuid7
 
 from portal.core.settings import Settings
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
@@ -20,6 +21,15 @@ from portal.outbox.rendering import Attachment, RenderedEmail, render_bodies
 from portal.outbox.retry import RetryPolicy
 
 OUTBOX_ID = re.compile(r"^([a-z]{3})_([0-9a-f]{32})$")
+
+
+def new_row_id(prefix: str) -> str:
+    """f"{prefix}_{32 hex digits}", a UUIDv7: an ID made later sorts after one made earlier, so the
+    rows a campaign adds (and every index and table keyed by their IDs) land at the right edge of
+    each B-tree, where a random ID would dirty one random page of each per row. Measured with
+    bench/outbox_throughput.py on the batch path: the publish step's write turns took half as long,
+    and the WAL writes (system time, I/O wait) fell by a third. Still 74 random bits: not guessable."""
+    return f"{prefix}_{uuid7().hex}"
 
 
 def _no_reply_to(data: dict, settings: Settings) -> str | None:
@@ -70,7 +80,7 @@ class Family:
             raise ValueError(f"family {self.name}: queue must be {EMAIL_QUEUE} or {BULK_EMAIL_QUEUE}")
 
     def new_outbox_id(self) -> str:
-        return f"{self.id_prefix}_{uuid.uuid4().hex}"
+        return new_row_id(self.id_prefix)
 
     def render(self, data: dict, settings: Settings, *, now: datetime) -> RenderedEmail:
         data = self.prepare({**data, "rendered_at": now}, settings)
