@@ -271,6 +271,8 @@ class Run:
 
         committed, prepared = {}, {}
         families = build_context(settings).families if batched else None
+        # One campaign: every recipient's intent carries the same shared input, as campaigns/emails.py's do.
+        campaign = {"campaign_id": 1, "subject": "News", "body": "Hello.\n\nSecond paragraph."}
 
         def produce() -> None:
             for start in range(0, n, batch):
@@ -287,7 +289,7 @@ class Run:
                         recipient=f"bench{i}@example.org",
                         idempotency_key=f"bench:campaign:{i}",
                         data={"user_id": i, "recipient_name": ""},
-                        shared={"campaign_id": 1, "subject": "News", "body": "Hello.\n\nSecond paragraph."},
+                        shared=campaign,
                     )
                     for i in range(start, min(start + batch, n))
                 ]

@@ -77,14 +77,18 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     existing or new, in order."""
     if not intents:
         return []
-    rows, shared = [], {}
+    rows, shared, shared_ids, stamp = [], {}, {}, clock.iso(now)
     for intent in intents:
         family = intent.family
         shared_id = None
         if intent.shared is not None:
-            data = json.dumps(intent.shared, sort_keys=True)
-            shared_id = "shr_" + hashlib.sha256(data.encode()).hexdigest()[:32]
-            shared[shared_id] = {"id": shared_id, "data": data, "now": clock.iso(now)}
+            # A campaign hands every recipient's intent the same dict: serialised once per call.
+            shared_id = shared_ids.get(id(intent.shared))
+            if shared_id is None:
+                data = json.dumps(intent.shared, sort_keys=True)
+                shared_id = "shr_" + hashlib.sha256(data.encode()).hexdigest()[:32]
+                shared_ids[id(intent.shared)] = shared_id
+                shared[shared_id] = {"id": shared_id, "data": data, "now": stamp}
         rows.append(
             {
                 "id": family.new_outbox_id(),
@@ -100,7 +104,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
                 "subject_ref": intent.subject_ref,
                 "shared_input_id": shared_id,
                 "relay_since": ALWAYS_DUE,
-                "now": clock.iso(now),
+                "now": stamp,
             }
         )
     if shared:
