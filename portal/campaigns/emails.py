@@ -64,6 +64,8 @@ def _family(name: str, id_prefix: str, queue: str, batchable: bool) -> Family:
         headers=_headers,
         queue=queue,
         batchable=batchable,
+        # Only the link differs between two recipients of one version: a batch renders it once.
+        personal=("user_id", "recipient_name", "unsubscribe_url"),
     )
 
 

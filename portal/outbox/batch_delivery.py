@@ -144,15 +144,21 @@ def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: d
             raise FreezeError("a sealed batch lacks a member's frozen payload")
         return messages
     payloads, misfits = [], {}
+    to_render, inputs = [], []
     for member in batch.members:
-        if member.id in messages:
-            continue
+        if member.id not in messages:
+            try:
+                inputs.append(json.loads(member.template_input))
+                to_render.append(member)
+            except ValueError as error:
+                _would_not_render(member, error, misfits)
+    for member, rendered in zip(to_render, family.render_many(inputs, settings, now=now), strict=True):
         try:
-            rendered = family.render(json.loads(member.template_input), settings, now=now)
+            if isinstance(rendered, Exception):
+                raise rendered
             payload = payload_of(member.id, rendered, now=now)
         except Exception as error:
-            log.warning("batch member %s did not render (%s); it goes alone", member.id, type(error).__name__)
-            misfits[member.id] = WOULD_NOT_RENDER
+            _would_not_render(member, error, misfits)
             continue
         if payload["attachment_content"] is not None:
             misfits[member.id] = CANNOT_RIDE
@@ -164,6 +170,11 @@ def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: d
     for reason in set(misfits.values()):
         _go_alone(ctx, batch, [outbox_id for outbox_id, why in misfits.items() if why == reason], reason, now)
     return messages
+
+
+def _would_not_render(member, error: Exception, misfits: dict) -> None:
+    log.warning("batch member %s did not render (%s); it goes alone", member.id, type(error).__name__)
+    misfits[member.id] = WOULD_NOT_RENDER
 
 
 def _cannot_ride(message) -> bool:
