@@ -315,3 +315,25 @@ def test_every_request_of_a_batch_is_logged_with_its_answer(ctx, provider_model,
     with ctx.db.read() as conn:
         logged = [tuple(row) for row in conn.execute(sa.text("SELECT number, answer FROM email_batch_requests"))]
     assert logged == [(1, "429: rate_limited: rate_limit_exceeded"), (2, "accepted: 3 message IDs")]
+
+
+def test_a_member_that_does_not_render_goes_alone_and_the_rest_get_their_own_links(ctx, provider_model, deliver):
+    ids = campaign_rows(ctx, 5)
+    publish(ctx, ids)
+    with ctx.db.write() as conn:  # a stored input this release cannot render
+        conn.execute(
+            sa.text("UPDATE email_outbox SET template_input = json_remove(template_input, '$.user_id') WHERE id = :id"),
+            {"id": ids[2]},
+        )
+    assert deliver(ids[0]) == "ack:sent"
+
+    (request,) = batch_requests(provider_model)
+    assert len(json.loads(request["body"])) == 4
+    state = rows(ctx.db, ids)
+    assert state[ids[2]]["batch_id"] is None and state[ids[2]]["status"] != "sent"
+    sent = emails_by_row(provider_model)
+    assert sorted(sent) == sorted(i for i in ids if i != ids[2])
+    # One render of the bodies, each member's own unsubscribe link in it.
+    links = {i: sent[i][0]["headers"]["List-Unsubscribe"].strip("<>") for i in sent}
+    assert len(set(links.values())) == 4
+    assert all(links[i] in sent[i][0]["text"] and links[i] in sent[i][0]["html"] for i in sent)
