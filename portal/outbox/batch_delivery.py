@@ -1,5 +1,6 @@
-"""One delivery of one batch: claim it, freeze what its first attempt renders, wait for a rate slot,
-seal, send the list in one request, settle every member as the answer says.
+"""One delivery of one batch: claim it, render its first attempt, seal (the seal's write stores
+that render as the members' frozen payloads), wait for a rate slot, send the list in one request,
+settle every member as the answer says.
 
 The same promises as a single row's delivery (delivery.py), for the batch as a whole:
 - one rate slot per request, and a 429 is a definite "not taken": the claim tries again after the
@@ -45,7 +46,7 @@ from portal.outbox.delivery import (
     provider_window_closing,
 )
 from portal.outbox.families import Family
-from portal.outbox.freeze import FreezeError, freeze_batch_payloads, payload_of, validated_by_row
+from portal.outbox.freeze import FreezeError, ensure_store_available, payload_of, validated_by_row
 from portal.outbox.handles import PortalContext
 from portal.outbox.provider import BatchItem
 from portal.outbox.publish import publish_outbox_rows
@@ -75,7 +76,7 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
         settle_batch_unsent(db, batch, DEAD_LETTER, DELIVERY_EXHAUSTED, now=now)
         return DeliveryOutcome(SETTLED, DELIVERY_EXHAUSTED)
     try:
-        messages = _messages_of(ctx, batch, family, now)
+        payloads = _payloads_to_freeze(ctx, batch, family, now)
         limit = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
     except FreezeError:
         if batch.sealed:
@@ -91,11 +92,20 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
     deadline = started + settings.outbox_claim_seconds - settings.provider_timeout_seconds
     answer, sent, tries = None, batch, 0
     while tries < RATE_LIMITED_TRIES:
-        # Seal first, then take the slot: the request then follows its slot at once.
-        sealed = seal_batch_request(db, sent, now=moment(), previous_answer=answer and _answer_text(answer))
+        # Seal first, then take the slot: the request then follows its slot at once. The first
+        # seal stores the first attempt's payloads in its own write, and every seal reads back
+        # what is stored: that is what is sent.
+        sealed = seal_batch_request(
+            db, sent, now=moment(), previous_answer=answer and _answer_text(answer), payloads=payloads
+        )
         if sealed is None:
             return DeliveryOutcome(SKIPPED, "batch_not_ours")
-        sent = sealed
+        sent, payloads = sealed, ()
+        messages = validated_by_row(sent.frozen)
+        if any(member.id not in messages for member in sent.members):
+            # The list cannot be built whole, and a request of it may have gone before: a person decides.
+            settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment(), withdraw=True)
+            return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
         try:
             taken, reopened = limit.take_slot(
                 deadline, recheck=lambda batch=sent: reopen_if_asked(db, batch, now=moment())
@@ -133,26 +143,27 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
     return _record_answer(ctx, sent, family, answer, moment())
 
 
-def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: datetime) -> dict:
-    """Every member's message, by row ID: the frozen payload, or (a first attempt) a render frozen
-    now. Before the seal, a member whose message a batch cannot carry leaves and goes on alone."""
-    db, settings = ctx.db, ctx.settings
-    ids = [member.id for member in batch.members]
-    messages = validated_by_row(batch.frozen)  # read with the claim
+def _payloads_to_freeze(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: datetime) -> list[dict]:
+    """A first attempt's payloads (payload_of), rendered now, for the members no earlier attempt
+    froze; the seal stores them. Before the seal, a member whose message a batch cannot carry, or
+    that does not render, leaves and goes on alone. A sealed batch renders nothing: every member's
+    frozen payload must be there (read with the claim), or FreezeError."""
+    frozen = validated_by_row(batch.frozen)
     if batch.sealed:
-        if len(messages) != len(ids):
+        if any(member.id not in frozen for member in batch.members):
             raise FreezeError("a sealed batch lacks a member's frozen payload")
-        return messages
-    payloads, misfits = [], {}
-    to_render, inputs = [], []
+        return []
+    ensure_store_available(ctx.db)
+    misfits = {member.id: CANNOT_RIDE for member in batch.members if _cannot_ride(frozen.get(member.id))}
+    to_render, inputs, payloads = [], [], []
     for member in batch.members:
-        if member.id not in messages:
+        if member.id not in frozen:
             try:
                 inputs.append(json.loads(member.template_input))
                 to_render.append(member)
             except ValueError as error:
                 _would_not_render(member, error, misfits)
-    for member, rendered in zip(to_render, family.render_many(inputs, settings, now=now), strict=True):
+    for member, rendered in zip(to_render, family.render_many(inputs, ctx.settings, now=now), strict=True):
         try:
             if isinstance(rendered, Exception):
                 raise rendered
@@ -164,12 +175,9 @@ def _messages_of(ctx: PortalContext, batch: ClaimedBatch, family: Family, now: d
             misfits[member.id] = CANNOT_RIDE
             continue
         payloads.append(payload)
-    if payloads:
-        messages = freeze_batch_payloads(db, ids, payloads)
-    misfits.update({member.id: CANNOT_RIDE for member in batch.members if _cannot_ride(messages.get(member.id))})
     for reason in set(misfits.values()):
         _go_alone(ctx, batch, [outbox_id for outbox_id, why in misfits.items() if why == reason], reason, now)
-    return messages
+    return payloads
 
 
 def _would_not_render(member, error: Exception, misfits: dict) -> None:

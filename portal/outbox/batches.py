@@ -24,6 +24,7 @@ then on, exactly as for a row (the claim's CASE below is the same rule).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,6 +35,7 @@ from portal.core.db import Database
 from portal.core.driver import Statement
 from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
+from portal.outbox.freeze import freeze_steps
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
     CANCELLED,
@@ -335,11 +337,19 @@ _STAMP_FIRST_ATTEMPT_IF_LOGGED = Statement(
 
 
 def seal_batch_request(
-    db: Database, batch: ClaimedBatch, *, now: datetime, previous_answer: str | None = None
+    db: Database,
+    batch: ClaimedBatch,
+    *,
+    now: datetime,
+    previous_answer: str | None = None,
+    payloads: Sequence[dict] = (),
 ) -> ClaimedBatch | None:
     """Record, in one write, that a request of this batch is about to be made; returns the batch as
     it will be sent, or None when it must not be (our claim was lost, or no member is left).
     `previous_answer`: what the provider said to this claim's previous request (a 429).
+    `payloads`: first-attempt payloads of members (freeze.payload_of), stored after the leavers
+    left and before the stamp, each only if none is stored yet (the first frozen payload wins);
+    the batch read back holds what is stored.
 
     An unsealed batch lets its leavers go first. The slot for the request is taken after the seal,
     so that the request reaches the provider right after its slot (a seal waiting for the write lock
@@ -348,6 +358,7 @@ def seal_batch_request(
     steps = answer_steps(values, previous_answer)
     if batch.sealed_at is None:
         steps += _leaver_steps(values)
+    steps += freeze_steps(payloads)
     sealed = len(steps)
     steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
     results = db.write_steps([*steps, *_read_steps(values)])

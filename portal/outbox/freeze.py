@@ -12,6 +12,7 @@ The provider's idempotency key only protects a retry that carries the same conte
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 
 from portal.core import clock
@@ -236,19 +237,11 @@ def _validated(stored) -> RenderedEmail:
     )
 
 
-def freeze_batch_payloads(db: Database, outbox_ids: list[str], payloads: list[dict]) -> dict[str, RenderedEmail]:
-    """Store first-attempt payloads of a claimed batch's members (from `payload_of`), and return
-    what is stored for `outbox_ids` then, validated, by row ID: one write.
-
-    The same guarded INSERT OR IGNORE as a single row's: a payload already stored stays, and a member
-    no longer ours to send stores nothing. The first attempt's time is the batch's seal, not this."""
-    ensure_store_available(db)
-    ids = {"ids": json_array(outbox_ids)}
-    if payloads:
-        _, stored = db.write_steps([(_FREEZE_MANY, {"payloads": json_rows(payloads)}), (_READ_FROZEN_MANY, ids)])
-    else:
-        (stored,) = db.read_steps([(_READ_FROZEN_MANY, ids)])
-    return validated_by_row(stored.mappings().all())
+def freeze_steps(payloads: Sequence[dict]) -> list:
+    """The step that stores first-attempt payloads of a claimed batch's members (from `payload_of`)
+    inside the caller's write (the seal's): the same guarded INSERT OR IGNORE as a single row's, so a
+    payload already stored stays, and a member no longer ours to send stores nothing."""
+    return [(_FREEZE_MANY, {"payloads": json_rows(payloads)})] if payloads else []
 
 
 def validated_by_row(stored) -> dict[str, RenderedEmail]:

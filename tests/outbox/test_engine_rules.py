@@ -11,18 +11,22 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.email_families import FAMILIES
+from portal.outbox.batches import claim_batch, seal_batch_request
 from portal.outbox.consumer import handle_message
 from portal.outbox.freeze import (
     claim_and_freeze,
-    freeze_batch_payloads,
     freeze_or_replay,
     frozen_messages,
     payload_of,
+    validated_by_row,
 )
+from portal.outbox.intents import EmailIntent, add_outbox_rows
+from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope
 from portal.outbox.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
 
 NOTICE = FAMILIES["notice"]
+CAMPAIGN = FAMILIES["campaign"]
 
 
 def render(ctx, outbox_id, subject):
@@ -88,18 +92,36 @@ def test_a_claim_that_brings_a_payload_for_a_frozen_row_sends_the_stored_one(ctx
     assert stored_subject(ctx, outbox_id) == "Frozen first"
 
 
-def test_a_batch_freeze_never_replaces_a_member_payload(ctx, make_outbox_row):
-    ids = [make_outbox_row() for _ in range(2)]
-    now = clock.utcnow()
-    with ctx.db.write() as conn:
-        conn.execute(
-            sa.text("UPDATE email_outbox SET status = 'processing' WHERE id IN (SELECT value FROM json_each(:ids))"),
-            {"ids": json.dumps(ids)},
+def test_a_batch_freeze_never_replaces_a_member_payload(ctx):
+    intents = [
+        EmailIntent(
+            family=CAMPAIGN,
+            recipient=f"person{n}@example.org",
+            idempotency_key=f"rules:campaign:{n}",
+            data={"campaign_id": 3, "subject": "Stored", "body": "Hello", "user_id": n},
         )
-    freeze_batch_payloads(ctx.db, ids, [payload_of(ids[0], render(ctx, ids[0], "First"), now=now)])
-    freeze_batch_payloads(ctx.db, ids, [payload_of(i, render(ctx, i, "Replay"), now=now) for i in ids])
-    messages = frozen_messages(ctx.db, ids)
-    assert messages[ids[0]].subject == "First" and messages[ids[1]].subject == "Replay"
+        for n in (1, 2)
+    ]
+    with ctx.db.write() as conn:
+        ids = add_outbox_rows(conn, intents, ctx.settings, now=clock.utcnow())
+    publish_outbox_rows(ctx.db, ctx.redis, ids, families=ctx.families, batch_size=100, now=clock.utcnow())
+    with ctx.db.read() as conn:
+        batch_id = conn.execute(sa.text("SELECT batch_id FROM email_outbox WHERE id = :id"), {"id": ids[0]}).scalar()
+    now = clock.utcnow()
+
+    def payload(outbox_id, n, subject):
+        data = {"campaign_id": 3, "subject": subject, "body": "Hello", "user_id": n}
+        return payload_of(outbox_id, CAMPAIGN.render(data, ctx.settings, now=now), now=now)
+
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now)
+    batch = seal_batch_request(ctx.db, batch, now=now, payloads=[payload(ids[0], 1, "First")])
+    # A later seal of the same list (a 429's retry, a replay) brings payloads of its own.
+    batch = seal_batch_request(
+        ctx.db, batch, now=now, payloads=[payload(ids[0], 1, "Replay"), payload(ids[1], 2, "Replay")]
+    )
+    read_back = validated_by_row(batch.frozen)
+    assert read_back[ids[0]].subject == "First" and read_back[ids[1]].subject == "Replay"
+    assert frozen_messages(ctx.db, ids) == read_back, "what the seal reads back is what is stored, and sent"
 
 
 # --- (b) a takeover marks the earlier attempt unknown ----------------------------------------
