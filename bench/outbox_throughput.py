@@ -12,7 +12,8 @@ then the forking rq.Worker unless --no-fork) on a fresh libSQL file and a privat
           workers are already running when a campaign commits: the work is produced while the
           workers import, not before they start, and whatever the workers take once the last
           publish is done is the drain's own time;
-  batched: the same with --batched-n campaign emails (10 x N by default), published together, so
+  batched: the same with --batched-n campaign emails (10 x N by default), committed and published
+          as the campaign pass writes them (portal/campaigns/sending.py: 500 recipients a write), so
           up to 100 ride in one POST /emails/batch; batched emails/s against the single path's.
           A batch job carries 100 emails: at N, 2 workers would see 10 jobs each and the run would
           be mostly their start-up; at 10 x N it lasts about as long as the single path's.
@@ -249,6 +250,7 @@ class Run:
         database, a local file or a libSQL server."""
         import sqlalchemy as sa
 
+        from portal.campaigns.sending import BATCH_SIZE as CAMPAIGN_WRITE
         from portal.context import build_context
         from portal.core import clock, schema
         from portal.core.db import Database
@@ -260,7 +262,7 @@ class Run:
         from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
         from portal.outbox.statuses import UNSETTLED
 
-        n, batch = self.args.batched_n if batched else self.args.n, self.args.batch
+        n, batch = (self.args.batched_n, CAMPAIGN_WRITE) if batched else (self.args.n, self.args.batch)
         self.redis.flushall()
         model_url, sent_count = self.start_model()
         env = self.env(self.database_url(worker_class, on), model_url)
@@ -409,9 +411,12 @@ def pct(sorted_values: list[float], p: float) -> float:
 
 
 def print_table(args, results: dict) -> None:
+    from portal.campaigns.sending import BATCH_SIZE as CAMPAIGN_WRITE
+
     ms = lambda v, f=".0f": "-" if v is None else f"{v * 1000:{f}}"  # noqa: E731
     print(
-        f"\nN={args.n} (batched {args.batched_n}) W={args.workers} batch={args.batch} model={args.model} cpus={os.cpu_count()} "
+        f"\nN={args.n} (batched {args.batched_n}) W={args.workers} batch={args.batch} (campaign writes: {CAMPAIGN_WRITE}) "
+        f"model={args.model} cpus={os.cpu_count()} "
         f"load={os.getloadavg()[0]:.2f} rounds={args.rounds}"
     )
     print(
@@ -495,7 +500,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=2000, help="emails, and no-op jobs (default 2000)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes per path (default 2)")
-    parser.add_argument("--batch", type=int, default=100, help="intents per transaction (default 100)")
+    parser.add_argument(
+        "--batch", type=int, default=100, help="intents per transaction on the single path (default 100)"
+    )
     parser.add_argument(
         "--batched-n",
         type=int,
