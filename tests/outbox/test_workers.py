@@ -214,3 +214,27 @@ def test_a_busy_worker_heartbeats_without_a_round_trip_per_email(ctx, make_outbo
     assert len(jobs) >= emails
     # Two per job (its start's pipeline, and the check for suspension's) and the timed one; RQ's own: five.
     assert len(heartbeats) <= 3 * len(jobs), f"{len(heartbeats)} heartbeats for {len(jobs)} jobs started"
+
+
+def test_rq_suspend_stops_a_busy_worker_and_rq_resume_lets_it_go_on(ctx, make_outbox_row, workers, provider_model):
+    # The worker reads the suspension once a second instead of before every job (worker.py).
+    import time
+
+    from rq.suspension import resume, suspend
+
+    rows = [make_outbox_row(publish=True) for _ in range(20)]
+    provider_model.fail_next("slow_accept", count=len(rows), delay=0.2)  # four seconds of work
+    workers()
+    assert wait_until(lambda: len(provider_model.sent()) >= 2, timeout=30)
+    suspend(ctx.redis)
+    try:
+        counts = []
+        while len(counts) < 3 or counts[-1] != counts[-3]:  # a second with nothing sent
+            counts.append(len(provider_model.sent()))
+            time.sleep(0.5)
+        assert counts[-1] < len(rows), "the suspended worker went on sending"
+    finally:
+        resume(ctx.redis)
+    assert wait_until(lambda: len(provider_model.sent()) == len(rows), timeout=30)
+    sent = [tag["value"] for email in provider_model.sent() for tag in email["tags"] if tag["name"] == "outbox_id"]
+    assert sorted(sent) == sorted(rows), "each email once"
