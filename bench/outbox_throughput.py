@@ -6,24 +6,24 @@
 
 For each worker class (worker.py's EmailWorker, RQ's SimpleWorker sending fewer heartbeats, and
 then the forking rq.Worker unless --no-fork) on a fresh libSQL file and a private Redis:
-  outbox: start W burst workers, and while they start commit N "notice" intents (--batch per
-          transaction, each published after its commit); drain; emails/s from first commit to last
-          `sent_at`, and the latency of each row from its commit to its `sent_at`. Production's
-          workers are already running when a campaign commits: the work is produced while the
-          workers import, not before they start, and whatever the workers take once the last
-          publish is done is the drain's own time;
+  outbox: start W workers and wait until they listen (production's are running when an email
+          commits), then commit N "notice" intents (--batch per transaction, each published after
+          its commit); drain; emails/s from first commit to last `sent_at`, and the latency of each
+          row from its commit to its `sent_at`;
   batched: the same with --batched-n campaign emails (10 x N by default), committed and published
           as the campaign pass writes them (portal/campaigns/sending.py: 500 recipients a write), so
           up to 100 ride in one POST /emails/batch; batched emails/s against the single path's.
           A batch job carries 100 emails: at N, 2 workers would see 10 jobs each and the run would
           be mostly their start-up; at 10 x N it lasts about as long as the single path's.
-  no-op:  start W burst workers of the same class, and meanwhile enqueue N jobs of a no-op function
-          (same envelope, TTLs and queue layout); drain; jobs/s from first enqueue to last job end;
+  no-op:  start W workers of the same class, wait until they listen, then enqueue N jobs of a no-op
+          function (same envelope, TTLs and queue layout); drain; jobs/s from first enqueue to last
+          job end;
   stock:  the same no-op jobs on RQ's SimpleWorker as it ships, the baseline issue 24's single-path
           goal names (EmailWorker's own no-op, which makes fewer Redis round trips per job, is the
           stricter one, and is printed too).
-A burst worker that finds the queues empty before the last publish exits: workers are started again
-until the work is done, which the table's "restarts" counts (a restart only slows a run down).
+Every path's workers are stopped (SIGTERM) once its work is done; a worker's start-up (the email
+worker imports the portal: about a second, four times the no-op worker's) and shutdown are in no
+figure, its CPU from the first commit to the last job is.
 With --db sqld each round runs the outbox on a fresh libSQL file and then on a fresh libSQL server
 (sqld on loopback, devtools/sqld.py), with worker.py's own worker; it ends with
 "outbox over sqld: S emails/s against F on the local file (ratio R), W workers", the median ratio.
@@ -111,9 +111,7 @@ def run_role(role: str, worker_class: str) -> int:
         # A forked horse must not share the parent's pooled libSQL connections.
         os.register_at_fork(after_in_child=lambda: ctx.db.engine.dispose(close=False))
         redis, queues = ctx.redis, worker_queues(ctx.redis)
-    cls(queues, connection=redis, serializer=JSONSerializer).work(
-        burst=True, with_scheduler=True, logging_level="WARNING"
-    )
+    cls(queues, connection=redis, serializer=JSONSerializer).work(with_scheduler=True, logging_level="WARNING")
     return 0
 
 
@@ -127,7 +125,7 @@ class Run:
         self.args, self.stack = args, stack
         self.deadline = time.monotonic() + args.timeout
         self.outbox_runs = 0
-        self.workers_started = 0  # numbers every worker's log and profile, across restarts
+        self.runs = 0  # numbers every worker's log and profile
         self.tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="outbox-bench-")))
         from devtools.testing import PrivateRedis
 
@@ -155,12 +153,12 @@ class Run:
         return url, lambda: len(json.load(urllib.request.urlopen(f"{url}/_model/sent")))
 
     def start_workers(self, label: str, argv: list[str], env: dict) -> list:
-        """Start W burst workers; (process, log) pairs."""
+        """Start W workers; (process, log) pairs."""
         from devtools.processes import stop_process
 
         started = []
-        for _ in range(self.args.workers):
-            name, self.workers_started = f"{label}-{self.workers_started}", self.workers_started + 1
+        for number in range(self.args.workers):
+            name = f"{label}-{self.runs}-{number}"
             log = self.tmp / f"{name}.log"
             profile = (
                 ["-m", "cProfile", "-o", str(Path(self.args.profile) / f"{name}.prof")] if self.args.profile else []
@@ -176,37 +174,46 @@ class Run:
             started.append((process, log))
         return started
 
-    def wait_for_workers(self, label: str, started: list) -> None:
-        while any(process.poll() is None for process, _ in started):
-            if time.monotonic() > self.deadline:
-                tails = "".join(
-                    f"\n--- worker {i} ends:\n" + "\n".join(log.read_text().splitlines()[-6:])
-                    for i, (process, log) in enumerate(started)
-                    if process.poll() is None
-                )
-                raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} workers still running{tails}")
-            time.sleep(0.02)
-        for process, log in started:
-            if process.returncode != 0:
-                raise BenchError(f"{label} worker exited {process.returncode}:\n{log.read_text()[-3000:]}")
+    def check_workers(self, label: str, started: list, waiting_for: str) -> None:
+        """Raise if a worker died or the run is past --timeout, with the end of each worker's log."""
+        dead = [(process, log) for process, log in started if process.poll() is not None]
+        if not dead and time.monotonic() <= self.deadline:
+            return
+        tails = "".join(
+            f"\n--- worker {i} (exit {process.poll()}) ends:\n" + "\n".join(log.read_text().splitlines()[-6:])
+            for i, (process, log) in enumerate(started)
+        )
+        if dead:
+            raise BenchError(f"a {label} worker exited while {waiting_for}{tails}")
+        raise BenchError(f"gave up after {self.args.timeout:.0f}s {waiting_for}{tails}")
 
-    def drain(self, label: str, argv: list[str], env: dict, produce, remaining) -> tuple[float, int]:
-        """Start the workers, then `produce()` the work while they start up, as production's
-        workers are already running when a campaign commits. A burst worker that found the queues
-        empty before everything was produced has exited: workers start again while `remaining()`
-        says work is left (each restart makes the measured run slower, never faster).
-        Returns (CPU seconds of every worker, restarts)."""
-        before, restarts = cpu_seconds(resource.RUSAGE_CHILDREN), 0
+    def drain(self, label: str, argv: list[str], env: dict, produce, remaining) -> float:
+        """Start the workers and wait until each listens on its queues, as production's are running
+        when a campaign commits; then `produce()` the work, wait until `remaining()` is 0, and stop
+        the workers (SIGTERM: RQ's warm shutdown). Returns the CPU seconds the workers spent from
+        the first commit to the last job: their start-up and shutdown are no path's own."""
+        from devtools.processes import stop_process
+
+        self.runs += 1
         started = self.start_workers(label, argv, env)
+        while not self.listening(started):
+            self.check_workers(label, started, "waiting for the workers to listen")
+            time.sleep(0.02)
+        before = sum(process_cpu_seconds(process.pid) for process, _ in started)
         produce()
-        self.wait_for_workers(label, started)
+        # Polled, not timed: the rates come from the rows' and jobs' own timestamps.
         while remaining():
-            if time.monotonic() > self.deadline:
-                raise BenchError(f"gave up after {self.args.timeout:.0f}s: {label} work left after {restarts} restarts")
-            restarts += 1
-            started = self.start_workers(label, argv, env)
-            self.wait_for_workers(label, started)
-        return cpu_seconds(resource.RUSAGE_CHILDREN) - before, restarts
+            self.check_workers(label, started, "waiting for the work to be done")
+            time.sleep(0.05)
+        spent = sum(process_cpu_seconds(process.pid) for process, _ in started) - before
+        for process, _ in started:
+            stop_process(process)
+        return spent
+
+    def listening(self, started: list) -> bool:
+        """Every started worker has registered with RQ and waits for a job."""
+        workers = Worker.all(connection=self.redis)
+        return len(workers) == len(started) and all(worker.state == "idle" for worker in workers)
 
     def drain_window(self, queue_name: str) -> tuple[float, float]:
         """(first job started, last job ended) as epoch seconds, from the jobs RQ kept."""
@@ -277,6 +284,7 @@ class Run:
         campaign = {"campaign_id": 1, "subject": "News", "body": "Hello.\n\nSecond paragraph."}
 
         def produce() -> None:
+            prepared["own_before"] = cpu_seconds(resource.RUSAGE_SELF)
             for start in range(0, n, batch):
                 intents = [
                     EmailIntent(
@@ -315,14 +323,11 @@ class Run:
                 ).scalar()
 
         if worker_class == "simple":
-            argv = [str(ROOT / "worker.py"), "--burst"]  # exactly what production runs
+            argv = [str(ROOT / "worker.py")]  # exactly what production runs
         else:
             argv = [str(Path(__file__)), "--role", "outbox", "--worker-class", worker_class]
-        own_before = cpu_seconds(resource.RUSAGE_SELF)
-        worker_cpu, restarts = self.drain(
-            f"{'batched' if batched else 'outbox'}-{worker_class}", argv, env, produce, unsettled
-        )
-        own_cpu = cpu_seconds(resource.RUSAGE_SELF) - own_before
+        worker_cpu = self.drain(f"{'batched' if batched else 'outbox'}-{worker_class}", argv, env, produce, unsettled)
+        own_cpu = cpu_seconds(resource.RUSAGE_SELF) - prepared["own_before"]
 
         with db.read() as conn:
             rows = conn.execute(sa.text("SELECT id, status, sent_at FROM email_outbox")).all()
@@ -339,7 +344,6 @@ class Run:
             "rate": n / (last - first).total_seconds(),
             "drain": n / (drain_end - drain_start),
             "prep": prepared["at"] - first.timestamp(),
-            "restarts": restarts,
             "p50": pct(latencies, 50),
             "p99": pct(latencies, 99),
             "cpu": worker_cpu / n,
@@ -383,7 +387,7 @@ class Run:
         if stock:
             env["BENCH_STOCK_BASELINE"] = "1"
         label = f"{'stock' if stock else 'noop'}-{worker_class}"
-        worker_cpu, restarts = self.drain(label, argv, env, produce, lambda: queue.count)
+        worker_cpu = self.drain(label, argv, env, produce, lambda: n - finished.count - failed.count)
         if finished.count != n or failed.count:
             raise BenchError(f"no-op jobs: {finished.count} finished, {failed.count} failed, expected {n} finished")
         drain_start, drain_end = self.drain_window(queue.name)
@@ -391,12 +395,19 @@ class Run:
             "rate": n / (drain_end - enqueued["first"]),
             "drain": n / (drain_end - drain_start),
             "prep": enqueued["last"] - enqueued["first"],
-            "restarts": restarts,
             "p50": None,
             "p99": None,
             "cpu": worker_cpu / n,
             "own_cpu": None,
         }
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU of a running process and of its waited-for children (a forking worker's
+    horses), from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(who: int) -> float:
@@ -421,7 +432,7 @@ def print_table(args, results: dict) -> None:
     )
     print(
         f"{'worker class':<16}{'path':<8}{'e2e /s':>9}{'drain /s':>10}{'prep s':>8}{'p50 ms':>9}{'p99 ms':>9}"
-        f"{'cpu ms/job':>12}{'bench cpu':>11}{'restarts':>10}"
+        f"{'cpu ms/job':>12}{'bench cpu':>11}"
     )
     verdicts = []
     for worker_class, rounds in results.items():
@@ -431,7 +442,6 @@ def print_table(args, results: dict) -> None:
                 print(
                     f"{name:<16}{path:<8}{r['rate']:>9.1f}{r['drain']:>10.1f}{r['prep']:>8.2f}"
                     f"{ms(r['p50']):>9}{ms(r['p99']):>9}{ms(r['cpu'], '.2f'):>12}{ms(r['own_cpu'], '.2f'):>11}"
-                    f"{r['restarts']:>10}"
                 )
             for baseline in ("no-op", "stock"):
                 if baseline in pair:
@@ -466,10 +476,10 @@ def print_table(args, results: dict) -> None:
             )
     print(
         "e2e: first commit (enqueue) to last sent_at (job end); drain: first job start to last job end;\n"
-        "prep: first commit to last publish (enqueue), while the workers start; latency: commit to sent_at;\n"
-        "cpu ms/job: CPU of all workers (and forked horses) per job; bench cpu: this process's per email\n"
-        "(committing, publishing and, with --model inprocess, the provider model); restarts: burst workers\n"
-        "started again because they had found the queues empty before the last publish;\n"
+        "prep: first commit to last publish (enqueue); latency: commit to sent_at;\n"
+        "cpu ms/job: CPU of all workers (and forked horses) per job, from the first commit to the last job;\n"
+        "bench cpu: this process's per email (committing, publishing and, with --model inprocess, the\n"
+        "provider model);\n"
         "cpu ratio: no-op cpu/job over outbox cpu/job, the e2e ratio to expect when the CPUs are the limit.\n"
         "Each round runs the outbox, then the baselines, right after it: on a shared machine the speed\n"
         "of all moves with whatever else runs, and the median of the rounds' ratios moves least.\n"
