@@ -164,9 +164,12 @@ EMAIL_FRAME_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src dat
 @roles_required("admin")
 def content(outbox_id: str):
     html = queries.email_html(portal_context().db, outbox_id)
+    # The email's page is loaded before its frame: the email may have been sent (and its content
+    # deleted) in between, and a frame must not hold the portal's whole error page, menus and all.
     if html is None:
-        abort(404)
-    response = make_response(html)
+        response = make_response(render_template("console/content_gone.html"), 404)
+    else:
+        response = make_response(html)
     response.headers["Content-Security-Policy"] = EMAIL_FRAME_POLICY
     response.headers["X-Frame-Options"] = "SAMEORIGIN"
     response.headers["Cache-Control"] = "no-store"  # it holds an address and a personal message

@@ -408,7 +408,11 @@ def test_an_emails_page_shows_the_email_itself_while_it_is_kept_and_says_when_it
     assert deliver(outbox_id, attempt=2) == "ack:sent"
     page = client.get(f"/admin/outbox/{outbox_id}").get_data(as_text=True)
     assert "Its content was deleted when the provider accepted it" in page and "<iframe" not in page
-    assert client.get(f"/admin/outbox/{outbox_id}/content").status_code == 404
+    # A frame loaded after the email went says so, in a page of its own: no menus inside the frame.
+    gone = client.get(f"/admin/outbox/{outbox_id}/content")
+    assert gone.status_code == 404 and "Reload the page to see what happened" in gone.get_data(as_text=True)
+    assert "<nav" not in gone.get_data(as_text=True) and "<a " not in gone.get_data(as_text=True)
+    assert "sandbox" in gone.headers["Content-Security-Policy"]
     history = re.findall(r'<p class="timeline-title">([^<]+)</p>', page)
     assert history[-1] == "Handed to Resend" and "Not sent this time; it will be tried again" in history
 
