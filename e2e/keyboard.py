@@ -32,7 +32,14 @@ class KeyboardUser:
         self.page = page
 
     def focused(self) -> dict | None:
-        return self.page.evaluate(_FOCUSED)
+        focused = self.page.evaluate(_FOCUSED)
+        if focused is not None and focused["tag"] == "iframe":
+            # The page's own styles cannot mark a frame whose content has the focus (Chromium matches
+            # no :focus on it): what a person sees is the focus drawn inside the frame.
+            frame = self.page.evaluate_handle("document.activeElement").as_element().content_frame()
+            inside = frame.evaluate(_FOCUSED) if frame is not None else None
+            return {**inside, "frame": True} if inside is not None else focused
+        return focused
 
     def tab(self, key: str = "Tab") -> dict | None:
         self.page.keyboard.press(key)
@@ -72,12 +79,15 @@ class KeyboardUser:
         self.page.keyboard.press("Enter")
         assert self.page.evaluate("document.activeElement.id") == "main"
 
-    def assert_no_trap(self) -> None:
-        """From the top, Tab goes through the page and out of it (back to the first stop)."""
+    def assert_no_trap(self) -> list[dict]:
+        """From the top, Tab goes through the page and out of it (back to the first stop); the stops
+        on the way, each with its focus shown."""
         self.page.evaluate("document.activeElement && document.activeElement.blur()")
         first = self.tab()
+        stops = [first]
         for _ in range(MAX_TABS * 2):
             focused = self.tab()
             if focused is None or focused == first:
-                return
+                return stops
+            stops.append(focused)
         raise AssertionError("Tab never left the page: a keyboard trap")

@@ -89,12 +89,13 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
     assert len(stack.model.sent()) == 1, "confirming sends nothing"
 
 
-def failed_email(stack, portal_env, recipient: str, key: str) -> str:
+def failed_email(stack, portal_env, recipient: str, key: str, family: str = "notice", data: dict | None = None) -> str:
     """An email the provider refused (a 422): nothing went out, so it may be retried."""
+    data = data or {"subject": "Hi", "body": "Hello."}
     with stack.db.write() as conn:
         (outbox_id,) = add_outbox_rows(
             conn,
-            [EmailIntent(FAMILIES["notice"], recipient, key, {"subject": "Hi", "body": "Hello."})],
+            [EmailIntent(FAMILIES[family], recipient, key, data)],
             Settings.from_env(portal_env),
             now=clock.utcnow(),
         )
@@ -109,7 +110,9 @@ def failed_email(stack, portal_env, recipient: str, key: str) -> str:
 
 
 def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
-    outbox_id = failed_email(stack, portal_env, "rejected@northwind.example", "e2e:notice:1")
+    # A campaign email: its preview holds a link (unsubscribe) that Tab reaches inside the frame.
+    news = {"campaign_id": 1, "subject": "Winter news", "body": "Hello **everyone**.", "user_id": 4}
+    outbox_id = failed_email(stack, portal_env, "rejected@northwind.example", "e2e:campaign:1", "campaign", news)
 
     keys = KeyboardUser(page)
     page.goto(f"{stack.url}/login")
@@ -120,11 +123,19 @@ def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
         page.keyboard.press("Enter")
     keys.activate("Outbox")
     keys.skip_to_content()
-    keys.activate(re.compile(f"notice email {outbox_id}"))
+    keys.activate(re.compile(f"campaign email {outbox_id}"))
     keys.fill("Reason", "The template is fixed")
+    # The page then shows the email while it is being sent, alone or in a batch of one.
+    stack.model.fail_next("slow_accept", delay=4.0)
+    stack.model.fail_next("slow_accept", delay=4.0, path="/emails/batch")
     keys.activate("Retry")
     expect(page.get_by_role("status").first).to_contain_text("tried again")
-    keys.assert_no_trap()
+    wait_for_row(stack.db, "id = :id AND status = 'processing'", id=outbox_id)
+    page.reload()
+    expect(page.locator("iframe.email-frame")).to_be_visible()
+    stops = keys.assert_no_trap()
+    # Tab goes into the email's own links and out again, and shows where it is in there too.
+    assert "Unsubscribe from these emails" in [stop["name"] for stop in stops if stop.get("frame")], stops
     wait_for_row(stack.db, "id = :id AND status IN ('sent', 'delivered')", id=outbox_id)
     assert [e["to"] for e in stack.model.sent()] == [["rejected@northwind.example"]]
 
