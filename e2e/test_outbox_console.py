@@ -126,13 +126,16 @@ def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
     keys.activate(re.compile(f"campaign email {outbox_id}"))
     keys.fill("Reason", "The template is fixed")
     # The page then shows the email while it is being sent, alone or in a batch of one.
-    stack.model.fail_next("slow_accept", delay=4.0)
-    stack.model.fail_next("slow_accept", delay=4.0, path="/emails/batch")
+    stack.model.fail_next("slow_accept", delay=10.0)
+    stack.model.fail_next("slow_accept", delay=10.0, path="/emails/batch")
     keys.activate("Retry")
     expect(page.get_by_role("status").first).to_contain_text("tried again")
-    wait_for_row(stack.db, "id = :id AND status = 'processing'", id=outbox_id)
+    frozen = "EXISTS (SELECT 1 FROM email_frozen_payloads f WHERE f.outbox_id = email_outbox.id)"
+    wait_for_row(stack.db, f"id = :id AND status = 'processing' AND {frozen}", id=outbox_id)
     page.reload()
-    expect(page.locator("iframe.email-frame")).to_be_visible()
+    # Tab passes over a frame still loading: walk once the email is in it.
+    preview = page.frame_locator("iframe.email-frame")
+    expect(preview.get_by_role("link", name="Unsubscribe from these emails")).to_be_visible()
     stops = keys.assert_no_trap()
     # Tab goes into the email's own links and out again, and shows where it is in there too.
     assert "Unsubscribe from these emails" in [stop["name"] for stop in stops if stop.get("frame")], stops
