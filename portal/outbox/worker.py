@@ -22,9 +22,11 @@ import time
 
 import redis
 from rq import SimpleWorker
+from rq.executions import Execution
 from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.utils import now as rq_now
+from rq.worker import WorkerStatus
 
 from portal.core.heartbeat import start_heartbeat
 from portal.core.logs import configure_logging
@@ -51,13 +53,15 @@ class EmailWorker(SimpleWorker):
     RQ makes per email, measured with MONITOR. The worker's keys live worker_ttl + 60 s (8 minutes by
     default), so one heartbeat every few seconds, pipelined, keeps the worker exactly as alive in
     `rq info` and to RQ's own clean-ups; heartbeats RQ writes inside a pipeline of its own (with a
-    job's start) cost no round trip and are kept, as is every state change.
+    job's start) cost no round trip and are kept, as is every state change. A job's execution
+    record is written in the same transaction as its start.
     """
 
     HEARTBEAT_EVERY_SECONDS = 5.0
     SUSPENSION_CHECK_EVERY_SECONDS = 1.0
     _heartbeat_sent_at: float | None = None
     _suspension_checked_at: float | None = None
+    _execution_pipeline = None
 
     def request_stop(self, signum, frame):
         stopping.set()
@@ -92,6 +96,35 @@ class EmailWorker(SimpleWorker):
         # RQ writes the job's last heartbeat here, a round trip of its own, so that a callback has
         # its time; an email job has none, and the job's end is saved with its result just after.
         job.ended_at = job.last_heartbeat = rq_now()
+        return None
+
+    def prepare_execution(self, job):
+        # RQ writes a job's execution record and then the job's start, two pipelines and two round
+        # trips; this worker runs the job in its own process, so the record waits for the start.
+        pipeline = self.connection.pipeline()
+        execution = Execution.create(job, self.get_heartbeat_ttl(job), pipeline=pipeline, worker_name=self.name)
+        self.executions[execution.id] = execution
+        self.set_state(WorkerStatus.BUSY, pipeline=pipeline)
+        self._execution_pipeline = pipeline
+        return execution
+
+    def prepare_job_execution(self, job, remove_from_intermediate_queue: bool = False):
+        pipeline, self._execution_pipeline = self._execution_pipeline, None
+        if pipeline is None:
+            return super().prepare_job_execution(job, remove_from_intermediate_queue)
+        # RQ's own steps, in the pipeline that holds the execution record: one transaction.
+        with pipeline:
+            heartbeat_ttl = self.get_heartbeat_ttl(job)
+            self.heartbeat(heartbeat_ttl, pipeline=pipeline)
+            job.heartbeat(rq_now(), heartbeat_ttl, pipeline=pipeline)
+            job.prepare_for_execution(self.name, pipeline=pipeline)
+            pipeline.persist(job.key)
+            if remove_from_intermediate_queue:
+                pipeline.lrem(
+                    self.queue_class(job.origin, connection=self.connection).intermediate_queue_key, 1, job.id
+                )
+            pipeline.execute()
+        self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
         return None
 
     def set_state(self, state: str, pipeline=None):

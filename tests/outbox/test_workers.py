@@ -238,3 +238,49 @@ def test_rq_suspend_stops_a_busy_worker_and_rq_resume_lets_it_go_on(ctx, make_ou
     assert wait_until(lambda: len(provider_model.sent()) == len(rows), timeout=30)
     sent = [tag["value"] for email in provider_model.sent() for tag in email["tags"] if tag["name"] == "outbox_id"]
     assert sorted(sent) == sorted(rows), "each email once"
+
+
+def test_a_job_starts_in_one_transaction_with_its_execution_record_and_rq_sees_it_running(
+    ctx, make_outbox_row, outbox_row, workers, provider_model
+):
+    """RQ writes a job's execution record and the job's start as two transactions; the worker sends
+    both in one (a round trip fewer per email), and RQ still shows the job running while it runs."""
+    import threading
+
+    outbox_id = make_outbox_row(publish=True)
+    provider_model.fail_next("slow_accept", delay=2.0)  # the job runs for two seconds
+    commands, stop = [], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            try:
+                with redis.Redis.from_url(ctx.settings.redis_url).monitor() as monitor:
+                    for command in monitor.listen():
+                        commands.append((command["client_address"], command["client_port"], command["command"]))
+                        if stop.is_set():
+                            return
+            except redis.TimeoutError:
+                continue
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    workers()
+    assert wait_until(lambda: provider_model.requests(), timeout=30), "the job reached the provider"
+    (worker,) = rq.Worker.all(connection=ctx.redis)
+    (job_id,) = email_queue(ctx.redis).started_job_registry.get_job_ids()
+    job = rq.job.Job.fetch(job_id, connection=ctx.redis)
+    assert worker.state == "busy" and worker.get_current_job_id() == job_id
+    assert job.get_status() == "started" and len(job.get_executions()) == 1
+    assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30)
+    stop.set()
+    ctx.redis.ping()
+    watcher.join(5)
+
+    starts = [
+        i for i, (*_, text) in enumerate(commands) if text.startswith("HSET rq:job:") and " status started " in text
+    ]
+    assert len(starts) == 1, commands
+    client = commands[starts[0]][:2]
+    mine = [text for *who, text in commands[: starts[0]] if tuple(who) == client]
+    record = max(i for i, text in enumerate(mine) if text.startswith("HSET rq:execution:"))
+    assert "EXEC" not in mine[record:], "the execution record was committed before the job's start"
