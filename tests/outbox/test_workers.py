@@ -2,7 +2,9 @@
 
 import json
 import signal
+import threading
 import zlib
+from contextlib import contextmanager
 from datetime import timedelta
 
 import redis
@@ -178,39 +180,16 @@ def test_a_busy_worker_heartbeats_without_a_round_trip_per_email(ctx, make_outbo
     """RQ wrote the worker's heartbeat five times per job, three of them as round trips of their
     own; the worker keeps the two RQ writes inside its pipelines, plus one every few seconds, and
     stays registered and alive in `rq info`."""
-    import threading
-
     emails = 30
     for _ in range(emails):
         make_outbox_row(publish=True)
-    heartbeats, jobs, stop = [], [], threading.Event()
-
-    def watch():
-        # A quiet moment while the worker starts (longer over a database server) times the socket
-        # out: the monitor reconnects and goes on until the test has seen every job.
-        while not stop.is_set():
-            try:
-                with redis.Redis.from_url(ctx.settings.redis_url).monitor() as monitor:
-                    for command in monitor.listen():
-                        text = command["command"]
-                        if text.startswith("HSET rq:worker:") and " last_heartbeat " in text:
-                            heartbeats.append(text)
-                        elif text.startswith("HSET rq:job:") and " status started " in text:
-                            jobs.append(text)
-                        if stop.is_set():
-                            return
-            except redis.TimeoutError:
-                continue
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    workers()
-    assert wait_until(lambda: len(provider_model.sent()) == emails, timeout=60)
-    (worker,) = rq.Worker.all(connection=ctx.redis)
-    assert ctx.redis.ttl(worker.key) > 60, "the worker's key is kept alive"
-    stop.set()
-    ctx.redis.ping()  # one more command, so the monitor loop sees the stop
-    watcher.join(5)
+    with redis_commands(ctx.settings.redis_url) as commands:
+        workers()
+        assert wait_until(lambda: len(provider_model.sent()) == emails, timeout=60)
+        (worker,) = rq.Worker.all(connection=ctx.redis)
+        assert ctx.redis.ttl(worker.key) > 60, "the worker's key is kept alive"
+    heartbeats = [text for *_, text in commands if text.startswith("HSET rq:worker:") and " last_heartbeat " in text]
+    jobs = [text for *_, text in commands if text.startswith("HSET rq:job:") and " status started " in text]
     assert len(jobs) >= emails
     # Two per job (its start's pipeline, and the check for suspension's) and the timed one; RQ's own: five.
     assert len(heartbeats) <= 3 * len(jobs), f"{len(heartbeats)} heartbeats for {len(jobs)} jobs started"
@@ -245,36 +224,17 @@ def test_a_job_starts_in_one_transaction_with_its_execution_record_and_rq_sees_i
 ):
     """RQ writes a job's execution record and the job's start as two transactions; the worker sends
     both in one (a round trip fewer per email), and RQ still shows the job running while it runs."""
-    import threading
-
     outbox_id = make_outbox_row(publish=True)
     provider_model.fail_next("slow_accept", delay=2.0)  # the job runs for two seconds
-    commands, stop = [], threading.Event()
-
-    def watch():
-        while not stop.is_set():
-            try:
-                with redis.Redis.from_url(ctx.settings.redis_url).monitor() as monitor:
-                    for command in monitor.listen():
-                        commands.append((command["client_address"], command["client_port"], command["command"]))
-                        if stop.is_set():
-                            return
-            except redis.TimeoutError:
-                continue
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    workers()
-    assert wait_until(lambda: provider_model.requests(), timeout=30), "the job reached the provider"
-    (worker,) = rq.Worker.all(connection=ctx.redis)
-    (job_id,) = email_queue(ctx.redis).started_job_registry.get_job_ids()
-    job = rq.job.Job.fetch(job_id, connection=ctx.redis)
-    assert worker.state == "busy" and worker.get_current_job_id() == job_id
-    assert job.get_status() == "started" and len(job.get_executions()) == 1
-    assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30)
-    stop.set()
-    ctx.redis.ping()
-    watcher.join(5)
+    with redis_commands(ctx.settings.redis_url) as commands:
+        workers()
+        assert wait_until(lambda: provider_model.requests(), timeout=30), "the job reached the provider"
+        (worker,) = rq.Worker.all(connection=ctx.redis)
+        (job_id,) = email_queue(ctx.redis).started_job_registry.get_job_ids()
+        job = rq.job.Job.fetch(job_id, connection=ctx.redis)
+        assert worker.state == "busy" and worker.get_current_job_id() == job_id
+        assert job.get_status() == "started" and len(job.get_executions()) == 1
+        assert wait_until(lambda: outbox_row(outbox_id)["status"] == SENT, timeout=30)
 
     starts = [
         i for i, (*_, text) in enumerate(commands) if text.startswith("HSET rq:job:") and " status started " in text
@@ -284,3 +244,31 @@ def test_a_job_starts_in_one_transaction_with_its_execution_record_and_rq_sees_i
     mine = [text for *who, text in commands[: starts[0]] if tuple(who) == client]
     record = max(i for i, text in enumerate(mine) if text.startswith("HSET rq:execution:"))
     assert "EXEC" not in mine[record:], "the execution record was committed before the job's start"
+
+
+@contextmanager
+def redis_commands(url: str):
+    """Every command Redis runs while the block runs, as (client address, client port, command)."""
+    commands, stop = [], threading.Event()
+
+    def watch():
+        # A quiet moment while a worker starts (longer over a database server) times the socket
+        # out: the monitor reconnects and goes on until the block ends.
+        while not stop.is_set():
+            try:
+                with redis.Redis.from_url(url).monitor() as monitor:
+                    for command in monitor.listen():
+                        commands.append((command["client_address"], command["client_port"], command["command"]))
+                        if stop.is_set():
+                            return
+            except redis.TimeoutError:
+                continue
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield commands
+    finally:
+        stop.set()
+        redis.Redis.from_url(url).ping()  # one more command, so the monitor loop sees the stop
+        watcher.join(5)
