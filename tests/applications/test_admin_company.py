@@ -26,6 +26,11 @@ def test_an_admin_sends_the_first_managers_expired_invitation_again(
     assert f'href="/admin/companies/{company_id}"' in client.get("/admin/").get_data(as_text=True)
     page = client.get(f"/admin/companies/{company_id}").get_data(as_text=True)
     assert "ingrid@fjord.example" in page and "expired" in page and "Send again" in page
+    # Each region a screen reader lists has a name of its own (axe's landmark-unique).
+    headings = dict(re.findall(r'<h2 id="([^"]+)"[^>]*>([^<]+)</h2>', page))
+    regions = [headings[i] for i in re.findall(r'<section[^>]*aria-labelledby="([^"]+)"', page)]
+    regions += re.findall(r'role="region" aria-label="([^"]+)"', page)
+    assert len(regions) == len(set(regions)), regions
     (action,) = re.findall(r'action="(/admin/companies/\d+/invitations/\d+/resend)"', page)
     response = client.post(action, data={"csrf_token": csrf_from(page)})
     assert response.status_code == 302
