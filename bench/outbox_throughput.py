@@ -192,20 +192,20 @@ class Run:
         when a campaign commits; then `produce()` the work, wait until `remaining()` is 0, and stop
         the workers (SIGTERM: RQ's warm shutdown). Returns the CPU seconds the workers spent from
         the first commit to the last job: their start-up and shutdown are no path's own."""
-        from devtools.processes import stop_process
+        from devtools.processes import process_cpu_seconds, stop_process
 
         self.runs += 1
         started = self.start_workers(label, argv, env)
         while not self.listening(started):
             self.check_workers(label, started, "waiting for the workers to listen")
             time.sleep(0.02)
-        before = sum(process_cpu_seconds(process.pid) for process, _ in started)
+        before = sum(process_cpu_seconds(process.pid, waited_children=True) for process, _ in started)
         produce()
         # Polled, not timed: the rates come from the rows' and jobs' own timestamps.
         while remaining():
             self.check_workers(label, started, "waiting for the work to be done")
             time.sleep(0.05)
-        spent = sum(process_cpu_seconds(process.pid) for process, _ in started) - before
+        spent = sum(process_cpu_seconds(process.pid, waited_children=True) for process, _ in started) - before
         for process, _ in started:
             stop_process(process)
         return spent
@@ -284,7 +284,7 @@ class Run:
         campaign = {"campaign_id": 1, "subject": "News", "body": "Hello.\n\nSecond paragraph."}
 
         def produce() -> None:
-            prepared["own_before"] = cpu_seconds(resource.RUSAGE_SELF)
+            prepared["own_before"] = own_cpu_seconds()
             for start in range(0, n, batch):
                 intents = [
                     EmailIntent(
@@ -327,7 +327,7 @@ class Run:
         else:
             argv = [str(Path(__file__)), "--role", "outbox", "--worker-class", worker_class]
         worker_cpu = self.drain(f"{'batched' if batched else 'outbox'}-{worker_class}", argv, env, produce, unsettled)
-        own_cpu = cpu_seconds(resource.RUSAGE_SELF) - prepared["own_before"]
+        own_cpu = own_cpu_seconds() - prepared["own_before"]
 
         with db.read() as conn:
             rows = conn.execute(sa.text("SELECT id, status, sent_at FROM email_outbox")).all()
@@ -402,17 +402,9 @@ class Run:
         }
 
 
-def process_cpu_seconds(pid: int) -> float:
-    """User and system CPU of a running process and of its waited-for children (a forking worker's
-    horses), from /proc."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(who: int) -> float:
-    """User and system CPU of this process (RUSAGE_SELF) or of its waited-for children."""
-    usage = resource.getrusage(who)
+def own_cpu_seconds() -> float:
+    """User and system CPU of this process."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 

@@ -240,13 +240,11 @@ def server_cpu_seconds(pid: int) -> float:
     Printed beside the rates because on a shared or small machine the rates move with whatever
     else runs, while the CPU each request costs hardly does.
     """
+    from devtools.processes import process_cpu_seconds
+
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        total = 0.0
-        for process in [pid, *map(int, children)]:
-            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return total
+        return sum(process_cpu_seconds(process) for process in [pid, *map(int, children)])
     except (OSError, ValueError, IndexError):
         return float("nan")
 

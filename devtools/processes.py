@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -34,3 +35,12 @@ def stop_process(process: subprocess.Popen, timeout: float = 10.0) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def process_cpu_seconds(pid: int, *, waited_children: bool = False) -> float:
+    """User and system CPU of a running process (Linux /proc), with `waited_children` also that of
+    the children it has waited for (a forking worker's finished horses)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    ticks = fields[11:15] if waited_children else fields[11:13]
+    return sum(int(value) for value in ticks) / os.sysconf("SC_CLK_TCK")
