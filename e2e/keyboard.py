@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 
 MAX_TABS = 60
+# How long a read of the focus waits for it to settle: 20 reads 50 ms apart.
+SETTLE_READS = 20
+SETTLE_PAUSE_MS = 50
 
 # What a person sees of the focused element: its name, and whether the focus is drawn.
 _FOCUSED = """() => {
@@ -32,6 +35,17 @@ class KeyboardUser:
         self.page = page
 
     def focused(self) -> dict | None:
+        # A sandboxed frame lives in a process of its own, so the focus reaches it a moment after
+        # the key: until then the page reports no focus, or the frame with nothing focused in it.
+        # Read again for a while before concluding the focus has left the page.
+        for _ in range(SETTLE_READS):
+            focused = self._read_focus()
+            if focused is not None and focused["tag"] != "iframe":
+                return focused
+            self.page.wait_for_timeout(SETTLE_PAUSE_MS)
+        return focused
+
+    def _read_focus(self) -> dict | None:
         focused = self.page.evaluate(_FOCUSED)
         if focused is not None and focused["tag"] == "iframe":
             # The page's own styles cannot mark a frame whose content has the focus (Chromium matches
