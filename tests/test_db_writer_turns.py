@@ -4,10 +4,12 @@ server, within their process before the server's (portal/core/db.py)."""
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
-from portal.core.db import Database, DatabaseBusyError, WriterTurns
+from portal.core.db import CHECKPOINT_EVERY_WRITES, Database, DatabaseBusyError, WriterTurns
 
 HOLD_SECONDS = 0.4
 
@@ -158,4 +160,44 @@ def test_threads_of_one_process_queue_like_processes(database_url):
     assert max(overlaps) == 1, "two threads held the turn at once"
     with db.read() as conn:
         assert conn.exec_driver_sql("SELECT COUNT(*) FROM items").scalar() == 60
+    db.dispose()
+
+
+def wal_bytes(database_url: str) -> int:
+    path = Path(sa.engine.make_url(database_url).database + "-wal")
+    return path.stat().st_size if path.exists() else 0
+
+
+def test_a_commit_never_checkpoints_inside_the_writer_turn(database_url):
+    """SQLite's own checkpoint would run in the COMMIT that crosses its threshold (1,000 pages),
+    while every other writer waits for the turn: the process checkpoints after its writes instead."""
+    db = Database(database_url)
+    with db.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+    turn_free_at_checkpoint = []
+    checkpoint = db.checkpoint
+
+    def checkpoint_seeing_the_turn():
+        with WriterTurns(db.writer_turns.lock_path, wait_seconds=0).turn() as had_turn:
+            turn_free_at_checkpoint.append(had_turn)
+        checkpoint()
+
+    db.checkpoint = checkpoint_seeing_the_turn
+    for i in range(CHECKPOINT_EVERY_WRITES * 2):
+        with db.write() as conn:
+            conn.exec_driver_sql("INSERT INTO items VALUES (?)", (f"item {i}",))
+    assert turn_free_at_checkpoint == [True, True], "a checkpoint ran while the writer held its turn"
+    db.dispose()
+
+
+def test_the_write_ahead_log_stays_short_through_many_writes(database_url):
+    """Checkpoints keep the log near one checkpoint's worth of writes: without them, 16 MB of
+    writes leave 16 MB of log beside the file."""
+    db = Database(database_url)
+    for _ in range(CHECKPOINT_EVERY_WRITES * 8):
+        with db.write() as conn:
+            conn.exec_driver_sql("INSERT INTO items VALUES (?)", ("x" * 128 * 1024,))
+    with db.read() as conn:
+        assert conn.exec_driver_sql("SELECT COUNT(*) FROM items").scalar() == CHECKPOINT_EVERY_WRITES * 8
+    assert wal_bytes(database_url) < 4 * 1024 * 1024, "the log grew with every write"
     db.dispose()

@@ -10,6 +10,11 @@ On a local file, writers first queue for their turn (`WriterTurns`): SQLite's bu
 so without a queue a waiting writer slept long after the lock was free. On a server, the writers
 of one process take turns (`ProcessWriterTurns`), or two threads could wait on each other.
 
+On a local file, SQLite's own checkpoint (copying the write-ahead log into the file, with two
+fsyncs) would run inside the COMMIT that crosses its threshold, while the writer still holds its
+turn and every other writer waits. Here each process checkpoints instead, after its own writes,
+outside the turn: a PASSIVE checkpoint runs beside writers and readers and never waits for them.
+
 On a libSQL server SQLAlchemy drives the portal's own connection (hrana.py), and `write_steps` /
 `read_steps` send a whole transaction in one request. Every statement reaches the driver through
 `driver.execute_on_driver`, which steps past a stray interrupt of the libSQL client's (see there).
@@ -17,7 +22,9 @@ On a libSQL server SQLAlchemy drives the portal's own connection (hrana.py), and
 
 from __future__ import annotations
 
+import itertools
 import json
+import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -36,7 +43,11 @@ from portal.core.driver import (
 )
 from portal.core.writer_turns import DatabaseBusyError, ProcessWriterTurns, WriterTurns
 
+log = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 5000
+# A process checkpoints after this many of its writes. A write of the engine's is 10 to 60 pages
+# of log, so the log stays near SQLite's own threshold (1,000 pages) with a few writers.
+CHECKPOINT_EVERY_WRITES = 16
 LOCK_RETRIES = 4
 
 
@@ -78,6 +89,8 @@ class Database:
         # A server (not a replica, whose writes its client forwards) takes a whole transaction in
         # one request: write_steps and read_steps.
         self.pipeline = None if self.is_local_file else hrana.HranaEndpoint(engine_url, turso_args.get("auth_token"))
+        self.checkpoints_here = self.is_local_file and not self.is_replica and local_path not in (None, ":memory:")
+        self._writes = itertools.count(1)
         if self.pipeline is not None:
             # Each stream is a connection of the server's: it needs the setting on every one.
             self.pipeline.session_statements = ("PRAGMA foreign_keys=ON",)
@@ -107,6 +120,7 @@ class Database:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA wal_autocheckpoint=0")  # checkpointed outside the writer turn: see above
             # Deleted and overwritten content is zeroed, not left in free pages: an erased person's
             # address must not stay readable in the file (portal/privacy/operations.py).
             cursor.execute("PRAGMA secure_delete=ON")
@@ -155,6 +169,20 @@ class Database:
                 # The connection's state is unknown too: never hand it back to the pool.
                 conn.invalidate()
                 raise AmbiguousCommitError("could not confirm the transaction was committed") from error
+        if self.checkpoints_here and next(self._writes) % CHECKPOINT_EVERY_WRITES == 0:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Copy what the write-ahead log holds into the file, as far as no reader still needs it
+        (PASSIVE: it waits for nobody; another process's checkpoint running already is enough)."""
+        try:
+            connection = self.engine.raw_connection()  # outside any transaction, or it cannot checkpoint
+            try:
+                connection.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            finally:
+                connection.close()
+        except Exception as error:  # noqa: BLE001  (the write before it is committed: it must not look failed)
+            log.warning("checkpoint skipped: %s", type(error).__name__)
 
     def write_steps(
         self, steps: Sequence[tuple[Statement, Mapping]], *, retries: int = LOCK_RETRIES
