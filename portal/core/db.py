@@ -200,6 +200,18 @@ class Database:
         with self._writer_turn():
             return self._run_on_server(steps, begin="BEGIN IMMEDIATE", retries=retries, writes=True)
 
+    def write_steps_then_read(
+        self, steps: Sequence[tuple[Statement, Mapping]], reads: Sequence[tuple[Statement, Mapping]]
+    ) -> tuple[list[DriverResult], list[DriverResult]]:
+        """`write_steps`, then `read_steps` of `reads`: the results of each. On a local file the
+        reads run after the commit, outside the writer turn, so the next writer does not wait while
+        they run; on a server both go in one request, the reads inside the transaction. The reads
+        see the write or a later state: the caller checks what it relies on."""
+        if self.pipeline is None:
+            return self.write_steps(steps), self.read_steps(reads)
+        results = self.write_steps([*steps, *reads])
+        return results[: len(steps)], results[len(steps) :]
+
     def read_steps(self, steps: Sequence[tuple[Statement, Mapping]]) -> list[DriverResult]:
         """`read()` of these statements, and their results: one request on a libSQL server."""
         if self.pipeline is None:

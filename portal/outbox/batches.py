@@ -215,7 +215,8 @@ def claim_batch(
     claimed elsewhere, settled, or has no member due at `now` (nothing changes then).
 
     Before the seal, members that may not be sent leave first (see `_leaver_steps`). One write of
-    statements guarded in SQL (see above), read back with the members' frozen payloads."""
+    statements guarded in SQL (see above), then the batch read with the members' frozen payloads
+    (on a local file after the commit, so the other writers need not wait for the read)."""
     values = {
         "batch": batch_id,
         "token": uuid.uuid4().hex,
@@ -225,11 +226,11 @@ def claim_batch(
     }
     steps = [(_CLAIM_BATCH, values), *_leaver_steps(values), (_CLAIM_MEMBERS, values)]
     members_claimed = len(steps) - 1
-    steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values), *_read_steps(values)]
-    results = db.write_steps(steps)
-    if results[0].rowcount != 1 or results[members_claimed].rowcount == 0:
+    steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values)]
+    written, read = db.write_steps_then_read(steps, _read_steps(values))
+    if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
         return None
-    return _claimed_from(*results[-3:])
+    return _if_still_ours(_claimed_from(*read), values["token"])
 
 
 def _leaver_steps(values: dict) -> list:
@@ -247,6 +248,13 @@ def _leaver_steps(values: dict) -> list:
 
 def _read_steps(values: dict) -> list:
     return [(_BATCH, values), (_MEMBERS, values), (_FROZEN_OF_MEMBERS, values)]
+
+
+def _if_still_ours(batch: ClaimedBatch, token: str) -> ClaimedBatch | None:
+    """A batch read after its claim's (or seal's) write committed (Database.write_steps_then_read):
+    None if another delivery took the claim over in between, or the read would hand this delivery
+    that one's claim."""
+    return batch if batch.claim_token == token else None
 
 
 def _claimed_from(batch, members, frozen) -> ClaimedBatch:
@@ -361,10 +369,10 @@ def seal_batch_request(
     steps += freeze_steps(payloads)
     sealed = len(steps)
     steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
-    results = db.write_steps([*steps, *_read_steps(values)])
-    if results[sealed].rowcount != 1:
+    written, read = db.write_steps_then_read(steps, _read_steps(values))
+    if written[sealed].rowcount != 1:
         return None
-    return _claimed_from(*results[-3:])
+    return _if_still_ours(_claimed_from(*read), batch.claim_token)
 
 
 _ASKED_TO_LEAVE = Statement(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
 import sqlalchemy as sa
 
 from portal.core import clock
@@ -186,6 +187,42 @@ def test_a_batch_taken_over_before_its_seal_is_not_unknown(ctx, provider_model):
     assert claim_batch(ctx.db, batch_id, 3, 1, now=now) is not None
     taken_over = claim_batch(ctx.db, batch_id, 3, 1, now=now + timedelta(seconds=10))
     assert taken_over is not None and not any(member.outcome_unknown for member in taken_over.members)
+
+
+def take_over_before_the_next_read(db, batch_id, *, at):
+    """Another delivery takes the batch over (its claim at `at`) just before `db`'s next read.
+    Returns a list that then holds what that takeover claimed."""
+    taken = []
+
+    def read_after_a_takeover(steps):
+        del db.read_steps  # once
+        taken.append(claim_batch(db, batch_id, 3, 1, now=at))
+        return db.read_steps(steps)
+
+    db.read_steps = read_after_a_takeover
+    return taken
+
+
+@pytest.mark.file_only("on a server the read goes inside the write's own request: nothing lands in between")
+def test_a_claim_or_seal_taken_over_before_its_read_back_hands_back_nothing(ctx, provider_model):
+    """On a local file a claim's and a seal's batch is read after their write commits (other
+    writers need not wait for the read). A takeover landing in between (the process stalled past
+    its claim) must not give this delivery the other one's claim."""
+    ids = campaign_rows(ctx, 3)
+    publish(ctx, ids)
+    batch_id = batch_of(ctx.db, ids[0])
+    now = clock.utcnow()
+
+    taken = take_over_before_the_next_read(ctx.db, batch_id, at=now + timedelta(seconds=10))
+    assert claim_batch(ctx.db, batch_id, 3, 1, now=now) is None
+    assert taken[0] is not None, "the other delivery took the batch"
+
+    later = now + timedelta(seconds=30)
+    claimed = claim_batch(ctx.db, batch_id, 3, 1, now=later)
+    taken = take_over_before_the_next_read(ctx.db, batch_id, at=later + timedelta(seconds=10))
+    assert seal_batch_request(ctx.db, claimed, now=later) is None
+    assert taken[0] is not None
+    assert provider_model.sent() == []
 
 
 def test_a_sealed_batch_whose_window_is_closing_settles_unknown_without_a_request(ctx, provider_model, deliver):
