@@ -35,7 +35,7 @@ from portal.core.db import Database
 from portal.core.driver import Statement
 from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
-from portal.outbox.freeze import freeze_steps
+from portal.outbox.freeze import freeze_steps, stored_rows
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
     CANCELLED,
@@ -258,12 +258,17 @@ def _if_still_ours(batch: ClaimedBatch, token: str) -> ClaimedBatch | None:
 
 
 def _claimed_from(batch, members, frozen) -> ClaimedBatch:
+    """The batch from its reads; `frozen` a read's result, or stored rows as a read returns them
+    (only the current members' are kept, as the read would)."""
+    members = tuple(
+        BatchMember(**{**row, "outcome_unknown": bool(row["outcome_unknown"])}) for row in members.mappings().all()
+    )
+    ids = {member.id for member in members}
+    rows = frozen.mappings().all() if hasattr(frozen, "mappings") else frozen
     return ClaimedBatch(
         **batch.mappings().first(),
-        members=tuple(
-            BatchMember(**{**row, "outcome_unknown": bool(row["outcome_unknown"])}) for row in members.mappings().all()
-        ),
-        frozen=tuple(frozen.mappings().all()),
+        members=members,
+        frozen=tuple(row for row in rows if row["outbox_id"] in ids),
     )
 
 
@@ -367,12 +372,20 @@ def seal_batch_request(
     if batch.sealed_at is None:
         steps += _leaver_steps(values)
     steps += freeze_steps(payloads)
-    sealed = len(steps)
+    froze, sealed = len(steps) - 1, len(steps)
     steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
-    written, read = db.write_steps_then_read(steps, _read_steps(values))
+    written, (batch_row, members) = db.write_steps_then_read(steps, _read_steps(values)[:2])
     if written[sealed].rowcount != 1:
         return None
-    return _if_still_ours(_claimed_from(*read), batch.claim_token)
+    if payloads and written[froze].rowcount != len(payloads):
+        # Some were stored before ours (the first frozen payload wins) or not stored at all: read
+        # what is stored, since that is what is sent.
+        (frozen,) = db.read_steps(_read_steps(values)[2:])
+        frozen = frozen.mappings().all()
+    else:
+        # Every payload given was stored as it is: with those the claim read, they are what is stored.
+        frozen = [*batch.frozen, *stored_rows(payloads)]
+    return _if_still_ours(_claimed_from(batch_row, members, frozen), batch.claim_token)
 
 
 _ASKED_TO_LEAVE = Statement(

@@ -244,6 +244,16 @@ def freeze_steps(payloads: Sequence[dict]) -> list:
     return [(_FREEZE_MANY, {"payloads": json_rows(payloads)})] if payloads else []
 
 
+def stored_rows(payloads: Sequence[dict]) -> list[dict]:
+    """The rows of email_frozen_payloads that freeze_steps stores for these payloads (from
+    `payload_of`), as a read of the table returns them: for a caller that knows each was stored."""
+    return [
+        {column: payload[column] for column in REQUIRED_COLUMNS - {"outbox_id", "created_at"}}
+        | {"outbox_id": payload["id"], "created_at": payload["now"]}
+        for payload in payloads
+    ]
+
+
 def validated_by_row(stored) -> dict[str, RenderedEmail]:
     """Stored payloads (rows of email_frozen_payloads), validated, by row ID."""
     return {row["outbox_id"]: _validated(row) for row in stored}

@@ -24,6 +24,7 @@ from portal.outbox.intents import EmailIntent, add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows
 from portal.outbox.queues import build_envelope
 from portal.outbox.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
+from tests.outbox.test_batch_delivery import batch_of, campaign_rows, publish
 
 NOTICE = FAMILIES["notice"]
 CAMPAIGN = FAMILIES["campaign"]
@@ -122,6 +123,26 @@ def test_a_batch_freeze_never_replaces_a_member_payload(ctx):
     read_back = validated_by_row(batch.frozen)
     assert read_back[ids[0]].subject == "First" and read_back[ids[1]].subject == "Replay"
     assert frozen_messages(ctx.db, ids) == read_back, "what the seal reads back is what is stored, and sent"
+
+
+def test_a_first_seal_hands_back_exactly_the_rows_it_stored(ctx):
+    """A seal that stored every payload it was given does not read them back: what it hands back
+    must be the stored rows, column for column."""
+    ids = campaign_rows(ctx, 3)
+    publish(ctx, ids)
+    batch_id = batch_of(ctx.db, ids[0])
+    now = clock.utcnow()
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now)
+    data = lambda n: {"campaign_id": 7, "subject": "Winter news", "body": "Hello **everyone**.", "user_id": n}  # noqa: E731
+    payloads = [
+        payload_of(member.id, CAMPAIGN.render(data(n), ctx.settings, now=now), now=now)
+        for n, member in enumerate(batch.members, start=1)
+    ]
+    sealed = seal_batch_request(ctx.db, batch, now=now, payloads=payloads)
+    with ctx.db.read() as conn:
+        stored = conn.execute(sa.text("SELECT * FROM email_frozen_payloads")).mappings().all()
+    by_id = lambda rows: {row["outbox_id"]: dict(row) for row in rows}  # noqa: E731
+    assert by_id(sealed.frozen) == by_id(stored) and len(stored) == 3
 
 
 # --- (b) a takeover marks the earlier attempt unknown ----------------------------------------
