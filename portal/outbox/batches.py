@@ -23,6 +23,7 @@ then on, exactly as for a row (the claim's CASE below is the same rule).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,6 +86,7 @@ class ClaimedBatch:
     members: tuple[BatchMember, ...]  # in position order: the request's list
     # Frozen payloads read with the claim, by member ID (a sealed batch's retry rebuilds its list).
     frozen: tuple = ()
+    sealed_by_claim: bool = False  # the claim stored every member's first payload and sealed, in its write
 
     @property
     def sealed(self) -> bool:
@@ -209,28 +211,79 @@ SETTLE_BATCH_IF_DONE = Statement(
 
 
 def claim_batch(
-    db: Database, batch_id: str, claim_seconds: int, republish_after_seconds: int, *, now: datetime
+    db: Database,
+    batch_id: str,
+    claim_seconds: int,
+    republish_after_seconds: int,
+    *,
+    now: datetime,
+    payloads: Sequence[dict] = (),
+    max_attempts: int = 0,
 ) -> ClaimedBatch | None:
     """Admit one delivery of the batch and claim its due members with it; None when the batch is
     claimed elsewhere, settled, or has no member due at `now` (nothing changes then).
 
     Before the seal, members that may not be sent leave first (see `_leaver_steps`). One write of
     statements guarded in SQL (see above), then the batch read with the members' frozen payloads
-    (on a local file after the commit, so the other writers need not wait for the read)."""
+    (on a local file after the commit, so the other writers need not wait for the read).
+
+    `payloads`: first-attempt payloads rendered before the claim (`first_attempt_inputs`). The
+    claim stores them, as a seal would, and seals in the same write when the list is then whole:
+    every member left has a stored payload and attempts left (`max_attempts`). One write and one
+    turn instead of two; `sealed_by_claim` says whether it sealed. Otherwise the payloads it stored
+    stay (the first frozen payload wins) and the delivery seals as usual."""
     values = {
         "batch": batch_id,
         "token": uuid.uuid4().hex,
         "now": clock.iso(now),
         "claim_expires_at": clock.iso_in(claim_seconds, now),
         "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
+        "max_attempts": max_attempts,
     }
     steps = [(_CLAIM_BATCH, values), *_leaver_steps(values), (_CLAIM_MEMBERS, values)]
     members_claimed = len(steps) - 1
     steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values)]
+    sealed = None
+    if payloads:
+        steps += freeze_steps(payloads, claim=values)
+        sealed = len(steps)
+        steps += [
+            (_SEAL_WHOLE_CLAIMED, values),
+            (LOG_REQUEST_IF_SEALED, values),
+            (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values),
+        ]
     written, read = db.write_steps_then_read(steps, _read_steps(values))
     if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
         return None
-    return _if_still_ours(_claimed_from(*read), values["token"])
+    claimed = _if_still_ours(_claimed_from(*read), values["token"])
+    if claimed is not None and sealed is not None and written[sealed].rowcount == 1:
+        return dataclasses.replace(claimed, sealed_by_claim=True)
+    return claimed
+
+
+# The batch's members a claim at `now` would take for a first request of an unsealed batch, with
+# their whole template input: what to render before the claim. Nothing for a batch claimed
+# elsewhere, sealed or settled, or with a member that was attempted or holds a frozen payload
+# (the delivery then renders after its claim, as for a retry).
+_FIRST_ATTEMPT_INPUTS = Statement(
+    f"""
+    SELECT id, {TEMPLATE_INPUT} AS template_input FROM email_outbox
+    WHERE batch_id = :batch AND {CLAIMABLE}
+      AND EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NULL
+                  AND b.settled_at IS NULL AND (b.claim_expires_at IS NULL OR b.claim_expires_at <= :now))
+      AND NOT EXISTS (SELECT 1 FROM email_outbox m WHERE m.batch_id = :batch
+                      AND (m.first_attempt_at IS NOT NULL OR m.attempt_count > 0
+                           OR EXISTS (SELECT 1 FROM email_frozen_payloads f WHERE f.outbox_id = m.id)))
+    ORDER BY batch_position
+    """
+)
+
+
+def first_attempt_inputs(db: Database, batch_id: str, *, now: datetime) -> list[tuple[str, str]]:
+    """(member ID, stored template input) of a batch's first request, before its claim at `now`
+    (see _FIRST_ATTEMPT_INPUTS); empty when the delivery renders after its claim."""
+    (found,) = db.read_steps([(_FIRST_ATTEMPT_INPUTS, {"batch": batch_id, "now": clock.iso(now)})])
+    return [(row.id, row.template_input) for row in found.all()]
 
 
 def _leaver_steps(values: dict) -> list:
@@ -338,6 +391,22 @@ _SEAL = Statement(
       AND claim_expires_at IS NOT NULL AND claim_expires_at > :now
       AND EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
                   AND provider_message_id IS NULL)
+    """
+)
+# In the claim's write, after it stored the payloads: only this claim's (its token), only a list
+# that is whole (every member left has its stored payload) and has attempts left; else the
+# delivery seals as usual, after its checks.
+_SEAL_WHOLE_CLAIMED = Statement(
+    f"""
+    UPDATE email_batches
+    SET sealed_at = :now, request_count = request_count + 1, updated_at = :now
+    WHERE id = :batch AND claim_token = :token AND sealed_at IS NULL AND settled_at IS NULL
+      AND EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
+                  AND provider_message_id IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM email_outbox m WHERE m.batch_id = :batch AND m.status IN {sql_list(UNSETTLED)}
+                      AND m.provider_message_id IS NULL
+                      AND (m.status != '{PROCESSING}' OR m.attempt_count > :max_attempts
+                           OR NOT EXISTS (SELECT 1 FROM email_frozen_payloads f WHERE f.outbox_id = m.id)))
     """
 )
 # Only after the request was logged (changes() is LOG_REQUEST_IF_SEALED's, which logs only after a seal).

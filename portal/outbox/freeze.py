@@ -53,8 +53,7 @@ _FREEZE = Statement(
     """
 )
 # A claimed batch's members at once (payload_of's fields, as json_rows), each under the same guard.
-_FREEZE_MANY = Statement(
-    f"""
+_FREEZE_MANY_SQL = f"""
     INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
         html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
     SELECT p.value ->> '$.id', p.value ->> '$.from_address', p.value ->> '$.reply_to',
@@ -64,7 +63,12 @@ _FREEZE_MANY = Statement(
     FROM json_each(:payloads) AS p
     WHERE EXISTS (SELECT 1 FROM email_outbox o WHERE o.id = p.value ->> '$.id' AND o.status = '{PROCESSING}'
                   AND o.provider_message_id IS NULL)
-    """
+"""
+_FREEZE_MANY = Statement(_FREEZE_MANY_SQL)
+# In a batch's claim: only if that claim took the batch (its token), since the rows are processing
+# under another delivery's claim when it did not.
+_FREEZE_MANY_IF_CLAIMED = Statement(
+    _FREEZE_MANY_SQL + " AND EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token)"
 )
 _READ_FROZEN = Statement("SELECT * FROM email_frozen_payloads WHERE outbox_id = :id")
 _READ_FROZEN_MANY = Statement(
@@ -237,11 +241,18 @@ def _validated(stored) -> RenderedEmail:
     )
 
 
-def freeze_steps(payloads: Sequence[dict]) -> list:
+def freeze_steps(payloads: Sequence[dict], *, claim: dict | None = None) -> list:
     """The step that stores first-attempt payloads of a claimed batch's members (from `payload_of`)
     inside the caller's write (the seal's): the same guarded INSERT OR IGNORE as a single row's, so a
-    payload already stored stays, and a member no longer ours to send stores nothing."""
-    return [(_FREEZE_MANY, {"payloads": json_rows(payloads)})] if payloads else []
+    payload already stored stays, and a member no longer ours to send stores nothing. With `claim`
+    (the batch and the claim's token), inside the claim's own write: only if that claim took it."""
+    if not payloads:
+        return []
+    if claim is None:
+        return [(_FREEZE_MANY, {"payloads": json_rows(payloads)})]
+    return [
+        (_FREEZE_MANY_IF_CLAIMED, {"payloads": json_rows(payloads), "batch": claim["batch"], "token": claim["token"]})
+    ]
 
 
 def stored_rows(payloads: Sequence[dict]) -> list[dict]:

@@ -11,11 +11,12 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.outbox import batch_composition
-from portal.outbox.batches import claim_batch, seal_batch_request
+from portal.outbox.batches import claim_batch, first_attempt_inputs, seal_batch_request
 from portal.outbox.claims import claim_outbox_row
 from portal.outbox.freeze import claim_and_freeze, payload_of
+from portal.outbox.rows import cancel_unsent
 from tests.outbox.test_batch_delivery import batch_of, campaign_rows, publish, rows
-from tests.outbox.test_engine_rules import render
+from tests.outbox.test_engine_rules import CAMPAIGN, render
 
 
 def batch_state(db, batch_id):
@@ -30,9 +31,9 @@ def batch_state(db, batch_id):
         )
 
 
-def composed_batch(ctx, size: int = 3) -> tuple[list[str], str]:
+def composed_batch(ctx, size: int = 3, first: int = 1) -> tuple[list[str], str]:
     """`size` campaign rows published together: their IDs, and the batch they were composed into."""
-    ids = campaign_rows(ctx, size)
+    ids = campaign_rows(ctx, size, first=first)
     publish(ctx, ids)
     return ids, batch_of(ctx.db, ids[0])
 
@@ -150,3 +151,76 @@ def test_a_sealed_batch_taken_over_keeps_every_member_even_one_suppressed_or_ask
     taken_over = claim_batch(ctx.db, batch_id, 30, 10, now=now + timedelta(seconds=60))
     assert taken_over is not None and [member.id for member in taken_over.members] == ids
     assert {row["status"] for row in rows(ctx.db, ids).values()} == {"processing"}
+
+
+# --- a batch's first request sealed in its claim's own write --------------------------------------
+
+
+def rendered_before_the_claim(ctx, batch_id, now):
+    """What the delivery renders before a first request's claim: the members' payloads, in order."""
+    inputs = first_attempt_inputs(ctx.db, batch_id, now=now)
+    rendered = CAMPAIGN.render_many([json.loads(data) for _, data in inputs], ctx.settings, now=now)
+    return [payload_of(outbox_id, message, now=now) for (outbox_id, _), message in zip(inputs, rendered, strict=True)]
+
+
+def stored_payloads(db):
+    with db.read() as conn:
+        return conn.execute(sa.text("SELECT outbox_id FROM email_frozen_payloads ORDER BY outbox_id")).scalars().all()
+
+
+def test_a_first_request_is_sealed_in_its_claims_write_with_every_payload_stored(ctx):
+    ids, batch_id = composed_batch(ctx)
+    now = clock.utcnow()
+    payloads = rendered_before_the_claim(ctx, batch_id, now)
+    assert [payload["id"] for payload in payloads] == ids
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads, max_attempts=4)
+    assert batch.sealed_by_claim and batch.sealed and batch.request_count == 1
+    assert stored_payloads(ctx.db) == sorted(ids)
+    assert {row["outbox_id"] for row in batch.frozen} == set(ids), "the list is built from what is stored"
+    with ctx.db.read() as conn:
+        logged = conn.execute(sa.text("SELECT number, size FROM email_batch_requests")).all()
+        stamped = conn.execute(
+            sa.text("SELECT COUNT(*) FROM email_outbox WHERE first_attempt_at = :now"), {"now": clock.iso(now)}
+        ).scalar()
+    assert [tuple(row) for row in logged] == [(1, 3)] and stamped == 3
+    # A batch sealed once is never rendered before a claim again: its retries send what is stored.
+    assert first_attempt_inputs(ctx.db, batch_id, now=now + timedelta(seconds=60)) == []
+
+
+def test_a_claim_that_loses_the_batch_stores_no_payload(ctx):
+    ids, batch_id = composed_batch(ctx)
+    now = clock.utcnow()
+    payloads = rendered_before_the_claim(ctx, batch_id, now)
+    assert claim_batch(ctx.db, batch_id, 30, 10, now=now) is not None  # another delivery, meanwhile
+    assert claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads, max_attempts=4) is None
+    assert stored_payloads(ctx.db) == [], (
+        "payloads frozen by a delivery without the claim would be sent by the one with it"
+    )
+
+
+def test_a_member_cancelled_before_the_claim_leaves_and_the_rest_is_sealed_under_a_new_key(ctx):
+    ids, batch_id = composed_batch(ctx)
+    composed = batch_state(ctx.db, batch_id)["provider_key"]
+    now = clock.utcnow()
+    payloads = rendered_before_the_claim(ctx, batch_id, now)
+    with ctx.db.write() as conn:
+        cancel_unsent(conn, [ids[1]], "person_deactivated", now=now)
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads, max_attempts=4)
+    assert batch.sealed_by_claim and [member.id for member in batch.members] == [ids[0], ids[2]]
+    assert batch.provider_key != composed
+    assert stored_payloads(ctx.db) == sorted([ids[0], ids[2]])
+    assert rows(ctx.db, ids)[ids[1]]["status"] == "cancelled"
+
+
+def test_a_claim_seals_only_a_whole_list_with_attempts_left(ctx):
+    ids, batch_id = composed_batch(ctx)
+    now = clock.utcnow()
+    payloads = rendered_before_the_claim(ctx, batch_id, now)
+    # One payload missing (say it did not render): the claim stores the rest and leaves the seal to the delivery.
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads[:2], max_attempts=4)
+    assert batch is not None and not batch.sealed_by_claim and not batch.sealed
+    assert stored_payloads(ctx.db) == sorted(ids[:2])
+    ids, batch_id = composed_batch(ctx, first=10)
+    payloads = rendered_before_the_claim(ctx, batch_id, now)
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads, max_attempts=0)
+    assert batch is not None and not batch.sealed_by_claim, "no request beyond the family's attempts"
