@@ -32,7 +32,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.core.db import Database
+from portal.core.db import Database, json_array
 from portal.core.driver import Statement
 from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
@@ -145,6 +145,13 @@ _BATCH = Statement(
 _FROZEN_OF_MEMBERS = Statement(
     "SELECT * FROM email_frozen_payloads WHERE outbox_id IN (SELECT id FROM email_outbox WHERE batch_id = :batch)"
 )
+_FROZEN_OF_OTHER_MEMBERS = Statement(
+    """
+    SELECT * FROM email_frozen_payloads
+    WHERE outbox_id IN (SELECT id FROM email_outbox WHERE batch_id = :batch)
+      AND outbox_id NOT IN (SELECT value FROM json_each(:ours))
+    """
+)
 _MEMBERS = Statement(
     f"""
     SELECT id, recipient, status, attempt_count, outcome_unknown, first_attempt_at,
@@ -243,20 +250,26 @@ def claim_batch(
     steps = [(_CLAIM_BATCH, values), *_leaver_steps(values), (_CLAIM_MEMBERS, values)]
     members_claimed = len(steps) - 1
     steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values)]
-    sealed = None
-    if payloads:
-        steps += freeze_steps(payloads, claim=values)
-        sealed = len(steps)
-        steps += [
-            (_SEAL_WHOLE_CLAIMED, values),
-            (LOG_REQUEST_IF_SEALED, values),
-            (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values),
-        ]
-    written, read = db.write_steps_then_read(steps, _read_steps(values))
+    if not payloads:
+        written, read = db.write_steps_then_read(steps, _read_steps(values))
+        if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
+            return None
+        return _if_still_ours(_claimed_from(*read), values["token"])
+    steps += freeze_steps(payloads, claim=values)
+    froze, sealed = len(steps) - 1, len(steps)
+    steps += [(_SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    # Our own payloads are not read back when every one was stored as it is (as at a seal).
+    ours = {**values, "ours": json_array(payload["id"] for payload in payloads)}
+    reads = [*_read_steps(values)[:2], (_FROZEN_OF_OTHER_MEMBERS, ours)]
+    written, (batch_row, members, others) = db.write_steps_then_read(steps, reads)
     if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
         return None
-    claimed = _if_still_ours(_claimed_from(*read), values["token"])
-    if claimed is not None and sealed is not None and written[sealed].rowcount == 1:
+    if written[froze].rowcount == len(payloads):
+        frozen = [*others.mappings().all(), *stored_rows(payloads)]
+    else:
+        (frozen,) = db.read_steps(_read_steps(values)[2:])
+    claimed = _if_still_ours(_claimed_from(batch_row, members, frozen), values["token"])
+    if claimed is not None and written[sealed].rowcount == 1:
         return dataclasses.replace(claimed, sealed_by_claim=True)
     return claimed
 

@@ -13,7 +13,7 @@ from portal.core import clock
 from portal.outbox import batch_composition
 from portal.outbox.batches import claim_batch, first_attempt_inputs, seal_batch_request
 from portal.outbox.claims import claim_outbox_row
-from portal.outbox.freeze import claim_and_freeze, payload_of
+from portal.outbox.freeze import claim_and_freeze, freeze_steps, payload_of
 from portal.outbox.rows import cancel_unsent
 from tests.outbox.test_batch_delivery import batch_of, campaign_rows, publish, rows
 from tests.outbox.test_engine_rules import CAMPAIGN, render
@@ -224,3 +224,22 @@ def test_a_claim_seals_only_a_whole_list_with_attempts_left(ctx):
     payloads = rendered_before_the_claim(ctx, batch_id, now)
     batch = claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads, max_attempts=0)
     assert batch is not None and not batch.sealed_by_claim, "no request beyond the family's attempts"
+
+
+def test_a_claim_that_finds_a_payload_stored_before_its_own_hands_back_the_stored_one(ctx):
+    """A delivery whose claim had expired sealed a member meanwhile: its payload was stored first,
+    so it is the one sent, and the claim must hand back what is stored, not what it rendered."""
+    ids, batch_id = composed_batch(ctx)
+    now = clock.utcnow()
+    payloads = rendered_before_the_claim(ctx, batch_id, now)
+    earlier = {**payloads[0], "subject": "Stored earlier", "now": clock.iso(now - timedelta(seconds=90))}
+    with ctx.db.write() as conn:
+        conn.execute(sa.text("UPDATE email_outbox SET status = 'processing' WHERE id = :id"), {"id": ids[0]})
+        freeze_steps([earlier])[0][0](conn, freeze_steps([earlier])[0][1])
+    batch = claim_batch(ctx.db, batch_id, 30, 10, now=now, payloads=payloads, max_attempts=4)
+    assert batch.sealed_by_claim
+    with ctx.db.read() as conn:
+        stored = conn.execute(sa.text("SELECT * FROM email_frozen_payloads")).mappings().all()
+    by_id = lambda rows: {row["outbox_id"]: dict(row) for row in rows}  # noqa: E731
+    assert by_id(batch.frozen) == by_id(stored)
+    assert by_id(batch.frozen)[ids[0]]["subject"] == "Stored earlier"
