@@ -6,7 +6,7 @@ every statement here and in its neighbours keeps three facts true:
 
 - **The composition is written first** (batch_composition.py): the batch row, its key and each
   member's position commit before the batch's message reaches the queue.
-- **The seal freezes it.** Just before a request, `seal_batch_request` stamps the batch (and each
+- **The seal freezes it.** Just before a request, `batch_seal.seal_batch_request` stamps the batch (and each
   member's first attempt) in one write. From then on no member leaves and no position changes, so
   every retry builds the same list from the members' frozen payloads, in position order, under the
   same key: the provider's 409 for a changed body cannot happen.
@@ -34,14 +34,13 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
-from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
+from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
 from portal.outbox.freeze import freeze_steps, stored_rows
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
     CANCELLED,
     PROCESSING,
-    RETRY,
     SUPPRESSED,
     UNSETTLED,
     WAITING,
@@ -49,7 +48,7 @@ from portal.outbox.statuses import (
 )
 
 SUPPRESSED_REASON = "recipient_suppressed"
-_SUPPRESSED = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
+SUPPRESSED_RECIPIENT = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
 # The batch is still this delivery's: its claim's number has not moved on (a takeover raises it).
 OWN_CLAIM = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.attempt_count = :attempt)"
 
@@ -167,7 +166,7 @@ _SETTLE_SUPPRESSED_MEMBERS = Statement(
     SET status = '{SUPPRESSED}', last_error = '{SUPPRESSED_REASON}', claim_expires_at = NULL,
         next_attempt_at = NULL, relay_since = NULL, updated_at = :now
     WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
-      AND outcome_unknown = 0 AND {_SUPPRESSED} AND {_UNSEALED_AND_OURS}
+      AND outcome_unknown = 0 AND {SUPPRESSED_RECIPIENT} AND {_UNSEALED_AND_OURS}
     """
 )
 # Before the seal only: members cancelled while this batch was claimed (rows.cancel_unsent asked them
@@ -202,9 +201,9 @@ _RECOMPOSE_SQL = """
         updated_at = :now
     WHERE id = :batch AND sealed_at IS NULL
 """
-_RENUMBER, _RECOMPOSE = Statement(_RENUMBER_SQL), Statement(_RECOMPOSE_SQL)
+RENUMBER, RECOMPOSE = Statement(_RENUMBER_SQL), Statement(_RECOMPOSE_SQL)
 # After _LEAVE: only when a member left (changes() is _LEAVE's), and the key's last part counts up
-# only when members were renumbered (changes() is _RENUMBER's: none when nobody is left).
+# only when members were renumbered (changes() is RENUMBER's: none when nobody is left).
 _RENUMBER_IF_LEFT = Statement(_RENUMBER_SQL + " AND changes() > 0")
 _RECOMPOSE_IF_RENUMBERED = Statement(_RECOMPOSE_SQL + " AND changes() > 0")
 SETTLE_BATCH_IF_DONE = Statement(
@@ -230,7 +229,7 @@ def claim_batch(
     """Admit one delivery of the batch and claim its due members with it; None when the batch is
     claimed elsewhere, settled, or has no member due at `now` (nothing changes then).
 
-    Before the seal, members that may not be sent leave first (see `_leaver_steps`). One write of
+    Before the seal, members that may not be sent leave first (see `leaver_steps`). One write of
     statements guarded in SQL (see above), then the batch read with the members' frozen payloads
     (on a local file after the commit, so the other writers need not wait for the read).
 
@@ -247,28 +246,28 @@ def claim_batch(
         "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
         "max_attempts": max_attempts,
     }
-    steps = [(_CLAIM_BATCH, values), *_leaver_steps(values), (_CLAIM_MEMBERS, values)]
+    steps = [(_CLAIM_BATCH, values), *leaver_steps(values), (_CLAIM_MEMBERS, values)]
     members_claimed = len(steps) - 1
     steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values)]
     if not payloads:
-        written, read = db.write_steps_then_read(steps, _read_steps(values))
+        written, read = db.write_steps_then_read(steps, read_steps(values))
         if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
             return None
-        return _if_still_ours(_claimed_from(*read), values["token"])
+        return if_still_ours(claimed_from(*read), values["token"])
     steps += freeze_steps(payloads, claim=values)
     froze, sealed = len(steps) - 1, len(steps)
-    steps += [(_SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    steps += [(_SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
     # Our own payloads are not read back when every one was stored as it is (as at a seal).
     ours = {**values, "ours": json_array(payload["id"] for payload in payloads)}
-    reads = [*_read_steps(values)[:2], (_FROZEN_OF_OTHER_MEMBERS, ours)]
+    reads = [*read_steps(values)[:2], (_FROZEN_OF_OTHER_MEMBERS, ours)]
     written, (batch_row, members, others) = db.write_steps_then_read(steps, reads)
     if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
         return None
     if written[froze].rowcount == len(payloads):
         frozen = [*others.mappings().all(), *stored_rows(payloads)]
     else:
-        (frozen,) = db.read_steps(_read_steps(values)[2:])
-    claimed = _if_still_ours(_claimed_from(batch_row, members, frozen), values["token"])
+        (frozen,) = db.read_steps(read_steps(values)[2:])
+    claimed = if_still_ours(claimed_from(batch_row, members, frozen), values["token"])
     if claimed is not None and written[sealed].rowcount == 1:
         return dataclasses.replace(claimed, sealed_by_claim=True)
     return claimed
@@ -299,7 +298,7 @@ def first_attempt_inputs(db: Database, batch_id: str, *, now: datetime) -> list[
     return [(row.id, row.template_input) for row in found.all()]
 
 
-def _leaver_steps(values: dict) -> list:
+def leaver_steps(values: dict) -> list:
     """Unsealed and ours only: settle members that may not be sent, take every settled one off the
     list, and (if one left) renumber the rest and recompose the key."""
     return [
@@ -312,18 +311,18 @@ def _leaver_steps(values: dict) -> list:
     ]
 
 
-def _read_steps(values: dict) -> list:
+def read_steps(values: dict) -> list:
     return [(_BATCH, values), (_MEMBERS, values), (_FROZEN_OF_MEMBERS, values)]
 
 
-def _if_still_ours(batch: ClaimedBatch, token: str) -> ClaimedBatch | None:
+def if_still_ours(batch: ClaimedBatch, token: str) -> ClaimedBatch | None:
     """A batch read after its claim's (or seal's) write committed (Database.write_steps_then_read):
     None if another delivery took the claim over in between, or the read would hand this delivery
     that one's claim."""
     return batch if batch.claim_token == token else None
 
 
-def _claimed_from(batch, members, frozen) -> ClaimedBatch:
+def claimed_from(batch, members, frozen) -> ClaimedBatch:
     """The batch from its reads; `frozen` a read's result, or stored rows as a read returns them
     (only the current members' are kept, as the read would)."""
     members = tuple(
@@ -338,7 +337,7 @@ def _claimed_from(batch, members, frozen) -> ClaimedBatch:
     )
 
 
-def _in(conn: sa.Connection, steps: list) -> list:
+def run_in(conn: sa.Connection, steps: list) -> list:
     """Steps inside the caller's write: for the rare paths that decide between statements."""
     return [statement(conn, values) for statement, values in steps]
 
@@ -360,52 +359,6 @@ def seconds_until_batch_due(db: Database, batch_id: str, *, now: datetime) -> fl
     return None if due is None else (clock.parse(due) - now).total_seconds()
 
 
-# --- members that cannot ride -----------------------------------------------------------------
-
-_LET_GO = Statement(
-    f"""
-    UPDATE email_outbox
-    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
-        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
-    WHERE id = :id AND batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
-      AND {OWN_CLAIM} AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
-    """
-)
-
-
-def let_members_go(
-    db: Database, batch: ClaimedBatch, outbox_ids: list[str], reason: str, *, now: datetime
-) -> list[str]:
-    """Before the seal: these members go on alone (a payload a batch cannot carry, such as an
-    attachment, or one that would not render); due at once, under their own keys. Returns the IDs
-    that left; the caller publishes them."""
-    if not outbox_ids:
-        return []
-    params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
-    left = []
-    with db.write() as conn:
-        for outbox_id in outbox_ids:
-            if _LET_GO(conn, {**params, "id": outbox_id}).rowcount == 1:
-                left.append(outbox_id)
-        if left:
-            _RENUMBER(conn, params)
-            _RECOMPOSE(conn, params)
-            SETTLE_BATCH_IF_DONE(conn, params)
-    return left
-
-
-# --- the seal, just before a request -------------------------------------------------------------
-
-_SEAL = Statement(
-    f"""
-    UPDATE email_batches
-    SET sealed_at = COALESCE(sealed_at, :now), request_count = request_count + 1, updated_at = :now
-    WHERE id = :batch AND attempt_count = :attempt AND settled_at IS NULL
-      AND claim_expires_at IS NOT NULL AND claim_expires_at > :now
-      AND EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
-                  AND provider_message_id IS NULL)
-    """
-)
 # In the claim's write, after it stored the payloads: only this claim's (its token), only a list
 # that is whole (every member left has its stored payload) and has attempts left; else the
 # delivery seals as usual, after its checks.
@@ -423,76 +376,9 @@ _SEAL_WHOLE_CLAIMED = Statement(
     """
 )
 # Only after the request was logged (changes() is LOG_REQUEST_IF_SEALED's, which logs only after a seal).
-_STAMP_FIRST_ATTEMPT_IF_LOGGED = Statement(
+STAMP_FIRST_ATTEMPT_IF_LOGGED = Statement(
     f"""
     UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now), updated_at = :now
     WHERE batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL AND changes() = 1
     """
 )
-
-
-def seal_batch_request(
-    db: Database,
-    batch: ClaimedBatch,
-    *,
-    now: datetime,
-    previous_answer: str | None = None,
-    payloads: Sequence[dict] = (),
-) -> ClaimedBatch | None:
-    """Record, in one write, that a request of this batch is about to be made; returns the batch as
-    it will be sent, or None when it must not be (our claim was lost, or no member is left).
-    `previous_answer`: what the provider said to this claim's previous request (a 429).
-    `payloads`: first-attempt payloads of members (freeze.payload_of), stored after the leavers
-    left and before the stamp, each only if none is stored yet (the first frozen payload wins);
-    the batch read back holds what is stored.
-
-    An unsealed batch lets its leavers go first. The slot for the request is taken after the seal,
-    so that the request reaches the provider right after its slot (a seal waiting for the write lock
-    between the two let a request reach the provider's window late, with a 429 for it)."""
-    values = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
-    steps = answer_steps(values, previous_answer)
-    if batch.sealed_at is None:
-        steps += _leaver_steps(values)
-    steps += freeze_steps(payloads)
-    froze, sealed = len(steps) - 1, len(steps)
-    steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (_STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
-    written, (batch_row, members) = db.write_steps_then_read(steps, _read_steps(values)[:2])
-    if written[sealed].rowcount != 1:
-        return None
-    if payloads and written[froze].rowcount != len(payloads):
-        # Some were stored before ours (the first frozen payload wins) or not stored at all: read
-        # what is stored, since that is what is sent.
-        (frozen,) = db.read_steps(_read_steps(values)[2:])
-        frozen = frozen.mappings().all()
-    else:
-        # Every payload given was stored as it is: with those the claim read, they are what is stored.
-        frozen = [*batch.frozen, *stored_rows(payloads)]
-    return _if_still_ours(_claimed_from(batch_row, members, frozen), batch.claim_token)
-
-
-_ASKED_TO_LEAVE = Statement(
-    f"""
-    SELECT 1 FROM email_outbox
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
-      AND status IN {sql_list(UNSETTLED)} AND (cancel_requested_at IS NOT NULL OR {_SUPPRESSED})
-    LIMIT 1
-    """
-)
-
-
-def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | None:
-    """After a wait for a slot, before a batch's first request is made: if a member was asked to stop
-    or suppressed meanwhile, take the sealed request back and let it leave (the batch is open again,
-    and its next seal makes a new list under a new key). None when nothing changed: the request
-    stands. A batch whose earlier request may have reached the provider is frozen: never reopened."""
-    if batch.request_count != 1:
-        return None
-    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
-    with db.read() as conn:
-        if _ASKED_TO_LEAVE(conn, params).first() is None:
-            return None
-    params["token"] = batch.claim_token
-    with db.write() as conn:
-        close_request(conn, params, None, withdraw=True)
-        _in(conn, _leaver_steps(params))
-        return _claimed_from(*_in(conn, _read_steps(params)))

@@ -209,7 +209,7 @@ _CANCEL_WAITING = sa.text(
 # In flight: the holder settles it before its provider call (delivery.py, batches.py), or the next
 # claim does. Stamped once: the first reason stands. A member of a batch sealed for its first request
 # is asked too: the batch takes the slot after the seal, and a member asked during that wait leaves
-# (batches.reopen_if_asked); once an earlier request may have reached the provider, the list is frozen.
+# (batch_seal.reopen_if_asked); once an earlier request may have reached the provider, the list is frozen.
 _ASK_TO_STOP = sa.text(
     f"""
     UPDATE email_outbox SET cancel_requested_at = :now, cancel_reason = :reason

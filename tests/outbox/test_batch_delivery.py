@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.outbox.batches import claim_batch, seal_batch_request
+from portal.outbox.batch_seal import seal_batch_request
+from portal.outbox.batches import claim_batch
 from portal.outbox.claims import claim_outbox_row
 from portal.outbox.intents import EmailIntent, add_outbox_rows
 from portal.outbox.publish import publish_outbox_rows

@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from devtools.testing import wait_until
 from portal.context import build_context
 from portal.core import clock
-from portal.outbox.batches import claim_batch, seal_batch_request
+from portal.outbox.batch_seal import seal_batch_request
+from portal.outbox.batches import claim_batch
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope
 from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for

@@ -11,7 +11,8 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.outbox.batches import claim_batch, seal_batch_request
+from portal.outbox.batch_seal import seal_batch_request
+from portal.outbox.batches import claim_batch
 from portal.outbox.consumer import handle_message
 from portal.outbox.freeze import (
     claim_and_freeze,

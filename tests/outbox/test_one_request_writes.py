@@ -11,7 +11,8 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.outbox import batch_composition
-from portal.outbox.batches import claim_batch, first_attempt_inputs, seal_batch_request
+from portal.outbox.batch_seal import seal_batch_request
+from portal.outbox.batches import claim_batch, first_attempt_inputs
 from portal.outbox.claims import claim_outbox_row
 from portal.outbox.freeze import claim_and_freeze, freeze_steps, payload_of
 from portal.outbox.rows import cancel_unsent

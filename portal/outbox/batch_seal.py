@@ -1,0 +1,143 @@
+"""A claimed batch's list before and at its seal (batches.py says the facts every statement keeps):
+members that cannot ride leave, the seal records the request about to be made, and a member asked
+to stop during the wait for a slot reopens the list while no request of it was made."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.driver import Statement
+from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
+from portal.outbox.batches import (
+    OWN_CLAIM,
+    RECOMPOSE,
+    RENUMBER,
+    SETTLE_BATCH_IF_DONE,
+    STAMP_FIRST_ATTEMPT_IF_LOGGED,
+    SUPPRESSED_RECIPIENT,
+    ClaimedBatch,
+    claimed_from,
+    if_still_ours,
+    leaver_steps,
+    read_steps,
+    run_in,
+)
+from portal.outbox.freeze import freeze_steps, stored_rows
+from portal.outbox.statuses import PROCESSING, RETRY, UNSETTLED, sql_list
+
+# --- members that cannot ride -----------------------------------------------------------------
+
+_LET_GO = Statement(
+    f"""
+    UPDATE email_outbox
+    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
+        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
+    WHERE id = :id AND batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
+      AND {OWN_CLAIM} AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
+    """
+)
+
+
+def let_members_go(
+    db: Database, batch: ClaimedBatch, outbox_ids: list[str], reason: str, *, now: datetime
+) -> list[str]:
+    """Before the seal: these members go on alone (a payload a batch cannot carry, such as an
+    attachment, or one that would not render); due at once, under their own keys. Returns the IDs
+    that left; the caller publishes them."""
+    if not outbox_ids:
+        return []
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
+    left = []
+    with db.write() as conn:
+        for outbox_id in outbox_ids:
+            if _LET_GO(conn, {**params, "id": outbox_id}).rowcount == 1:
+                left.append(outbox_id)
+        if left:
+            RENUMBER(conn, params)
+            RECOMPOSE(conn, params)
+            SETTLE_BATCH_IF_DONE(conn, params)
+    return left
+
+
+# --- the seal, just before a request -------------------------------------------------------------
+
+_SEAL = Statement(
+    f"""
+    UPDATE email_batches
+    SET sealed_at = COALESCE(sealed_at, :now), request_count = request_count + 1, updated_at = :now
+    WHERE id = :batch AND attempt_count = :attempt AND settled_at IS NULL
+      AND claim_expires_at IS NOT NULL AND claim_expires_at > :now
+      AND EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
+                  AND provider_message_id IS NULL)
+    """
+)
+
+
+def seal_batch_request(
+    db: Database,
+    batch: ClaimedBatch,
+    *,
+    now: datetime,
+    previous_answer: str | None = None,
+    payloads: Sequence[dict] = (),
+) -> ClaimedBatch | None:
+    """Record, in one write, that a request of this batch is about to be made; returns the batch as
+    it will be sent, or None when it must not be (our claim was lost, or no member is left).
+    `previous_answer`: what the provider said to this claim's previous request (a 429).
+    `payloads`: first-attempt payloads of members (freeze.payload_of), stored after the leavers
+    left and before the stamp, each only if none is stored yet (the first frozen payload wins);
+    the batch read back holds what is stored.
+
+    An unsealed batch lets its leavers go first. The slot for the request is taken after the seal,
+    so that the request reaches the provider right after its slot (a seal waiting for the write lock
+    between the two let a request reach the provider's window late, with a 429 for it)."""
+    values = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
+    steps = answer_steps(values, previous_answer)
+    if batch.sealed_at is None:
+        steps += leaver_steps(values)
+    steps += freeze_steps(payloads)
+    froze, sealed = len(steps) - 1, len(steps)
+    steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    written, (batch_row, members) = db.write_steps_then_read(steps, read_steps(values)[:2])
+    if written[sealed].rowcount != 1:
+        return None
+    if payloads and written[froze].rowcount != len(payloads):
+        # Some were stored before ours (the first frozen payload wins) or not stored at all: read
+        # what is stored, since that is what is sent.
+        (frozen,) = db.read_steps(read_steps(values)[2:])
+        frozen = frozen.mappings().all()
+    else:
+        # Every payload given was stored as it is: with those the claim read, they are what is stored.
+        frozen = [*batch.frozen, *stored_rows(payloads)]
+    return if_still_ours(claimed_from(batch_row, members, frozen), batch.claim_token)
+
+
+_ASKED_TO_LEAVE = Statement(
+    f"""
+    SELECT 1 FROM email_outbox
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
+      AND status IN {sql_list(UNSETTLED)} AND (cancel_requested_at IS NOT NULL OR {SUPPRESSED_RECIPIENT})
+    LIMIT 1
+    """
+)
+
+
+def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | None:
+    """After a wait for a slot, before a batch's first request is made: if a member was asked to stop
+    or suppressed meanwhile, take the sealed request back and let it leave (the batch is open again,
+    and its next seal makes a new list under a new key). None when nothing changed: the request
+    stands. A batch whose earlier request may have reached the provider is frozen: never reopened."""
+    if batch.request_count != 1:
+        return None
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
+    with db.read() as conn:
+        if _ASKED_TO_LEAVE(conn, params).first() is None:
+            return None
+    params["token"] = batch.claim_token
+    with db.write() as conn:
+        close_request(conn, params, None, withdraw=True)
+        run_in(conn, leaver_steps(params))
+        return claimed_from(*run_in(conn, read_steps(params)))
