@@ -5,25 +5,31 @@ the planner cannot match to one, shows here as a SCAN (0021's batch index once w
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 
 import pytest
 import sqlalchemy as sa
 
+import portal.outbox
 from portal.core.driver import Statement
-from portal.outbox import (
-    actions,
-    batch_composition,
-    batch_log,
-    batch_outcomes,
-    batches,
-    claims,
-    freeze,
-    personal_data,
-    rows,
+
+# Every module of the engine, found rather than listed: splitting batches.py once took three
+# statements out of a hand-written list, and nothing said so.
+MODULES = tuple(
+    importlib.import_module(f"{portal.outbox.__name__}.{found.name}")
+    for found in pkgutil.iter_modules(portal.outbox.__path__)
 )
 
-MODULES = (batch_composition, batches, batch_log, batch_outcomes, claims, freeze, personal_data, rows)
+# Reports over a whole table, by purpose: each reads every row it counts, and runs when an operator
+# or a scrape asks, or once per purge, never once per email.
+READS_A_WHOLE_TABLE = {
+    "metrics._RECENT": "the /metrics scrape's accepted and receipted counts per family",
+    "reads.ROWS_BY_FAMILY_AND_STATUS": "flask outbox status and the /metrics gauges",
+    "retention._DELETE_UNUSED_SHARED": "the purge, over shared inputs (one per campaign)",
+    "retention._KEPT": "the purge's report of what it keeps",
+}
 PARAMETER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 
@@ -43,16 +49,21 @@ def statements() -> dict[str, str]:
 STATEMENTS = statements()
 
 
-@pytest.mark.parametrize("name", sorted(STATEMENTS))
+def test_every_whole_table_report_names_a_statement_of_the_engine():
+    assert set(READS_A_WHOLE_TABLE) <= set(STATEMENTS)
+
+
+@pytest.mark.parametrize("name", sorted(set(STATEMENTS) - set(READS_A_WHOLE_TABLE)))
 def test_no_engine_statement_scans_a_table(db, name):
     sql = STATEMENTS[name]
     with db.read() as conn:
         plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", tuple("x" for _ in range(sql.count("?")))).all()
-    # A list bound as one parameter is walked as json_each, a virtual table (under its alias if it has one).
+    # A list bound as one parameter is walked as json_each, a virtual table (under its alias if it has
+    # one); a window or a union is walked as its own materialised subquery, after its rows were found.
     scans = [
         step[3]
         for step in plan
-        if step[3].startswith("SCAN") and not re.search(r"json_each|VIRTUAL TABLE|CONSTANT", step[3])
+        if step[3].startswith("SCAN") and not re.search(r"json_each|VIRTUAL TABLE|CONSTANT|\(subquery-\d+\)", step[3])
     ]
     assert not scans, f"{name}: {scans}"
 
@@ -60,14 +71,7 @@ def test_no_engine_statement_scans_a_table(db, name):
 # Statements that name their rows (a JSON list) reach them through that list, whatever else they ask.
 # Asked for both, SQLite's planner takes a status index over the list and visits every waiting row:
 # a publication during a 100,000-row backlog read the whole backlog (statuses.among_named).
-NAMED_ROWS = {
-    name: sql
-    for name, sql in {
-        **STATEMENTS,
-        **{f"actions.{n}": v.text for n, v in vars(actions).items() if isinstance(v, sa.TextClause)},
-    }.items()
-    if "json_each" in sql and "email_outbox" in sql
-}
+NAMED_ROWS = {name: sql for name, sql in STATEMENTS.items() if "json_each" in sql and "email_outbox" in sql}
 
 
 def walks_the_outbox_by_status(db, sql: str) -> list[str]:
