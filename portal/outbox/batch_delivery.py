@@ -41,7 +41,7 @@ from portal.outbox.delivery import (
     provider_window_closing,
 )
 from portal.outbox.families import Family
-from portal.outbox.freeze import FreezeError, ensure_store_available, payload_of, validated_by_row
+from portal.outbox.freeze import FreezeError, ensure_store_available, payload_of
 from portal.outbox.handles import PortalContext
 from portal.outbox.provider import BatchItem
 from portal.outbox.publish import publish_outbox_rows
@@ -107,7 +107,7 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
         if sealed is None:
             return DeliveryOutcome(SKIPPED, "batch_not_ours")
         sent, payloads = sealed, ()
-        messages = validated_by_row(sent.frozen)
+        messages = sent.messages
         if any(member.id not in messages for member in sent.members):
             # The list cannot be built whole, and a request of it may have gone before: a person decides.
             settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment(), withdraw=True)
@@ -176,7 +176,7 @@ def _payloads_to_freeze(ctx: PortalContext, batch: ClaimedBatch, family: Family,
     froze; the seal stores them. Before the seal, a member whose message a batch cannot carry, or
     that does not render, leaves and goes on alone. A sealed batch renders nothing: every member's
     frozen payload must be there (read with the claim), or FreezeError."""
-    frozen = validated_by_row(batch.frozen)
+    frozen = batch.messages
     if batch.sealed:
         if any(member.id not in frozen for member in batch.members):
             raise FreezeError("a sealed batch lacks a member's frozen payload")

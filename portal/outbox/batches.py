@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 import sqlalchemy as sa
 
@@ -36,8 +37,9 @@ from portal.core.db import Database, json_array
 from portal.core.driver import Statement
 from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED
 from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
-from portal.outbox.freeze import freeze_steps, stored_rows
+from portal.outbox.freeze import freeze_steps, stored_rows, validated_by_row
 from portal.outbox.intents import TEMPLATE_INPUT
+from portal.outbox.rendering import RenderedEmail
 from portal.outbox.statuses import (
     CANCELLED,
     PROCESSING,
@@ -86,6 +88,12 @@ class ClaimedBatch:
     # Frozen payloads read with the claim, by member ID (a sealed batch's retry rebuilds its list).
     frozen: tuple = ()
     sealed_by_claim: bool = False  # the claim stored every member's first payload and sealed, in its write
+
+    @cached_property
+    def messages(self) -> dict[str, RenderedEmail]:
+        """The frozen payloads, validated (FreezeError if one is not whole), by member ID: once per
+        claim or seal, though the delivery asks before its seal and again before its request."""
+        return validated_by_row(self.frozen)
 
     @property
     def sealed(self) -> bool:
