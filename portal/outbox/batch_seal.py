@@ -19,13 +19,15 @@ from portal.outbox.batches import (
     STAMP_FIRST_ATTEMPT_IF_LOGGED,
     SUPPRESSED_RECIPIENT,
     ClaimedBatch,
+    batch_reads,
     claimed_from,
+    frozen_after_storing,
     if_still_ours,
     leaver_steps,
     read_steps,
     run_in,
 )
-from portal.outbox.freeze import freeze_steps, stored_rows
+from portal.outbox.freeze import freeze_steps
 from portal.outbox.statuses import PROCESSING, RETRY, UNSETTLED, sql_list
 
 # --- members that cannot ride -----------------------------------------------------------------
@@ -101,17 +103,11 @@ def seal_batch_request(
     steps += freeze_steps(payloads)
     froze, sealed = len(steps) - 1, len(steps)
     steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
-    written, (batch_row, members) = db.write_steps_then_read(steps, read_steps(values)[:2])
+    written, (batch_row, members) = db.write_steps_then_read(steps, batch_reads(values))
     if written[sealed].rowcount != 1:
         return None
-    if payloads and written[froze].rowcount != len(payloads):
-        # Some were stored before ours (the first frozen payload wins) or not stored at all: read
-        # what is stored, since that is what is sent.
-        (frozen,) = db.read_steps(read_steps(values)[2:])
-        frozen = frozen.mappings().all()
-    else:
-        # Every payload given was stored as it is: with those the claim read, they are what is stored.
-        frozen = [*batch.frozen, *stored_rows(payloads)]
+    stored = written[froze].rowcount if payloads else 0  # without payloads, `froze` is another step
+    frozen = frozen_after_storing(db, values, payloads, stored, batch.frozen)
     return if_still_ours(claimed_from(batch_row, members, frozen), batch.claim_token)
 
 
@@ -140,4 +136,5 @@ def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> Clai
     with db.write() as conn:
         close_request(conn, params, None, withdraw=True)
         run_in(conn, leaver_steps(params))
-        return claimed_from(*run_in(conn, read_steps(params)))
+        batch_row, members, frozen = run_in(conn, read_steps(params))
+        return claimed_from(batch_row, members, frozen.mappings().all())

@@ -258,23 +258,19 @@ def claim_batch(
     members_claimed = len(steps) - 1
     steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values)]
     if not payloads:
-        written, read = db.write_steps_then_read(steps, read_steps(values))
+        written, (batch_row, members, frozen) = db.write_steps_then_read(steps, read_steps(values))
         if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
             return None
-        return if_still_ours(claimed_from(*read), values["token"])
+        return if_still_ours(claimed_from(batch_row, members, frozen.mappings().all()), values["token"])
     steps += freeze_steps(payloads, claim=values)
     froze, sealed = len(steps) - 1, len(steps)
     steps += [(_SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
-    # Our own payloads are not read back when every one was stored as it is (as at a seal).
     ours = {**values, "ours": json_array(payload["id"] for payload in payloads)}
-    reads = [*read_steps(values)[:2], (_FROZEN_OF_OTHER_MEMBERS, ours)]
+    reads = [*batch_reads(values), (_FROZEN_OF_OTHER_MEMBERS, ours)]
     written, (batch_row, members, others) = db.write_steps_then_read(steps, reads)
     if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
         return None
-    if written[froze].rowcount == len(payloads):
-        frozen = [*others.mappings().all(), *stored_rows(payloads)]
-    else:
-        (frozen,) = db.read_steps(read_steps(values)[2:])
+    frozen = frozen_after_storing(db, values, payloads, written[froze].rowcount, others.mappings().all())
     claimed = if_still_ours(claimed_from(batch_row, members, frozen), values["token"])
     if claimed is not None and written[sealed].rowcount == 1:
         return dataclasses.replace(claimed, sealed_by_claim=True)
@@ -319,8 +315,25 @@ def leaver_steps(values: dict) -> list:
     ]
 
 
+def batch_reads(values: dict) -> list:
+    """The batch and its members, in position order."""
+    return [(_BATCH, values), (_MEMBERS, values)]
+
+
 def read_steps(values: dict) -> list:
-    return [(_BATCH, values), (_MEMBERS, values), (_FROZEN_OF_MEMBERS, values)]
+    """The batch, its members and their frozen payloads: what `claimed_from` is made of."""
+    return [*batch_reads(values), (_FROZEN_OF_MEMBERS, values)]
+
+
+def frozen_after_storing(db: Database, values: dict, payloads: Sequence[dict], stored: int, known: Sequence) -> list:
+    """The members' frozen payloads after a write that stored first-attempt `payloads` (freeze_steps)
+    and reported `stored` rows: when every one was stored as given, the rows read or held before
+    (`known`) and those payloads, unread; otherwise read, since a payload stored before ours wins
+    and what is stored is what is sent."""
+    if stored == len(payloads):
+        return [*known, *stored_rows(payloads)]
+    (frozen,) = db.read_steps([(_FROZEN_OF_MEMBERS, values)])
+    return frozen.mappings().all()
 
 
 def if_still_ours(batch: ClaimedBatch, token: str) -> ClaimedBatch | None:
@@ -330,18 +343,17 @@ def if_still_ours(batch: ClaimedBatch, token: str) -> ClaimedBatch | None:
     return batch if batch.claim_token == token else None
 
 
-def claimed_from(batch, members, frozen) -> ClaimedBatch:
-    """The batch from its reads; `frozen` a read's result, or stored rows as a read returns them
-    (only the current members' are kept, as the read would)."""
+def claimed_from(batch, members, frozen: Sequence) -> ClaimedBatch:
+    """The batch from the results of `batch_reads` and its members' frozen payloads as rows (only
+    the current members' are kept, as a read of them would)."""
     members = tuple(
         BatchMember(**{**row, "outcome_unknown": bool(row["outcome_unknown"])}) for row in members.mappings().all()
     )
     ids = {member.id for member in members}
-    rows = frozen.mappings().all() if hasattr(frozen, "mappings") else frozen
     return ClaimedBatch(
         **batch.mappings().first(),
         members=members,
-        frozen=tuple(row for row in rows if row["outbox_id"] in ids),
+        frozen=tuple(row for row in frozen if row["outbox_id"] in ids),
     )
 
 
