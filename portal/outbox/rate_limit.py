@@ -2,17 +2,19 @@
 
 The provider allows RESEND_RATE_LIMIT_PER_SECOND requests per second for the whole account, and
 answers 429 past it. Every worker takes a slot before each provider request, from a moving window
-in Redis (the `limits` library's: one atomic Lua script per try, so no two workers take the same
-slot, and no second ever holds more than the limit's requests). A worker that finds the window
-full sleeps until its oldest slot leaves it instead of sending into a 429.
+in Redis (the list the `limits` library keeps: one atomic Lua script per try, so no two workers
+take the same slot). A worker that finds the window full sleeps until its oldest slot leaves it
+instead of sending into a 429.
 
 The provider's own headers have the last word: when an answer is a 429, or says nothing is left
 (`ratelimit-remaining: 0`) while our window still has room, every worker pauses until
 `retry-after` / `ratelimit-reset`, through one shared key.
 
-Why `limits` is enough: its Redis moving window is one Lua script that checks and records a slot
-atomically, so the guarantee (no one-second window with more than the limit's slots, across all
-workers) holds without a lock of ours. It does not wait; the loop below does.
+The window is a little longer than a second (SLOT_MARGIN_SECONDS), for every slot: no two slots
+the limit apart are less than 1 s + the margin apart, across all workers. `limits` reads the
+window, but its own take knows only whole seconds, so the take is a script of ours on the same
+list (_TAKE_SLOT: the library's check and record, with a window in fractions of a second). It does
+not wait; the loop below does.
 
 A wait is bounded: it gives up (the caller releases its claim and retries later, nothing sent)
 when it would run past the caller's deadline, so waiting never holds a claim past its expiry, or
@@ -29,7 +31,6 @@ from typing import TypeVar
 
 from limits import RateLimitItemPerSecond
 from limits.storage import RedisStorage
-from limits.strategies import MovingWindowRateLimiter
 from redis import Redis
 
 from portal.outbox import metrics
@@ -40,14 +41,30 @@ PAUSE_KEY = "portal:provider:pause"
 LONGEST_NAP_SECONDS = 0.1
 NO_PAUSE_TRUSTED_SECONDS = 0.1
 HEADROOM_DIVISOR = 25  # one slot of headroom per this many requests a second
-# Below HEADROOM_DIVISOR requests per second there is no slot of headroom: a worker that waited for
-# the window's oldest slot to leave waits this much longer, so the request it sends cannot reach the
-# provider's window together with the one that slot carried. A request reaches the provider some
-# time after its slot, and that time varies (a batch's body is built and sent after its seal's
-# write). bench/campaign.py, 10,000 recipients at 5/s, 100 batch requests: without a margin 9 met a
-# 429 (each pauses every worker a second), with 50 ms 2, with 100 ms none; 100 ms costs 1/11 of the
-# rate while the window is full.
+# Below HEADROOM_DIVISOR requests per second there is no slot of headroom: the window is this much
+# longer than a second instead, so a request cannot reach the provider's window together with the
+# one the limit's slots before it carried. A request reaches the provider some time after its slot,
+# and that time varies (a batch's body is built and sent after its seal's write). bench/campaign.py,
+# 10,000 recipients at 5/s, 100 batch requests: without a margin 9 met a 429 (each pauses every
+# worker a second), with 50 ms 2, with 100 ms none; 100 ms costs 1/11 of the rate while the window
+# is full. The margin once held only for a worker that had waited for the oldest slot: one that
+# found room took it a second after a younger slot, and 2 runs in 3 met one 429 (slots 1.002 s
+# apart, arrivals 0.996 s).
 SLOT_MARGIN_SECONDS = 0.1
+# The list of `limits`' moving window (newest first, at most `limit` long), with a window of
+# `window` seconds, fractions included: the slot is taken only if the limit's last slots are all
+# older than that.
+_TAKE_SLOT = """
+local now, limit, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local oldest = redis.call('lindex', KEYS[1], limit - 1)
+if oldest and tonumber(oldest) >= now - window then
+    return 0
+end
+redis.call('lpush', KEYS[1], ARGV[1])
+redis.call('ltrim', KEYS[1], 0, limit - 1)
+redis.call('pexpire', KEYS[1], math.ceil(window * 1000))
+return 1
+"""
 # A wait for a slot longer than this is long enough for a person to act in (a colleague
 # deactivated, a campaign cancelled): the caller reads its rows once more before the slot. A slot
 # taken at once costs no read: the claim that just committed was the check.
@@ -65,9 +82,11 @@ class ProviderRateLimit:
         # window's. At high limits a few slots of headroom absorb that (50/s: 48); at Resend's
         # default of 5/s the spread is too small to matter and every slot is used.
         self.item = RateLimitItemPerSecond(per_second - per_second // HEADROOM_DIVISOR, 1)
-        self.margin = SLOT_MARGIN_SECONDS if per_second < HEADROOM_DIVISOR else 0.0
-        storage = RedisStorage(redis_url, connection_pool=redis.connection_pool, key_prefix="portal-limits")
-        self.limiter = MovingWindowRateLimiter(storage)
+        self.window = 1.0 + (SLOT_MARGIN_SECONDS if per_second < HEADROOM_DIVISOR else 0.0)
+        self.storage = RedisStorage(redis_url, connection_pool=redis.connection_pool, key_prefix="portal-limits")
+        self.slots = self.item.key_for(LIMIT_NAMESPACE)  # the window's list, as `limits` names it
+        self._slots_in_redis = self.storage.prefixed_key(self.slots)
+        self._take_slot = redis.register_script(_TAKE_SLOT)
         self._no_pause_until = 0.0
 
     def acquire(self, deadline: float) -> bool:
@@ -100,20 +119,22 @@ class ProviderRateLimit:
     def take(self) -> bool:
         """Take a slot now if the window has one (one atomic script across every worker), no pause
         holds every worker back and this worker is not stopping; False otherwise, nothing taken."""
-        return not stopping.is_set() and self.pause_left() <= 0 and self.limiter.hit(self.item, LIMIT_NAMESPACE)
+        if stopping.is_set() or self.pause_left() > 0:
+            return False
+        return self._take_slot(keys=[self._slots_in_redis], args=[time.time(), self.item.amount, self.window]) == 1
 
     def wait_for_room(self, deadline: float) -> bool:
         """Wait, taking nothing, until the window has room for a request: True then (another worker
         may still take it first), False if no room came before `deadline` or we must stop."""
-        ready_at = None  # once the window was seen full: when its oldest slot has left, plus the margin
+        ready_at = None  # once the window was seen full: when its oldest slot has left it
         while not stopping.is_set():
             wait = self.pause_left()
             if wait <= 0:
                 if ready_at is None:
-                    reset_at, room = self.limiter.get_window_stats(self.item, LIMIT_NAMESPACE)
-                    if room > 0:
+                    oldest, taken = self.storage.get_moving_window(self.slots, self.item.amount, self.window)
+                    if taken < self.item.amount:
                         return True
-                    ready_at = time.monotonic() + max(reset_at - time.time(), 0.002) + self.margin
+                    ready_at = time.monotonic() + max(oldest + self.window - time.time(), 0.002)
                 wait = ready_at - time.monotonic()
                 if wait <= 0:
                     return True
@@ -145,7 +166,7 @@ class ProviderRateLimit:
 
     def room_left(self) -> int:
         """Slots the shared window has free now."""
-        return self.limiter.get_window_stats(self.item, LIMIT_NAMESPACE).remaining
+        return self.item.amount - self.storage.get_moving_window(self.slots, self.item.amount, self.window)[1]
 
     def pause_left(self) -> float:
         """Seconds every worker must still wait. A finding of "no pause" is trusted for

@@ -10,7 +10,7 @@ from devtools.testing import wait_until
 from portal.core import clock
 from portal.outbox.consumer import handle_message
 from portal.outbox.queues import build_envelope, dead_letter_queue
-from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for, stopping
+from portal.outbox.rate_limit import PAUSE_KEY, SLOT_MARGIN_SECONDS, ProviderRateLimit, rate_limit_for, stopping
 from portal.outbox.statuses import RETRY, SENT
 
 
@@ -85,6 +85,31 @@ def stop_requested():
     stopping.set()
     yield
     stopping.clear()
+
+
+def test_every_slot_is_a_second_and_the_margin_after_the_slot_the_limit_before_it(ctx):
+    """At 5/s no two slots five apart are closer than 1 s + the margin, whichever worker takes them
+    and whether it waited or found room: a request reaches the provider a little after its slot, by
+    a time that varies. The margin once held only for a worker that waited for the oldest slot; one
+    that then found room took a slot 1.002 s after the slot five before it, and drew a 429."""
+    first = ProviderRateLimit(ctx.redis, ctx.settings.redis_url, 5)
+    second = ProviderRateLimit(ctx.redis.__class__.from_url(ctx.settings.redis_url), ctx.settings.redis_url, 5)
+    taken = []
+
+    def take(limit) -> None:
+        assert limit.acquire(deadline=time.monotonic() + 5)
+        (window,) = ctx.redis.keys("portal-limits*")
+        taken.append(float(ctx.redis.lindex(window, 0)))  # the newest slot, as the window holds it
+
+    for _ in range(5):  # a second's slots, spread over a fifth of it
+        take(first)
+        time.sleep(0.05)
+    for _ in range(5):  # then two workers, each taking the next slot as soon as it may
+        take(first)
+        take(second)
+
+    apart = [later - earlier for earlier, later in zip(taken, taken[5:], strict=False)]
+    assert min(apart) > 1 + SLOT_MARGIN_SECONDS, [round(seconds, 3) for seconds in apart]
 
 
 def test_a_stopping_worker_does_not_wait_for_a_slot(ctx, stop_requested):
