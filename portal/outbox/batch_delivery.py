@@ -27,7 +27,8 @@ from portal.outbox import metrics
 from portal.outbox import provider as answers
 from portal.outbox.batch_outcomes import dissolve_batch, mark_batch_sent, release_batch, settle_batch_unsent
 from portal.outbox.batch_seal import let_members_go, reopen_if_asked, seal_batch_request
-from portal.outbox.batches import ClaimedBatch, claim_batch, first_attempt_inputs, seconds_until_batch_due
+from portal.outbox.batches import claim_batch, first_attempt_inputs, seconds_until_batch_due
+from portal.outbox.claimed_batch import ClaimedBatch
 from portal.outbox.delivery import (
     NOT_YET_DUE,
     RATE_LIMITED_TRIES,

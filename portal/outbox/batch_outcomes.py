@@ -16,7 +16,8 @@ from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
 from portal.outbox.batch_log import answer_steps, close_request
-from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE, ClaimedBatch
+from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE
+from portal.outbox.claimed_batch import ClaimedBatch
 from portal.outbox.statuses import DEAD_LETTER, FAILED, PROCESSING, RETRY, SENT, UNKNOWN_OUTCOME
 
 # One statement for the whole list (the write lock is held for one, not a hundred): each member

@@ -18,15 +18,13 @@ from portal.outbox.batches import (
     SETTLE_BATCH_IF_DONE,
     STAMP_FIRST_ATTEMPT_IF_LOGGED,
     SUPPRESSED_RECIPIENT,
-    ClaimedBatch,
     batch_reads,
-    claimed_from,
     frozen_after_storing,
-    if_still_ours,
     leaver_steps,
     read_steps,
     run_in,
 )
+from portal.outbox.claimed_batch import ClaimedBatch, claimed_from, if_still_ours
 from portal.outbox.freeze import freeze_steps
 from portal.outbox.statuses import PROCESSING, RETRY, UNSETTLED, sql_list
 
