@@ -131,7 +131,7 @@ class ProviderRateLimit:
             wait = self.pause_left()
             if wait <= 0:
                 if ready_at is None:
-                    oldest, taken = self.storage.get_moving_window(self.slots, self.item.amount, self.window)
+                    oldest, taken = self._window()
                     if taken < self.item.amount:
                         return True
                     ready_at = time.monotonic() + max(oldest + self.window - time.time(), 0.002)
@@ -166,7 +166,11 @@ class ProviderRateLimit:
 
     def room_left(self) -> int:
         """Slots the shared window has free now."""
-        return self.item.amount - self.storage.get_moving_window(self.slots, self.item.amount, self.window)[1]
+        return self.item.amount - self._window()[1]
+
+    def _window(self) -> tuple[float, int]:
+        """(when the oldest slot still in the window was taken, how many slots it holds)."""
+        return self.storage.get_moving_window(self.slots, self.item.amount, self.window)
 
     def pause_left(self) -> float:
         """Seconds every worker must still wait. A finding of "no pause" is trusted for
