@@ -177,16 +177,16 @@ def _payloads_to_freeze(ctx: PortalContext, batch: ClaimedBatch, family: Family,
     froze; the seal stores them. Before the seal, a member whose message a batch cannot carry, or
     that does not render, leaves and goes on alone. A sealed batch renders nothing: every member's
     frozen payload must be there (read with the claim), or FreezeError."""
-    frozen = batch.messages
+    messages = batch.messages
     if batch.sealed:
-        if any(member.id not in frozen for member in batch.members):
+        if any(member.id not in messages for member in batch.members):
             raise FreezeError("a sealed batch lacks a member's frozen payload")
         return []
     ensure_store_available(ctx.db)
-    misfits = {member.id: CANNOT_RIDE for member in batch.members if _cannot_ride(frozen.get(member.id))}
+    misfits = {member.id: CANNOT_RIDE for member in batch.members if _cannot_ride(messages.get(member.id))}
     to_render, inputs, payloads = [], [], []
     for member in batch.members:
-        if member.id not in frozen:
+        if member.id not in messages:
             try:
                 inputs.append(json.loads(member.template_input))
                 to_render.append(member)
