@@ -10,6 +10,15 @@ moves by the same rules as a webhook receipt (receipts.py). What the provider sa
 - sent, queued, scheduled: it knows no more than we do; nothing changes;
 - a 404, an answer without a readable last event, a 429, an unanswered request: nothing changes.
 
+The answer names the last event, not when it happened: Resend's GET /emails/{id} carries the
+email's created_at and last_event, no event time. So a lookup's receipt is dated the earliest the
+event can have happened: the row's last receipt if it has one (the event came after it), otherwise
+the email's acceptance (the provider's created_at or our sent_at, whichever is earlier). It still
+moves the row it was asked about (equally new, higher-ranked), but every receipt the webhook brings
+about a later event is newer, so it is never overruled by the lookup: a bounce or complaint dated
+before the pass but received after it still moves a row a lookup found delivered. Dated with the
+pass's start, the lookup's `delivered` would outlast them.
+
 Every ask is noted in `email_lookups` (when, how often, what came back), and an email is asked
 again only after ASK_AGAIN_HOURS. Politely: at most OUTBOX_LOOKUPS_PER_HOUR asks an hour across all
 workers (a moving window in Redis), each after a slot of the shared send limit taken without
@@ -34,7 +43,7 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.outbox.periodic import PeriodicTask
 from portal.outbox.rate_limit import rate_limit_for
-from portal.outbox.receipt_events import Receipt
+from portal.outbox.receipt_events import Receipt, event_time
 from portal.outbox.receipts import apply_receipt
 from portal.outbox.reconciliation import NO_RECEIPT
 from portal.outbox.statuses import OUTCOME_UNKNOWN, SENT
@@ -65,7 +74,7 @@ HOURLY_BUDGET_SPENT, SENDING_FIRST, PROVIDER_BUSY, PROVIDER_UNREACHABLE = (
 
 _CANDIDATES = sa.text(
     f"""
-    SELECT o.id, o.provider_message_id FROM email_outbox o
+    SELECT o.id, o.provider_message_id, o.sent_at, o.last_event_at FROM email_outbox o
     LEFT JOIN email_lookups l ON l.outbox_id = o.id
     WHERE {NO_RECEIPT}
       AND (l.asked_at IS NULL OR l.asked_at <= :ask_again_before)
@@ -110,15 +119,23 @@ class LookupPass:
         return f"{self.asked} asked, {self.learned} receipts learned{ended}"
 
 
-def emails_to_ask(db: Database, *, no_receipt_hours: int, now: datetime, limit: int) -> list[tuple[str, str]]:
-    """(outbox ID, message ID) of the accepted emails without a receipt that are due a question."""
+@dataclass(frozen=True)
+class DueEmail:
+    outbox_id: str
+    message_id: str
+    sent_at: str  # when we recorded the provider's acceptance
+    last_event_at: str | None  # the last receipt applied to the row (an email.sent), if any
+
+
+def emails_to_ask(db: Database, *, no_receipt_hours: int, now: datetime, limit: int) -> list[DueEmail]:
+    """The accepted emails without a receipt that are due a question."""
     params = {
         "no_receipt_before": clock.iso(now - timedelta(hours=no_receipt_hours)),
         "ask_again_before": clock.iso(now - timedelta(hours=ASK_AGAIN_HOURS)),
         "limit": limit,
     }
     with db.read() as conn:
-        return [tuple(row) for row in conn.execute(_CANDIDATES, params)]
+        return [DueEmail(*row) for row in conn.execute(_CANDIDATES, params)]
 
 
 def look_up_missing_receipts(ctx, *, now: datetime, limit: int | None = None) -> LookupPass:
@@ -130,20 +147,20 @@ def look_up_missing_receipts(ctx, *, now: datetime, limit: int | None = None) ->
     per_hour = RateLimitItemPerHour(settings.outbox_lookups_per_hour)
     sends = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
     asked = learned = 0
-    for outbox_id, message_id in due:
+    for row in due:
         if not hourly.hit(per_hour, "asks"):
             return LookupPass(asked, learned, HOURLY_BUDGET_SPENT)
         if not sends.acquire(time.monotonic() + SLOT_WAIT_SECONDS):
             return LookupPass(asked, learned, SENDING_FIRST)
-        answer, email = _ask(ctx.provider, message_id)
+        answer, email = _ask(ctx.provider, row.message_id)
         asked += 1
         receipt_type = LAST_EVENT_RECEIPTS.get(answer)
         if receipt_type is not None:
-            receipt = _receipt(receipt_type, message_id, outbox_id, email, settings.portal_env, now)
+            receipt = _receipt(receipt_type, row, email, settings.portal_env)
             apply_receipt(ctx.db, receipt, environment=settings.portal_env, now=now)
             learned += 1
         with ctx.db.write() as conn:
-            conn.execute(_NOTE_ASK, {"id": outbox_id, "now": clock.iso(now), "answer": answer})
+            conn.execute(_NOTE_ASK, {"id": row.outbox_id, "now": clock.iso(now), "answer": answer})
         if answer in (PROVIDER_BUSY, PROVIDER_UNREACHABLE):
             return LookupPass(asked, learned, answer)
     return LookupPass(asked, learned, None)
@@ -169,21 +186,30 @@ def _ask(provider, message_id: str) -> tuple[str, dict | None]:
     return last_event, email
 
 
-def _receipt(receipt_type: str, message_id: str, outbox_id: str, email: dict, environment: str, now) -> Receipt:
+def _receipt(receipt_type: str, row: DueEmail, email: dict, environment: str) -> Receipt:
     to = email.get("to")
     first = to[0] if isinstance(to, list) and to else to if isinstance(to, str) else None
     return Receipt(
         # The same answer about the same email is one receipt: asked again, it is a duplicate.
-        event_id=f"{LOOKUP_SOURCE}:{message_id}:{receipt_type}",
+        event_id=f"{LOOKUP_SOURCE}:{row.message_id}:{receipt_type}",
         type=receipt_type,
-        email_id=message_id,
+        email_id=row.message_id,
         environment=environment,
-        outbox_id=outbox_id,
-        event_at=clock.iso(now),
+        outbox_id=row.outbox_id,
+        event_at=_earliest_possible(row, email),
         recipient=first.strip().lower() if isinstance(first, str) and first.strip() else None,
         bounce_type=None,  # the provider's record of an email does not say
         source=LOOKUP_SOURCE,
     )
+
+
+def _earliest_possible(row: DueEmail, email: dict) -> str:
+    """The instant a lookup's receipt carries: the earliest its event can have happened (see the
+    module's docstring), never the pass's: a lookup never overrules a receipt about a later event."""
+    if row.last_event_at is not None:
+        return row.last_event_at
+    created = event_time(email.get("created_at"))
+    return min(row.sent_at, created, key=clock.parse) if created else row.sent_at
 
 
 def _hourly_budget(redis, redis_url: str) -> MovingWindowRateLimiter:

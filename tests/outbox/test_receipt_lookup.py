@@ -4,6 +4,7 @@ changes nothing; the hourly budget and the sends come first."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -20,8 +21,10 @@ from portal.outbox.receipt_lookup import (
     SENDING_FIRST,
     look_up_missing_receipts,
 )
+from portal.outbox.receipts import apply_receipt_event
 from portal.outbox.reconciliation import reconcile
-from portal.outbox.statuses import BOUNCED, DELIVERED, SENT
+from portal.outbox.statuses import BOUNCED, COMPLAINED, DELIVERED, SENT
+from tests.builders import event
 
 
 @pytest.fixture
@@ -58,6 +61,35 @@ def receipts_of(ctx, outbox_id) -> list[tuple]:
                 {"id": outbox_id},
             )
         ]
+
+
+@pytest.fixture
+def webhook(ctx, outbox_row):
+    """webhook(outbox_id, type, happened_at, received_at, **data): that email's receipt as the webhook
+    hands it over, verified, at `received_at`, for an event the provider dates `happened_at`; the outcome."""
+
+    def receive(outbox_id, receipt_type, *, happened_at, received_at, **data):
+        row = outbox_row(outbox_id)
+        payload = event(
+            receipt_type,
+            email_id=row["provider_message_id"],
+            to=row["recipient"],
+            created_at=happened_at.isoformat(),
+            environment=ctx.settings.portal_env,
+            outbox_id=outbox_id,
+            **data,
+        )
+        event_id = f"msg_{receipt_type}_{outbox_id}"
+        return apply_receipt_event(
+            ctx.db, event_id, json.dumps(payload).encode(), environment=ctx.settings.portal_env, now=received_at
+        )
+
+    return receive
+
+
+def suppressed(ctx) -> dict[str, str]:
+    with ctx.db.read() as conn:
+        return dict(conn.execute(sa.text("SELECT email, reason FROM email_suppressions")).all())
 
 
 def test_what_the_provider_says_is_recorded_as_a_lookup_and_moves_the_row(
@@ -120,3 +152,95 @@ def test_an_unreachable_provider_ends_the_pass_and_changes_nothing(ctx, accepted
     assert (result.asked, result.learned, result.stopped) == (1, 0, PROVIDER_UNREACHABLE)
     assert [outbox_row(r)["status"] for r in rows] == [SENT, SENT]
     assert list(lookups(ctx).values()) == [(1, PROVIDER_UNREACHABLE)]
+
+
+# --- what instant a lookup's receipt carries ----------------------------------------------------
+# GET /emails/{id} names the email's last event, not when it happened (Resend's answer has the
+# email's created_at and last_event, no event time). A lookup's receipt is dated the earliest the
+# event can have happened, so every receipt the webhook brings about a later event outranks it.
+
+
+@pytest.mark.parametrize(
+    ("receipt_type", "status", "reason"),
+    [("email.bounced", BOUNCED, "bounced (permanent)"), ("email.complained", COMPLAINED, "complained")],
+)
+def test_a_bounce_or_complaint_received_after_a_delivered_lookup_still_moves_the_row(
+    ctx, accepted_long_ago, outbox_row, webhook, receipt_type, status, reason
+):
+    outbox_id = accepted_long_ago("noreceipt.ada@example.org")  # the provider says: delivered
+    now = clock.utcnow()
+    assert look_up_missing_receipts(ctx, now=now).learned == 1
+    assert outbox_row(outbox_id)["status"] == DELIVERED
+
+    # The complaint (or a late bounce) happened an hour before the pass; its webhook comes after it,
+    # as a redelivery does when the endpoint was down.
+    outcome = webhook(
+        outbox_id, receipt_type, happened_at=now - timedelta(hours=1), received_at=now + timedelta(minutes=5)
+    )
+
+    assert outcome == "applied"
+    assert outbox_row(outbox_id)["status"] == status
+    assert suppressed(ctx) == {"noreceipt.ada@example.org": reason}
+
+
+def test_a_receipt_that_arrives_while_the_provider_is_asked_is_not_overruled_by_its_answer(
+    ctx, accepted_long_ago, outbox_row, webhook
+):
+    outbox_id = accepted_long_ago("bounce.bo@example.org")  # the provider says: bounced
+    now = clock.utcnow()
+
+    class ComplaintArrivesMeanwhile:
+        def retrieve_email(self, message_id):
+            webhook(outbox_id, "email.complained", happened_at=now - timedelta(minutes=1), received_at=now)
+            return ctx.provider.retrieve_email(message_id)
+
+    asking = PortalContext(**{**vars(ctx), "provider": ComplaintArrivesMeanwhile()})
+    assert look_up_missing_receipts(asking, now=now).asked == 1
+
+    assert outbox_row(outbox_id)["status"] == COMPLAINED
+    assert receipts_of(ctx, outbox_id) == [
+        ("email.complained", "webhook", "applied"),
+        ("email.bounced", "lookup", "stale"),
+    ]
+    assert suppressed(ctx) == {"bounce.bo@example.org": "complained"}
+
+
+def test_a_lookup_is_dated_at_the_acceptance_or_the_last_receipt_never_at_the_pass(
+    ctx, accepted_long_ago, outbox_row, webhook
+):
+    quiet = accepted_long_ago("noreceipt.ada@example.org")  # no receipt at all since acceptance
+    recorded_late = accepted_long_ago("noreceipt.cy@example.org")
+    sent_only = accepted_long_ago("noreceipt.bo@example.org")
+    # The provider created this one 3 s before we recorded its acceptance (a slow commit).
+    created = clock.parse(outbox_row(recorded_late)["sent_at"]) - timedelta(seconds=3)
+
+    class CreatedEarlier:
+        def retrieve_email(self, message_id):
+            email = ctx.provider.retrieve_email(message_id)
+            late = message_id == outbox_row(recorded_late)["provider_message_id"]
+            return {**email, "created_at": created.isoformat()} if late else email
+
+    accepted = clock.parse(outbox_row(sent_only)["sent_at"])
+    # Its email.sent came, a second after acceptance; the delivery receipt never did.
+    assert webhook(sent_only, "email.sent", happened_at=accepted + timedelta(seconds=1), received_at=accepted) == (
+        "applied"
+    )
+    sent_at_provider = outbox_row(sent_only)["last_event_at"]
+
+    roomy = ctx.settings.with_overrides(resend_rate_limit_per_second=100)  # three deliveries took this second's slots
+    asking = PortalContext(**{**vars(ctx), "settings": roomy, "provider": CreatedEarlier()})
+    assert look_up_missing_receipts(asking, now=clock.utcnow() + timedelta(hours=1)).learned == 3
+
+    with ctx.db.read() as conn:
+        dated = dict(
+            conn.execute(
+                sa.text("SELECT outbox_id, event_created_at FROM email_receipts WHERE source = 'lookup'")
+            ).all()
+        )
+    assert dated == {
+        quiet: outbox_row(quiet)["sent_at"],  # the model created it just now: our sent_at is earlier
+        recorded_late: clock.iso(created),
+        sent_only: sent_at_provider,
+    }
+    # Never older than the row's last receipt either: the answer still moves every row.
+    assert [outbox_row(r)["status"] for r in (quiet, recorded_late, sent_only)] == [DELIVERED] * 3
