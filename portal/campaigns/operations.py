@@ -24,7 +24,7 @@ from portal.campaigns.versions import versions_of
 from portal.core import clock
 from portal.core.i18n import ENGLISH, N_
 from portal.core.text import InputError
-from portal.outbox import cancel_unsent, reads, write_then_publish
+from portal.outbox import cancel_and_count, cancel_unsent, reads, write_then_publish
 
 MAX_NAME = 120
 MAX_SUBJECT = 200
@@ -310,8 +310,19 @@ def send(
     return SendResult(started=send_at is None, send_at=when, recipients=recipients)
 
 
-def cancel(db, *, campaign_id: int) -> int:
-    """Stop a campaign before or while it sends; returns how many rows became `cancelled`.
+@dataclass(frozen=True)
+class CancelResult:
+    """What a cancel did, as counts for the page to word."""
+
+    stopped: int  # emails that will not go out
+    # Emails already with the provider, or on their way to it (a delivery asked to stop may have
+    # made its request already): the provider's answer decides, and the page shows it.
+    may_still_go_out: int
+
+
+def cancel(db, *, campaign_id: int) -> CancelResult:
+    """Stop a campaign before or while it sends; says how many emails it stopped and how many
+    may still go out.
 
     Rows an attempt has reached are left to their delivery. The batch writer only writes while
     the campaign is `sending`, and this transaction changes that, so no row is written after it.
@@ -323,8 +334,8 @@ def cancel(db, *, campaign_id: int) -> int:
             raise CampaignError(_NOTHING_TO_CANCEL)
         ids = reads.ids_for_subject(conn, emails.subject_ref(campaign_id))
         now = clock.utcnow()
-        cancelled = len(cancel_unsent(conn, ids, CANCEL_REASON, now=now))
-        if campaign.status == "sent" and not cancelled:
+        done = cancel_and_count(conn, ids, CANCEL_REASON, now=now)
+        if campaign.status == "sent" and not done.cancelled and not done.asked_to_stop:
             raise CampaignError(
                 N_("Every email of this campaign has gone to the provider; there is nothing to cancel.")
             )
@@ -332,7 +343,7 @@ def cancel(db, *, campaign_id: int) -> int:
             sa.text("UPDATE campaigns SET status = 'cancelled', cancelled_at = :now, updated_at = :now WHERE id = :id"),
             {"now": clock.iso(now), "id": campaign_id},
         )
-        return cancelled
+        return CancelResult(stopped=len(done.cancelled), may_still_go_out=done.may_still_go_out)
 
 
 def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:

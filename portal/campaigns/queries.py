@@ -27,6 +27,9 @@ STATUS_WORDS = {
     "sent": N_("Sent"),
     "cancelled": N_("Cancelled"),
 }
+# A cancelled campaign some of whose emails reached the provider (before the cancel, or on their way
+# when it came) is not named as if the cancel had stopped it all.
+PARTLY_SENT = N_("Partly sent, then cancelled")
 # The outcomes the page shows, from the recipients' outbox rows (every status is counted once).
 OUTCOME_OF = {
     **{status: "waiting" for status in statuses.UNSETTLED},
@@ -91,6 +94,13 @@ def sent_to(outcomes: dict[str, int]) -> int:
     return sum(outcomes[outcome] for outcome in SENT_TO)
 
 
+def status_label(status: str, outcomes: dict[str, int]) -> str:
+    """How the pages name a campaign's status, from its own status and its emails' outcomes."""
+    if status == "cancelled" and sent_to(outcomes):
+        return PARTLY_SENT
+    return STATUS_WORDS[status]
+
+
 def list_campaigns(db, language: str = ENGLISH) -> list[dict]:
     """The newest 200 campaigns; audience labels in `language` (the page's)."""
     with db.read() as conn:
@@ -106,7 +116,7 @@ def list_campaigns(db, language: str = ENGLISH) -> list[dict]:
             listed.append(
                 {
                     **row,
-                    "status_label": STATUS_WORDS[row["status"]],
+                    "status_label": status_label(row["status"], outcomes),
                     "audience_label": audiences.audience_label(conn, row["audience"], language),
                     "outcomes": outcomes,
                     "sent_to": sent_to(outcomes),
@@ -152,7 +162,7 @@ class CampaignPage:
 
     @property
     def status_label(self) -> str:
-        return STATUS_WORDS[self.campaign["status"]]
+        return status_label(self.campaign["status"], self.outcomes)
 
     @property
     def can_send(self) -> bool:

@@ -258,17 +258,28 @@ def cancel(campaign_id: int):
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     page = queries.campaign_page(portal_context().db, campaign_id)
     try:
-        stopped = operations.cancel(portal_context().db, campaign_id=campaign_id)
+        done = operations.cancel(portal_context().db, campaign_id=campaign_id)
     except operations.CampaignError as error:
         flash(_said(error), "error")
     else:
         if page and page.campaign["status"] == "draft":
             flash(_("Draft discarded: it will not be sent. Duplicate it if you want it back."), "success")
         else:
-            message = ngettext(
-                "Cancelled. %(num)d email not yet sent will not go out.",
-                "Cancelled. %(num)d emails not yet sent will not go out.",
-                stopped,
-            )
-            flash(message, "success")
+            flash(_cancel_said(done), "success" if not done.may_still_go_out else "warning")
     return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+
+
+def _cancel_said(done: operations.CancelResult) -> str:
+    """What a cancel did, in the page's language: what it stopped, and what it could not promise to."""
+    said = ngettext(
+        "Cancelled. %(num)d email not yet sent will not go out.",
+        "Cancelled. %(num)d emails not yet sent will not go out.",
+        done.stopped,
+    )
+    if done.may_still_go_out:
+        said += " " + ngettext(
+            "%(num)d was already with the provider, or on its way to it, and may still go out.",
+            "%(num)d were already with the provider, or on their way to it, and may still go out.",
+            done.may_still_go_out,
+        )
+    return said

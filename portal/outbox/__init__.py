@@ -5,7 +5,7 @@ Everything above the engine reaches it through its faces, named in `FACES` and n
 - this module, for an area's emails: `Family` to declare them (in `<area>/emails.py`, listed in
   `portal/email_families.py`), `EmailIntent` and `write_then_publish` to write rows and their
   emails in one transaction, `PeriodicTask` for a scheduled pass, `erase_address` for a person's
-  erasure;
+  erasure, `cancel_and_count` to stop emails and say which may still go out;
 - `portal.outbox.reads` to show email state, and `portal.outbox.statuses` to name it;
 - `portal.outbox.operator` for the console, the suppression list, the CLI and /metrics;
 - `portal.outbox.receipts` for the provider's delivery receipts.
@@ -19,7 +19,7 @@ from portal.outbox.personal_data import EmailsInFlight, erase_address, unsettled
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
 from portal.outbox.rendering import Attachment
 from portal.outbox.retry import RetryPolicy
-from portal.outbox.rows import cancel_unsent
+from portal.outbox.rows import Cancellation, cancel_and_count, cancel_unsent
 from portal.outbox.unit_of_work import EmailWork, write_then_publish
 
 FACES = (
@@ -35,6 +35,7 @@ __all__ = [
     "EMAIL_QUEUE",
     "FACES",
     "Attachment",
+    "Cancellation",
     "EmailIntent",
     "EmailWork",
     "EmailsInFlight",
@@ -43,6 +44,7 @@ __all__ = [
     "PeriodicTask",
     "PortalContext",
     "RetryPolicy",
+    "cancel_and_count",
     "cancel_unsent",
     "erase_address",
     "unsettled_about",

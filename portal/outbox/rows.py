@@ -9,6 +9,7 @@ the comparisons with the row's times are the caller's moment, not the wall clock
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -222,16 +223,67 @@ _ASK_TO_STOP = sa.text(
 )
 
 
+# Of the rows a cancel was given, those still unsettled after it. A row asked to stop (now or by an
+# earlier cancel) is held by a delivery that checks before its request, but the request may already
+# be on its way; any other may already be with the provider (an attempt with no answer, a sealed
+# batch's frozen list). Either may still go out: the provider's answer decides.
+_NOT_STOPPED = sa.text(
+    f"""
+    SELECT id, cancel_requested_at IS NOT NULL AND outcome_unknown = 0 AS asked FROM email_outbox
+    WHERE {among_named(f"status IN {sql_list(UNSETTLED)}")}
+    """
+)
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    """What a cancel did to the rows it was given: codes for the edge to word, never words."""
+
+    cancelled: tuple[str, ...]  # cancelled now: nothing went out and nothing will
+    # Held by a delivery, asked to stop: stopped before its request, unless that is already on its way.
+    asked_to_stop: tuple[str, ...]
+    # Beyond a cancel's reach: it may already be with the provider (an attempt with no answer, a
+    # member of a sealed batch), and follows the provider's answer.
+    with_provider: tuple[str, ...]
+
+    @property
+    def may_still_go_out(self) -> int:
+        """Emails the cancel could not promise to stop."""
+        return len(self.asked_to_stop) + len(self.with_provider)
+
+
+def _cancel(conn: sa.Connection, outbox_ids: list[str], reason: str, now: datetime) -> tuple[list[str], list[str]]:
+    params = {"ids": json_array(outbox_ids), "reason": reason, "now": clock.iso(now)}
+    cancelled = list(conn.execute(_CANCEL_WAITING, params).scalars())
+    return cancelled, list(conn.execute(_ASK_TO_STOP, params).scalars())
+
+
 def cancel_unsent(conn: sa.Connection, outbox_ids: list[str], reason: str, *, now: datetime) -> list[str]:
     """Cancel, inside the caller's transaction, every one of these rows of which no email can have
     gone out, whatever its status: a waiting row (pending, enqueued, retry after a rate-limit wait)
-    is cancelled now; a row a delivery holds is asked to stop, and is never sent. Returns the IDs of
-    both. A row that may have gone out (or rides in a sealed batch) follows the provider's answer."""
+    is cancelled now; a row a delivery holds is asked to stop, and is stopped before its provider
+    call. Returns the IDs of both, so a row asked to stop whose request was already on its way is
+    among them: a caller that tells people what happened uses cancel_and_count. A row that may have
+    gone out (or rides in a sealed batch) follows the provider's answer."""
     if not outbox_ids:
         return []
-    params = {"ids": json_array(outbox_ids), "reason": reason, "now": clock.iso(now)}
-    cancelled = list(conn.execute(_CANCEL_WAITING, params).scalars())
-    return cancelled + list(conn.execute(_ASK_TO_STOP, params).scalars())
+    cancelled, asked = _cancel(conn, outbox_ids, reason, now)
+    return cancelled + asked
+
+
+def cancel_and_count(conn: sa.Connection, outbox_ids: list[str], reason: str, *, now: datetime) -> Cancellation:
+    """cancel_unsent, then which of these rows are stopped for certain (cancelled now) and which may
+    still go out (asked to stop while a delivery holds them, or already with the provider). Rows
+    already settled (sent, failed, cancelled before) are in none of the three."""
+    if not outbox_ids:
+        return Cancellation((), (), ())
+    cancelled, _ = _cancel(conn, outbox_ids, reason, now)
+    not_stopped = conn.execute(_NOT_STOPPED, {"ids": json_array(outbox_ids)}).all()
+    return Cancellation(
+        cancelled=tuple(cancelled),
+        asked_to_stop=tuple(row.id for row in not_stopped if row.asked),
+        with_provider=tuple(row.id for row in not_stopped if not row.asked),
+    )
 
 
 _STOP_REASON = Statement("SELECT cancel_reason FROM email_outbox WHERE id = :id AND cancel_requested_at IS NOT NULL")

@@ -26,7 +26,7 @@ from portal.core.db import Database
 from portal.core.i18n import N_
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
-from portal.outbox import EmailsInFlight, cancel_unsent, erase_address, unsettled_about
+from portal.outbox import EmailsInFlight, cancel_and_count, erase_address, unsettled_about
 from portal.outbox.reads import unsettled_ids_for_recipient
 
 log = logging.getLogger(__name__)
@@ -81,9 +81,11 @@ class NothingToErase(ValueError):
 @dataclass(frozen=True)
 class Erasure:
     pseudonym: str
-    emails_cancelled: int
+    emails_cancelled: int  # stopped by this erasure: they will not go out
     emails_erased: int
-    waiting_for: int = 0  # emails being sent right now: nothing was erased, ask again shortly
+    # Emails already with the provider, or on their way to it, that may still go out: nothing was
+    # erased, ask again once they have settled.
+    waiting_for: int = 0
 
     @property
     def done(self) -> bool:
@@ -107,8 +109,9 @@ def record_download(db: Database, *, subject_user_id: int | None, actor_user_id:
 def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_data: bool) -> Erasure:
     """Erase everything held about `address`, in one transaction (see the module's docstring).
 
-    While an email to the address is being handed to the provider, only the cancellations commit and
-    the result says how many emails to wait for; the admin asks again a moment later."""
+    While an email to the address is with the provider or on its way to it, only the cancellations
+    commit and the result says how many emails were stopped and how many to wait for (they may still
+    go out); the admin asks again a moment later."""
     if not holds_data:
         raise NothingToErase(N_("The portal holds nothing under that address."))
     address = normalise_email(address)
@@ -116,7 +119,7 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
     with ctx.db.write() as conn:
         about = _subjects_about(conn, address)
         unsent = unsettled_ids_for_recipient(conn, address) + unsettled_about(conn, about)
-        cancelled = cancel_unsent(conn, unsent, CANCEL_REASON, now=now)
+        cancelled = cancel_and_count(conn, unsent, CANCEL_REASON, now=now).cancelled
         try:
             erased = erase_address(
                 conn, address, about=about, pseudonym=pseudonym, secret_key=ctx.settings.secret_key, now=now

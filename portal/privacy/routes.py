@@ -71,16 +71,20 @@ def erase():
         flash(error_message(error), "info")
         return redirect(url_for("privacy.find_person"))
     if not erasure.done:
-        flash(
-            ngettext(
-                "%(num)d email to this address is being handed to the provider right now, so nothing was "
-                "erased yet (every other email to them is cancelled). Erase again in a minute.",
-                "%(num)d emails to this address are being handed to the provider right now, so nothing was "
-                "erased yet (every other email to them is cancelled). Erase again in a minute.",
-                erasure.waiting_for,
-            ),
-            "error",
+        said = ngettext(
+            "Nothing was erased yet: %(num)d email to this address was already with the provider, or on "
+            "its way to it, and may still go out. Erase again in a minute.",
+            "Nothing was erased yet: %(num)d emails to this address were already with the provider, or on "
+            "their way to it, and may still go out. Erase again in a minute.",
+            erasure.waiting_for,
         )
+        if erasure.emails_cancelled:
+            said += " " + ngettext(
+                "%(num)d email not yet sent was cancelled.",
+                "%(num)d emails not yet sent were cancelled.",
+                erasure.emails_cancelled,
+            )
+        flash(said, "error")
         return redirect(url_for("privacy.find_person"))
     flash(
         ngettext(

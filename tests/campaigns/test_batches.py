@@ -76,7 +76,7 @@ def test_cancel_while_sending_stops_the_rows_not_yet_attempted(ctx, people, draf
     write_next_batch(ctx, campaign, batch_size=1)
     second = outbox_rows(family="campaign")[1]
 
-    assert operations.cancel(ctx.db, campaign_id=campaign) == 1
+    assert operations.cancel(ctx.db, campaign_id=campaign) == operations.CancelResult(stopped=1, may_still_go_out=0)
     assert campaign_pass(ctx) == 0, "no row is written after the cancel"
     statuses = {row["id"]: row["status"] for row in outbox_rows(family="campaign")}
     assert statuses == {first["id"]: "sent", second["id"]: "cancelled"}
@@ -97,7 +97,7 @@ def test_a_campaign_whose_batches_are_all_written_can_still_be_stopped(
 
     page = client.get(f"/admin/campaigns/{campaign}").get_data(as_text=True)
     assert "Cancel campaign" in page, "offered while emails still wait"
-    assert operations.cancel(ctx.db, campaign_id=campaign) == len(waiting) == 3
+    assert operations.cancel(ctx.db, campaign_id=campaign).stopped == len(waiting) == 3
     assert campaign_state(ctx.db, campaign).status == "cancelled"
     assert {row["status"] for row in outbox_rows(family="campaign")} == {"sent", "cancelled"}
 
@@ -124,7 +124,9 @@ def test_a_campaign_cancelled_before_its_batch_request_sends_nothing(
     campaign_pass(ctx)
     rows = outbox_rows(family="campaign")
     assert len({row["batch_id"] for row in rows}) == 1, "composed into one provider batch"
-    assert operations.cancel(ctx.db, campaign_id=campaign) == len(rows)
+    assert operations.cancel(ctx.db, campaign_id=campaign) == operations.CancelResult(
+        stopped=len(rows), may_still_go_out=0
+    )
     assert deliver(rows[0]["id"]) == "ack:not_claimable"
     assert provider_model.requests() == [] and {row["status"] for row in outbox_rows(family="campaign")} == {
         "cancelled"

@@ -116,7 +116,7 @@ def test_cancel_before_it_starts_sends_nothing(ctx, people, draft, count):
     company, _ = people(volunteers=2)
     campaign = draft(f"company:{company}")
     operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=clock.utcnow() + timedelta(minutes=5))
-    assert operations.cancel(ctx.db, campaign_id=campaign) == 0
+    assert operations.cancel(ctx.db, campaign_id=campaign) == operations.CancelResult(stopped=0, may_still_go_out=0)
     assert campaign_pass(ctx, now=clock.utcnow() + timedelta(hours=1)) == 0
     assert count("email_outbox") == 0 and count("campaigns", "status = 'cancelled'") == 1
     with pytest.raises(operations.CampaignError, match="already cancelled"):
