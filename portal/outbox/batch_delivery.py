@@ -26,9 +26,10 @@ from datetime import datetime, timedelta
 from portal.outbox import metrics
 from portal.outbox import provider as answers
 from portal.outbox.batch_outcomes import dissolve_batch, mark_batch_sent, release_batch, settle_batch_unsent
-from portal.outbox.batch_seal import let_members_go, reopen_if_asked, seal_batch_request
+from portal.outbox.batch_seal import let_members_go, recheck_after_wait, seal_batch_request
 from portal.outbox.batches import claim_batch, first_attempt_inputs, seconds_until_batch_due
 from portal.outbox.claimed_batch import ClaimedBatch
+from portal.outbox.claims import CLAIM_LOST
 from portal.outbox.delivery import (
     NOT_YET_DUE,
     RATE_LIMITED_TRIES,
@@ -114,21 +115,28 @@ def deliver_batch(ctx: PortalContext, batch_id: str, family: Family, *, now: dat
             settle_batch_unsent(db, sent, DEAD_LETTER, UNKNOWN_OUTCOME, now=moment(), withdraw=True)
             return DeliveryOutcome(SETTLED, UNKNOWN_OUTCOME)
         try:
-            taken, reopened = limit.take_slot(
-                deadline, recheck=lambda batch=sent: reopen_if_asked(db, batch, now=moment())
+            taken, changed = limit.take_slot(
+                deadline, recheck=lambda batch=sent: recheck_after_wait(db, batch, now=moment())
             )
-            if reopened is not None:
-                # A member left during the wait: a new list, a new key, a new slot.
-                answer, sent = None, reopened
+            if changed == CLAIM_LOST:
+                return DeliveryOutcome(SKIPPED, CLAIM_LOST)
+            if changed is not None:
+                # A member left during the wait: the list is sealed again, and takes a new slot.
+                answer, sent = None, changed
                 continue
+            if taken and time.monotonic() > deadline:
+                # Stalled after the slot, past the time a request could still finish inside the
+                # claim: another delivery may hold it, and have sent the list.
+                taken = False
             if not taken:
                 if answer is not None:
                     # The 429 stands; the request sealed for the next try was never made.
                     return _record_answer(ctx, sent, family, answer, moment(), withdraw=True)
                 delay = max(RATE_WAIT_RETRY_SECONDS, limit.pause_left())
-                release_batch(
+                if not release_batch(
                     db, sent, delay, "rate_limit_wait", False, now=moment(), counts_as_attempt=False, withdraw=True
-                )
+                ):
+                    return DeliveryOutcome(SKIPPED, CLAIM_LOST)
                 return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, carrier=sent.carrier)
         except Exception as error:
             return _release_after(db, sent, error, settings, family, moment(), withdraw=True)

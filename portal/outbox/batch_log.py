@@ -35,8 +35,9 @@ _LOG_ANSWER = Statement(
 
 
 # A request sealed but never made (no slot came, or a member was asked to stop during the wait) is
-# taken back: the batch counts it no more, and a batch left with no request is open again, its
-# members' first attempts unstamped, since nothing of it has reached the provider.
+# taken back: the batch counts it no more, and a batch none of whose requests may have been taken
+# (none was made, or the provider refused each with a 429; no member's outcome is unknown) is open
+# again, its members' first attempts unstamped, since nothing of it has reached the provider.
 _WITHDRAW_LOGGED = Statement(
     """
     DELETE FROM email_batch_requests WHERE batch_id = :batch AND answer IS NULL
@@ -47,7 +48,9 @@ _WITHDRAW = Statement(
     """
     UPDATE email_batches
     SET request_count = request_count - 1,
-        sealed_at = CASE WHEN request_count = 1 THEN NULL ELSE sealed_at END, updated_at = :now
+        sealed_at = CASE WHEN NOT EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND outcome_unknown = 1)
+                         THEN NULL ELSE sealed_at END,
+        updated_at = :now
     WHERE id = :batch AND attempt_count = :attempt AND request_count > 0
     """
 )

@@ -1,6 +1,6 @@
 """A claimed batch's list before and at its seal (batches.py says the facts every statement keeps):
-members that cannot ride leave, the seal records the request about to be made, and a member asked
-to stop during the wait for a slot reopens the list while no request of it was made."""
+members that cannot ride leave, the seal records the request about to be made, and what a wait for
+a slot changed is read before the request (the claim lost, a member asked to stop)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ from portal.outbox.batches import (
     leaver_steps,
     read_steps,
     run_in,
+    sealed_leaver_steps,
 )
 from portal.outbox.claimed_batch import ClaimedBatch, claimed_from, if_still_ours
+from portal.outbox.claims import CLAIM_LOST
 from portal.outbox.freeze import freeze_steps
 from portal.outbox.statuses import PROCESSING, RETRY, UNSETTLED, sql_list
 
@@ -76,6 +78,18 @@ _SEAL = Statement(
 )
 
 
+# A request the provider refused with a 429 was not taken (its key was not used): while no request
+# of the list may have been taken (no member's outcome is unknown), the list is open again, as a
+# single email is after a 429, and a member may still leave (under a new key) before the next seal.
+_UNSEAL_IF_NOTHING_TAKEN = Statement(
+    """
+    UPDATE email_batches SET sealed_at = NULL, updated_at = :now
+    WHERE id = :batch AND attempt_count = :attempt AND sealed_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND outcome_unknown = 1)
+    """
+)
+
+
 def seal_batch_request(
     db: Database,
     batch: ClaimedBatch,
@@ -86,7 +100,8 @@ def seal_batch_request(
 ) -> ClaimedBatch | None:
     """Record, in one write, that a request of this batch is about to be made; returns the batch as
     it will be sent, or None when it must not be (our claim was lost, or no member is left).
-    `previous_answer`: what the provider said to this claim's previous request (a 429).
+    `previous_answer`: what the provider said to this claim's previous request, a 429 (the only
+    answer a claim tries again after): the list is open again if nothing of it may have been taken.
     `payloads`: first-attempt payloads of members (freeze.payload_of), stored after the leavers
     left and before the stamp, each only if none is stored yet (the first frozen payload wins);
     the batch read back holds what is stored.
@@ -96,7 +111,9 @@ def seal_batch_request(
     between the two let a request reach the provider's window late, with a 429 for it)."""
     values = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
     steps = answer_steps(values, previous_answer)
-    if batch.sealed_at is None:
+    if previous_answer is not None:
+        steps.append((_UNSEAL_IF_NOTHING_TAKEN, values))
+    if batch.sealed_at is None or previous_answer is not None:
         steps += leaver_steps(values)
     steps += freeze_steps(payloads)
     froze, sealed = len(steps) - 1, len(steps)
@@ -109,30 +126,38 @@ def seal_batch_request(
     return if_still_ours(claimed_from(batch_row, members, frozen), batch.claim_token)
 
 
-_ASKED_TO_LEAVE = Statement(
+# After a wait for a slot: is the claim still this delivery's, and must a member no longer be sent?
+_AFTER_WAIT = Statement(
     f"""
-    SELECT 1 FROM email_outbox
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
-      AND status IN {sql_list(UNSETTLED)} AND (cancel_requested_at IS NOT NULL OR {SUPPRESSED_RECIPIENT})
-    LIMIT 1
+    SELECT NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.attempt_count = :attempt
+                       AND b.settled_at IS NULL AND b.claim_expires_at > :now) AS lost,
+           EXISTS (SELECT 1 FROM email_outbox
+                   WHERE batch_id = :batch AND provider_message_id IS NULL AND status IN {sql_list(UNSETTLED)}
+                     AND (cancel_requested_at IS NOT NULL OR {SUPPRESSED_RECIPIENT})) AS asked
     """
 )
 
 
-def reopen_if_asked(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | None:
-    """After a wait for a slot, before a batch's first request is made: if a member was asked to stop
-    or suppressed meanwhile, take the sealed request back and let it leave (the batch is open again,
-    and its next seal makes a new list under a new key). None when nothing changed: the request
-    stands. A batch whose earlier request may have reached the provider is frozen: never reopened."""
-    if batch.request_count != 1:
+def recheck_after_wait(db: Database, batch: ClaimedBatch, *, now: datetime) -> ClaimedBatch | str | None:
+    """After a wait for a slot, before the sealed request is made, what the wait changed: CLAIM_LOST
+    when the claim is no longer this delivery's (it expired, or was taken over); the batch as it is
+    to be sealed again when a member was asked to stop or suppressed meanwhile; None when the
+    request stands.
+
+    The sealed request is taken back, and the member leaves: while no request of the list may have
+    been taken, the list is open again (a new list under a new key at its next seal); otherwise it
+    settles as a single email would and the rest keep the key (batches.sealed_leaver_steps)."""
+    params = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
+    (found,) = db.read_steps([(_AFTER_WAIT, params)])
+    lost, asked = found.first()
+    if lost:
+        return CLAIM_LOST
+    if not asked:
         return None
-    params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now)}
-    with db.read() as conn:
-        if _ASKED_TO_LEAVE(conn, params).first() is None:
-            return None
-    params["token"] = batch.claim_token
+    steps = leaver_steps(params) if not batch.outcome_unknown else sealed_leaver_steps(params)
     with db.write() as conn:
         close_request(conn, params, None, withdraw=True)
-        run_in(conn, leaver_steps(params))
+        run_in(conn, steps)
         batch_row, members, frozen = run_in(conn, read_steps(params))
-        return claimed_from(batch_row, members, frozen.mappings().all())
+        reopened = if_still_ours(claimed_from(batch_row, members, frozen.mappings().all()), batch.claim_token)
+    return reopened if reopened is not None else CLAIM_LOST

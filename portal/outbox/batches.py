@@ -40,14 +40,16 @@ from portal.outbox.freeze import freeze_steps, stored_rows
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.statuses import (
     CANCELLED,
+    DEAD_LETTER,
     PROCESSING,
+    RECIPIENT_SUPPRESSED,
     SUPPRESSED,
+    UNKNOWN_OUTCOME,
     UNSETTLED,
     WAITING,
     sql_list,
 )
 
-SUPPRESSED_REASON = "recipient_suppressed"
 SUPPRESSED_RECIPIENT = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
 # The batch is still this delivery's: its claim's number has not moved on (a takeover raises it).
 OWN_CLAIM = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.attempt_count = :attempt)"
@@ -109,7 +111,7 @@ _MEMBERS = Statement(
 _SETTLE_SUPPRESSED_MEMBERS = Statement(
     f"""
     UPDATE email_outbox
-    SET status = '{SUPPRESSED}', last_error = '{SUPPRESSED_REASON}', claim_expires_at = NULL,
+    SET status = '{SUPPRESSED}', last_error = '{RECIPIENT_SUPPRESSED}', claim_expires_at = NULL,
         next_attempt_at = NULL, relay_since = NULL, updated_at = :now
     WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
       AND outcome_unknown = 0 AND {SUPPRESSED_RECIPIENT} AND {_UNSEALED_AND_OURS}
@@ -152,6 +154,32 @@ RENUMBER, RECOMPOSE = Statement(_RENUMBER_SQL), Statement(_RECOMPOSE_SQL)
 # only when members were renumbered (changes() is RENUMBER's: none when nobody is left).
 _RENUMBER_IF_LEFT = Statement(_RENUMBER_SQL + " AND changes() > 0")
 _RECOMPOSE_IF_RENUMBERED = Statement(_RECOMPOSE_SQL + " AND changes() > 0")
+# A sealed list may already have reached the provider, so it never changes for a member that may
+# still be sent. A member that must no longer be sent (asked to stop, or suppressed) is never sent,
+# and leaves: it settles as a single email would (a dead letter with unknown_outcome when a request
+# of the list may have gone, which is every sealed batch a claim takes over), its payload goes, and
+# the rest keep their order and the key (a provider that saw the key refuses the shorter list with a
+# 409, and they settle as unknown_outcome; one that did not sends it).
+_SEALED_AND_OURS = (
+    "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token AND b.sealed_at IS NOT NULL)"
+)
+_MUST_NOT_SEND = f"""batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
+      AND (cancel_requested_at IS NOT NULL OR {SUPPRESSED_RECIPIENT}) AND {_SEALED_AND_OURS}"""
+_DROP_PAYLOADS_OF_SEALED_LEAVERS = Statement(
+    f"DELETE FROM email_frozen_payloads WHERE outbox_id IN (SELECT id FROM email_outbox WHERE {_MUST_NOT_SEND})"
+)
+_SEALED_LEAVE = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}'
+                      WHEN cancel_requested_at IS NOT NULL THEN '{CANCELLED}' ELSE '{SUPPRESSED}' END,
+        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}'
+                          WHEN cancel_requested_at IS NOT NULL THEN cancel_reason ELSE '{RECIPIENT_SUPPRESSED}' END,
+        batch_id = NULL, batch_position = NULL, claim_expires_at = NULL, next_attempt_at = NULL,
+        relay_since = NULL, updated_at = :now
+    WHERE {_MUST_NOT_SEND}
+    """
+)
 SETTLE_BATCH_IF_DONE = Statement(
     f"""
     UPDATE email_batches SET settled_at = :now, claim_expires_at = NULL, updated_at = :now
@@ -175,7 +203,8 @@ def claim_batch(
     """Admit one delivery of the batch and claim its due members with it; None when the batch is
     claimed elsewhere, settled, or has no member due at `now` (nothing changes then).
 
-    Before the seal, members that may not be sent leave first (see `leaver_steps`). One write of
+    Members that may not be sent leave first: before the seal (see `leaver_steps`), and after it
+    (a takeover of a sealed list; see `sealed_leaver_steps`). One write of
     statements guarded in SQL (see above), then the batch read with the members' frozen payloads
     (on a local file after the commit, so the other writers need not wait for the read).
 
@@ -194,7 +223,7 @@ def claim_batch(
     }
     steps = [(_CLAIM_BATCH, values), *leaver_steps(values), (_CLAIM_MEMBERS, values)]
     members_claimed = len(steps) - 1
-    steps += [(_UNCLAIM_IF_NONE_DUE, values), (SETTLE_BATCH_IF_DONE, values)]
+    steps += [(_UNCLAIM_IF_NONE_DUE, values), *sealed_leaver_steps(values)]
     if not payloads:
         written, (batch_row, members, frozen) = db.write_steps_then_read(steps, read_steps(values))
         if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
@@ -249,6 +278,17 @@ def leaver_steps(values: dict) -> list:
         (_LEAVE, values),
         (_RENUMBER_IF_LEFT, values),
         (_RECOMPOSE_IF_RENUMBERED, values),
+        (SETTLE_BATCH_IF_DONE, values),
+    ]
+
+
+def sealed_leaver_steps(values: dict) -> list:
+    """Sealed and ours only: members that must no longer be sent settle and leave (see _SEALED_LEAVE);
+    the rest are renumbered, under the same key."""
+    return [
+        (_DROP_PAYLOADS_OF_SEALED_LEAVERS, values),
+        (_SEALED_LEAVE, values),
+        (_RENUMBER_IF_LEFT, values),
         (SETTLE_BATCH_IF_DONE, values),
     ]
 

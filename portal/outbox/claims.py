@@ -16,9 +16,12 @@ from portal.core.db import Database
 from portal.core.driver import DriverResult, Statement
 from portal.core.settings import Settings
 from portal.outbox.intents import TEMPLATE_INPUT
-from portal.outbox.statuses import PROCESSING, WAITING, sql_list
+from portal.outbox.statuses import CANCELLED, PROCESSING, RECIPIENT_SUPPRESSED, SUPPRESSED, WAITING, sql_list
 
 DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
+# What a delivery finds when its claim is no longer its own (it expired, and may have been taken
+# over): it must not make its request, and it changes nothing.
+CLAIM_LOST = "claim_lost"
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,41 @@ def claim_values(
         "first_attempt_at": first_attempt_at,
         "max_attempts": max_attempts,
     }
+
+
+@dataclass(frozen=True)
+class AfterWait:
+    """Why a delivery that waited must not make its request: its claim is gone (CLAIM_LOST), or the
+    row is to settle as `status` (cancelled, suppressed) with `reason`."""
+
+    status: str
+    reason: str | None = None
+
+
+_AFTER_WAIT = Statement(
+    f"""
+    SELECT CASE WHEN status != '{PROCESSING}' OR attempt_count != :attempt OR provider_message_id IS NOT NULL
+                     OR claim_expires_at IS NULL OR claim_expires_at <= :now THEN '{CLAIM_LOST}'
+                WHEN cancel_requested_at IS NOT NULL THEN '{CANCELLED}'
+                WHEN {_SUPPRESSED} THEN '{SUPPRESSED}' END AS status,
+           CASE WHEN cancel_requested_at IS NOT NULL THEN cancel_reason ELSE '{RECIPIENT_SUPPRESSED}' END AS reason
+    FROM email_outbox WHERE id = :id
+    """
+)
+
+
+def recheck_after_wait(db: Database, row: ClaimedRow, *, now: datetime) -> AfterWait | None:
+    """After a wait for a slot, before the request: None while the claim is still this delivery's
+    and the row may still be sent. What the claim read may have changed during the wait: the claim
+    expired and another delivery may have sent the row (and the provider's window may have passed,
+    so a resend would be a second email), a person cancelled it, or its address was suppressed."""
+    with db.read() as conn:
+        found = _AFTER_WAIT(conn, {"id": row.id, "attempt": row.attempt_count, "now": clock.iso(now)}).first()
+    if found is None:
+        return AfterWait(CLAIM_LOST)
+    return (
+        None if found.status is None else AfterWait(found.status, found.reason if found.status != CLAIM_LOST else None)
+    )
 
 
 def claimed_row(claim: DriverResult, claimed: DriverResult) -> ClaimedRow | None:

@@ -23,14 +23,22 @@ from datetime import datetime, timedelta
 from portal.core import clock
 from portal.outbox import metrics
 from portal.outbox import provider as answers
-from portal.outbox.claims import ClaimedRow
+from portal.outbox.claims import CLAIM_LOST, AfterWait, ClaimedRow, recheck_after_wait
 from portal.outbox.families import Family
 from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_or_replay, payload_of, replay_frozen
 from portal.outbox.handles import PortalContext
 from portal.outbox.rate_limit import rate_limit_for
 from portal.outbox.retry import family_max_attempts, family_retry_delay
-from portal.outbox.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent, stop_reason
-from portal.outbox.statuses import CANCELLED, DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, SUPPRESSED, UNKNOWN_OUTCOME
+from portal.outbox.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent
+from portal.outbox.statuses import (
+    CANCELLED,
+    DEAD_LETTER,
+    DELIVERY_EXHAUSTED,
+    FAILED,
+    RECIPIENT_SUPPRESSED,
+    SUPPRESSED,
+    UNKNOWN_OUTCOME,
+)
 
 log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
@@ -82,7 +90,7 @@ def deliver_outbox_row(ctx: PortalContext, outbox_id: str, family: Family, *, no
         return _settle(db, row, DEAD_LETTER, DELIVERY_EXHAUSTED, DELIVERY_EXHAUSTED, now)
     if row.suppressed:
         settled_as = SUPPRESSED if not row.outcome_unknown else UNKNOWN_OUTCOME
-        return _settle(db, row, SUPPRESSED, "recipient_suppressed", settled_as, now)
+        return _settle(db, row, SUPPRESSED, RECIPIENT_SUPPRESSED, settled_as, now)
     if row.cancel_reason is not None:
         # Cancelled while an earlier delivery held it: never sent now (if that one may have sent
         # it, a person decides).
@@ -144,9 +152,13 @@ def _send(ctx, row: ClaimedRow, family: Family, message, limit, deadline: float,
     answer = None
     for _ in range(RATE_LIMITED_TRIES):
         try:
-            taken, reason = limit.take_slot(deadline, recheck=lambda: stop_reason(db, row.id))
-            if reason is not None:
-                return _settle(db, row, CANCELLED, reason, CANCELLED, moment())
+            taken, stop = limit.take_slot(deadline, recheck=lambda: recheck_after_wait(db, row, now=moment()))
+            if stop is not None:
+                return _stopped(db, row, stop, moment())
+            if taken and time.monotonic() > deadline:
+                # Stalled after the slot, past the time a request could still finish inside the
+                # claim: another delivery may hold the row, and have sent it.
+                taken = False
             if not taken:
                 if answer is not None:
                     break  # the 429 stands: a retry no sooner than its retry-after
@@ -206,10 +218,20 @@ def _release(db, row: ClaimedRow, delay: float, reason: str, now: datetime) -> D
     return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=row.attempt_count)
 
 
+def _stopped(db, row: ClaimedRow, stop: AfterWait, now: datetime) -> DeliveryOutcome:
+    """What a wait changed ends the attempt before its request: the claim is gone (nothing to
+    write), or the row must no longer be sent."""
+    if stop.status == CLAIM_LOST:
+        return DeliveryOutcome(SKIPPED, CLAIM_LOST)
+    settled_as = stop.status if not row.outcome_unknown else UNKNOWN_OUTCOME
+    return _settle(db, row, stop.status, stop.reason, settled_as, now)
+
+
 def _release_after_wait(db, row: ClaimedRow, delay: float, now: datetime) -> DeliveryOutcome:
-    mark_retry(
+    if not mark_retry(
         db, row.id, row.attempt_count, delay, "rate_limit_wait", outcome_unknown=False, now=now, counts_as_attempt=False
-    )
+    ):
+        return DeliveryOutcome(SKIPPED, CLAIM_LOST)
     return DeliveryOutcome(RATE_WAITED, "rate_limit_wait", delay_seconds=delay, attempt=row.attempt_count - 1)
 
 

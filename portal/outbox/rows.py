@@ -208,16 +208,15 @@ _CANCEL_WAITING = sa.text(
     """
 )
 # In flight: the holder settles it before its provider call (delivery.py, batches.py), or the next
-# claim does. Stamped once: the first reason stands. A member of a batch sealed for its first request
-# is asked too: the batch takes the slot after the seal, and a member asked during that wait leaves
-# (batch_seal.reopen_if_asked); once an earlier request may have reached the provider, the list is frozen.
+# claim does. Stamped once: the first reason stands. A member of a sealed batch is asked too, while
+# no request of its list may have been taken (its outcome is not unknown): the batch takes the slot
+# after the seal, and a member asked during that wait, or before a request the provider refused with
+# a 429, leaves (batch_seal.recheck_after_wait, seal_batch_request), as a single email would.
 _ASK_TO_STOP = sa.text(
     f"""
     UPDATE email_outbox SET cancel_requested_at = :now, cancel_reason = :reason
     WHERE {among_named(f"status = '{PROCESSING}'")}
       AND provider_message_id IS NULL AND outcome_unknown = 0 AND cancel_requested_at IS NULL
-      AND (batch_id IS NULL OR NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id
-                                           AND b.request_count > 1 AND b.settled_at IS NULL))
     RETURNING id
     """
 )

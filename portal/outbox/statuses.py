@@ -69,6 +69,7 @@ RECEIPT_STATUSES = (SENT, DELIVERED, BOUNCED, COMPLAINED)
 UNKNOWN_OUTCOME = "unknown_outcome"
 OUTBOX_ID_UNCLAIMED = "outbox_id_unclaimed"
 DELIVERY_EXHAUSTED = "delivery_exhausted"
+RECIPIENT_SUPPRESSED = "recipient_suppressed"  # the reason of a row that settled as suppressed
 SENT_AGAIN = "sent_again"  # an operator wrote a new email for this one (actions.py)
 
 # A row that may have gone out with no answer, and that no person has settled yet (by confirming

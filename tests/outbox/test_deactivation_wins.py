@@ -164,21 +164,6 @@ def test_a_batch_member_asked_to_stop_while_its_batch_waits_leaves_before_the_se
     assert tuple(left) == ("cancelled", "recipient_deactivated")
 
 
-def test_a_member_of_a_sealed_batch_is_not_cancelled(ctx, provider_model, deliver):
-    ids = campaign_rows(ctx, 3)
-    publish(ctx, ids)
-    provider_model.fail_next("http_429", path="/emails/batch", retry_after=0)
-    assert deliver(ids[0]).startswith("retry:rate_limited")  # sealed and refused: the list is frozen
-    with ctx.db.write() as conn:
-        assert cancel_unsent(conn, ids, "campaign_cancelled", now=clock.utcnow()) == []
-    ctx.redis.delete(PAUSE_KEY)
-    with ctx.db.write() as conn:
-        conn.execute(sa.text("UPDATE email_outbox SET next_attempt_at = NULL"))
-    assert deliver(ids[0], attempt=2) == "ack:sent"
-    assert sorted(emails_by_row(provider_model)) == sorted(ids)
-    assert len({r["body"] for r in batch_requests(provider_model)}) == 1
-
-
 def test_a_member_asked_to_stop_while_its_sealed_batch_waits_for_a_slot_leaves_under_a_new_key(
     settings, provider_model
 ):

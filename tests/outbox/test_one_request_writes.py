@@ -131,12 +131,13 @@ def test_rows_composed_by_another_publication_meanwhile_join_no_second_batch(ctx
     assert set(ids[:2]) <= set(carriers) and set(carriers) & set(ids[2:])
 
 
-def test_a_sealed_batch_taken_over_keeps_every_member_even_one_suppressed_or_asked_to_stop(ctx):
+def test_a_sealed_batch_taken_over_lets_a_member_suppressed_or_asked_to_stop_leave_under_the_same_key(ctx):
     ids, batch_id = composed_batch(ctx)
     now = clock.utcnow()
-    assert seal_batch_request(ctx.db, claim_batch(ctx.db, batch_id, 30, 10, now=now), now=now) is not None
+    sealed = seal_batch_request(ctx.db, claim_batch(ctx.db, batch_id, 30, 10, now=now), now=now)
+    assert sealed is not None
     # After the seal (a request may have reached the provider), one recipient complains and one is
-    # asked to stop: the list is frozen, so both follow the provider's answer.
+    # asked to stop: neither is sent again, and both end as a single email would, for a person.
     with ctx.db.write() as conn:
         conn.execute(
             sa.text(
@@ -150,8 +151,16 @@ def test_a_sealed_batch_taken_over_keeps_every_member_even_one_suppressed_or_ask
             {"id": ids[2], "now": clock.iso(now)},
         )
     taken_over = claim_batch(ctx.db, batch_id, 30, 10, now=now + timedelta(seconds=60))
-    assert taken_over is not None and [member.id for member in taken_over.members] == ids
-    assert {row["status"] for row in rows(ctx.db, ids).values()} == {"processing"}
+    assert taken_over is not None and [member.id for member in taken_over.members] == [ids[1]]
+    assert taken_over.provider_key == sealed.provider_key, "the rest keep the key a request may have used"
+    state = rows(ctx.db, ids)
+    for left in (ids[0], ids[2]):
+        assert (state[left]["status"], state[left]["last_error"], state[left]["batch_id"]) == (
+            "dead_letter",
+            "unknown_outcome",
+            None,
+        )
+    assert state[ids[1]]["batch_position"] == 0
 
 
 # --- a batch's first request sealed in its claim's own write --------------------------------------
