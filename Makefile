@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 SQLD_PASS ?= tests/outbox e2e/test_sign_in.py e2e/test_invitations.py e2e/test_applications.py \
 	e2e/test_reports.py e2e/test_outbox_console.py tests/console/test_reconciliation.py
 
-.PHONY: run run-cluster test install bench clean lint translations
+.PHONY: run run-cluster test install bench clean lint translations schema
 
 $(STAMP): pyproject.toml
 	# Debian's own python3 ships venv separately (python3-venv).
@@ -48,6 +48,11 @@ translations: $(STAMP)
 		--no-location --sort-output --project "TEEI Partner Portal" -o translations/messages.pot .
 	$(BIN)/pybabel update --no-fuzzy-matching --ignore-obsolete -i translations/messages.pot -d translations
 	$(BIN)/pybabel compile --statistics -d translations
+
+# After adding a migration: migrations/schema.sql, the schema as the migrations leave it, for reading.
+# tests/test_schema_file.py fails until it is regenerated.
+schema: $(STAMP)
+	$(BIN)/python devtools/schema_file.py
 
 bench: $(STAMP)
 	bash devtools/ensure-system-packages.sh redis-server
