@@ -42,6 +42,8 @@ class ClaimedBatch:
     # Frozen payloads read with the claim, by member ID (a sealed batch's retry rebuilds its list).
     frozen: tuple = ()
     sealed_by_claim: bool = False  # the claim stored every member's first payload and sealed, in its write
+    # First-attempt payloads rendered after the claim (freeze.payload_of), for the seal to store.
+    to_freeze: tuple = ()
 
     @cached_property
     def messages(self) -> dict[str, RenderedEmail]:
@@ -52,6 +54,11 @@ class ClaimedBatch:
     @property
     def sealed(self) -> bool:
         return self.sealed_at is not None
+
+    @property
+    def window_start(self) -> str | None:
+        """When the provider may first have seen the key: the seal of its first request."""
+        return self.sealed_at
 
     @property
     def outcome_unknown(self) -> bool:

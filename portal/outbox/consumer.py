@@ -19,15 +19,16 @@ from rq import get_current_job
 from portal.core import clock
 from portal.core.db import DatabaseUnavailable
 from portal.core.log_context import envelope_context
+from portal.outbox.attempt import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver
 from portal.outbox.batch_composition import batch_of_row
-from portal.outbox.batch_delivery import deliver_batch
-from portal.outbox.delivery import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver_outbox_row
+from portal.outbox.batch_delivery import EmailList
 from portal.outbox.families import OUTBOX_ID
 from portal.outbox.handles import PortalContext
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
 from portal.outbox.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
 from portal.outbox.retry import family_max_attempts, family_retry_delay
 from portal.outbox.rows import mark_unclaimed_row_failed, row_age_seconds, settle_exhausted
+from portal.outbox.single import OneEmail
 
 # A well-formed ID whose prefix no family here knows may belong to a family a newer deploy added
 # (a rolling deploy: new web processes, old workers). It is retried, untouched, for this long
@@ -85,10 +86,8 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             settled = settle_exhausted(ctx.db, outbox_id, now=now)
             return "ack:dead_letter" if settled else "ack:dead_letter_not_settled"
         batch_id = batch_of_row(ctx.db, outbox_id) if family.batchable else None
-        if batch_id is not None:
-            outcome = deliver_batch(ctx, batch_id, family, now=now)
-        else:
-            outcome = deliver_outbox_row(ctx, outbox_id, family, now=now)
+        way = EmailList(batch_id) if batch_id is not None else OneEmail(outbox_id)
+        outcome = deliver(ctx, way, family, now=now)
         if outcome.carrier is not None and outcome.carrier != outbox_id:
             # The batch's next try rides on a member still in it (this one may have left).
             body = {**body, "outboxId": outcome.carrier}

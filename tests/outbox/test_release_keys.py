@@ -99,9 +99,9 @@ import sys
 sys.path.insert(0, {root!r})
 import dataclasses
 import sqlalchemy as sa
-from portal.outbox import delivery
+from portal.outbox import single
 {key_function}
-claim_and_freeze = delivery.claim_and_freeze
+claim_and_freeze = single.claim_and_freeze
 
 def claim_as_the_previous_release(db, *args, **kwargs):
     row, message = claim_and_freeze(db, *args, **kwargs)
@@ -112,7 +112,7 @@ def claim_as_the_previous_release(db, *args, **kwargs):
     key = previous_release_key(row.environment, install_id, since, row.created_at, row.idempotency_key, row.id)
     return dataclasses.replace(row, provider_key=key), message
 
-delivery.claim_and_freeze = claim_as_the_previous_release
+single.claim_and_freeze = claim_as_the_previous_release
 import worker
 sys.exit(worker.main(["--burst"]))
 """
