@@ -35,7 +35,7 @@ DONE = {
 @bp.context_processor
 def _console_words():
     """The engine's words (statuses, a batch request's answer), as the console's pages show them."""
-    return {"status_word": words.status_word, "engine_text": words.engine_text}
+    return {"status_word": words.status_word, "batch_answer": words.batch_answer}
 
 
 def _families():

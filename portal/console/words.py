@@ -1,15 +1,15 @@
 """The console's words for what the engine records, in the page's language: statuses, an email's
 history, the retention glance, a batch request's answer and the engine's refusals.
 
-The engine (portal/outbox) writes these in English, as constants or with values in them, and the
-console translates them where it shows them. A constant is looked up as it is (the engine marks it
-with N_). A text with values in it is matched against its pattern below, and the pattern's message
-is translated with the values put back; a text that matches nothing is shown as the engine wrote it.
+The engine hands out codes and their values (portal/outbox/events.py: an entry's kind, its attempt,
+statuses, reason code, times); the words are here, one translatable message per code with named
+placeholders, as notifications-admin's app/formatters.py words a notification's status. Every kind
+of history entry the engine can produce has its words: the asserts below fail at import when one
+has none, and tests/console/test_history_words.py drives the engine through every kind.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -17,12 +17,14 @@ from flask_babel import gettext as _
 
 from portal.core import clock, i18n
 from portal.core.i18n import N_
+from portal.outbox.operator import TimelineEntry, events
 from portal.outbox.statuses import (
     BOUNCED,
     CANCELLED,
     COMPLAINED,
     DEAD_LETTER,
     DELIVERED,
+    DELIVERY_EXHAUSTED,
     ENQUEUED,
     FAILED,
     PENDING,
@@ -30,6 +32,7 @@ from portal.outbox.statuses import (
     RETRY,
     SENT,
     SUPPRESSED,
+    UNKNOWN_OUTCOME,
 )
 from portal.web.i18n import current_language
 
@@ -57,76 +60,245 @@ def status_word(status: str | None) -> str:
 
 
 def engine_text(text: str | None) -> str:
-    """An English text the engine wrote, in the page's language (as written if it is not known)."""
+    """A constant the engine marked with N_ (a refusal's message), in the page's language."""
     if not text:
         return text or ""  # never look up "": gettext answers it with the catalogue's header
-    if current_language() == i18n.ENGLISH:
-        return text  # exactly as the engine wrote it
-    for pattern, message, kinds in _PATTERNS:
-        found = pattern.fullmatch(text)
-        if found:
-            values = {name: _CONVERT[kinds.get(name, "raw")](value) for name, value in found.groupdict().items()}
-            return _(message, **values)
     return _(text)
 
 
-# --- texts with values in them, as the engine writes them ---------------------------------------------
-# Each: the message (its placeholders match the values in the engine's text) and how a value is shown:
-# "raw" as written, "int" a number, "status" a status word, "engine" an engine text itself, "time"
-# a history time. The first that matches the whole text is used, so the narrower come first.
-_MESSAGES = [
-    # the history's titles (portal/outbox/events.py); a receipt learned by a lookup: the receipt's own words
-    (N_("%(event)s (learned by asking Resend)"), {"event": "engine"}),
-    (N_("Sending again (attempt %(attempt)d): the attempt before stopped without an answer"), {}),
-    (N_("Being sent (attempt %(attempt)d)"), {}),
-    (N_("Status now %(status)s"), {"status": "status"}),
-    (N_("Status: %(before)s → %(after)s"), {"before": "status", "after": "status"}),
-    (N_("Receipt from Resend: %(type)s"), {}),
-    # the history's technical detail (statuses stay as the engine names them there)
-    (N_("committed to the outbox; status: %(status)s"), {}),
-    (N_("status: %(before)s → %(after)s"), {}),
-    (N_("status: %(status)s"), {}),
-    (N_("provider message ID: %(id)s"), {}),
-    (N_("accepted at attempt %(attempt)d"), {}),
-    (N_("message ID %(id)s"), {}),
-    (N_("next attempt at %(time)s"), {"time": "time"}),
-    (N_("republished by the relay after attempt %(attempt)d"), {}),
-    (N_("attempt %(attempt)d: %(error)s"), {}),
-    (N_("receipt %(type)s, from a lookup"), {}),
-    (N_("receipt %(type)s"), {}),
-    (N_("applied as: %(outcome)s"), {"outcome": "engine"}),
-    (N_("by %(who)s"), {"who": "engine"}),
-    # the retention glance (portal/outbox/retention.py)
-    (N_("kept %(days)d days after they arrive; their type, time and outcome stay"), {}),
-    (N_("erased %(days)d days after the email's last change; its status, key and times stay"), {}),
-    # a batch request's answer (portal/outbox/batch_outcomes.py)
-    (N_("accepted: %(count)d message IDs"), {}),
-    # the engine's refusals (portal/outbox/actions.py)
-    (N_("Keep the reason under %(max)d characters."), {}),
-]
-
-_PLACEHOLDER = re.compile(r"%\((\w+)\)([sd])")
-
-
-def _pattern(message: str) -> re.Pattern:
-    parts, at = [], 0
-    for found in _PLACEHOLDER.finditer(message):
-        parts.append(re.escape(message[at : found.start()]))
-        parts.append(f"(?P<{found[1]}>\\d+)" if found[2] == "d" else f"(?P<{found[1]}>.+?)")
-        at = found.end()
-    parts.append(re.escape(message[at:]))
-    return re.compile("".join(parts), re.S)
-
-
-def _kinds(message: str, kinds: dict) -> dict:
-    numbers = {name: "int" for name, kind in _PLACEHOLDER.findall(message) if kind == "d"}
-    return {**numbers, **kinds}
-
-
-_PATTERNS = [(_pattern(message), message, _kinds(message, kinds)) for message, kinds in _MESSAGES]
-
-
 # --- an email's history ----------------------------------------------------------------------------
+
+# Each kind's headline, with named placeholders for its values: attempt (a number), status, before
+# and after (status words).
+TITLES = {
+    events.WRITTEN: N_("Written, waiting to be sent"),
+    events.WRITTEN_TO_SEND_AGAIN: N_("Written by an operator to send again an email whose outcome was unknown"),
+    events.QUEUED: N_("Queued for sending"),
+    events.NOT_QUEUED: N_("Not queued yet; it will be queued again by itself"),
+    events.QUEUED_AGAIN: N_("Queued again"),
+    events.BEING_SENT: N_("Being sent (attempt %(attempt)d)"),
+    events.CONTENT_FIXED: N_("Content fixed for sending"),
+    events.SENDING_AGAIN: N_("Sending again (attempt %(attempt)d): the attempt before stopped without an answer"),
+    events.REQUEUED_AFTER_STOP: N_("Queued again: an attempt stopped without an answer"),
+    events.WILL_RETRY: N_("Not sent this time; it will be tried again"),
+    events.QUEUED_FOR_NEXT_ATTEMPT: N_("Queued for its next attempt"),
+    events.RETRY_TIME_CHANGED: N_("Retry time changed"),
+    events.ACCEPTED: N_("Handed to Resend"),
+    events.STATUS_FROM_RECEIPT: N_("Status now %(status)s"),
+    events.NOT_SENT_FAILED: N_("Failed: nothing was sent"),
+    events.NOT_SENT_SUPPRESSED: N_("Not sent: the address is suppressed"),
+    events.DEAD_LETTERED: N_("Dead letter: needs a person"),
+    events.MARKED_SENT_AGAIN: N_("Marked as sent again"),
+    events.CANCELLED_BEFORE_ATTEMPT: N_("Cancelled before any attempt"),
+    events.RETRIED_BY_OPERATOR: N_("Retried by an operator"),
+    events.CONFIRMED_BY_OPERATOR: N_("Confirmed as sent by an operator"),
+    events.SENT_AGAIN_BY_OPERATOR: N_("Sent again as a new email by an operator"),
+    events.CANCELLED_BY_OPERATOR: N_("Cancelled by an operator"),
+    events.ERASED: N_("Recipient and content erased (retention)"),
+    events.RECEIPT: N_("Receipt from Resend: %(type)s"),  # a type with no words of its own (RECEIPT_TITLES)
+    events.SUPPRESSION_ADDED: N_("Address added to the suppression list"),
+    events.SUPPRESSION_REMOVED: N_("Address removed from the suppression list"),
+    events.STATUS_CHANGED: N_("Status: %(before)s → %(after)s"),
+    events.UPDATED: N_("Updated"),
+}
+assert set(TITLES) == set(events.KINDS), f"history kinds without words: {set(events.KINDS) - set(TITLES)}"
+
+# The badge's colour: "ok", "warn" or "bad" ("" none). A receipt's depends on its type, a status
+# a receipt set on the status (_tone).
+TONES = {
+    events.NOT_QUEUED: "warn",
+    events.SENDING_AGAIN: "warn",
+    events.REQUEUED_AFTER_STOP: "warn",
+    events.WILL_RETRY: "warn",
+    events.ACCEPTED: "ok",
+    events.NOT_SENT_FAILED: "bad",
+    events.NOT_SENT_SUPPRESSED: "bad",
+    events.DEAD_LETTERED: "warn",
+    events.MARKED_SENT_AGAIN: "warn",
+    events.CANCELLED_BEFORE_ATTEMPT: "warn",
+    events.RETRIED_BY_OPERATOR: "warn",
+    events.CONFIRMED_BY_OPERATOR: "warn",
+    events.SENT_AGAIN_BY_OPERATOR: "warn",
+    events.CANCELLED_BY_OPERATOR: "warn",
+    events.WRITTEN_TO_SEND_AGAIN: "warn",
+    events.SUPPRESSION_ADDED: "warn",
+}
+BAD_RECEIPTS = ("email.bounced", "email.complained", "email.failed")
+
+# What the link to a related email is called.
+RELATED = {
+    events.SENT_AGAIN_BY_OPERATOR: N_("The new email"),
+    events.WRITTEN_TO_SEND_AGAIN: N_("The email it replaces"),
+}
+RELATED_EMAIL = N_("The related email")
+
+# A receipt, in words for an admin (its type stays in the technical detail).
+RECEIPT_TITLES = {
+    "email.sent": N_("Resend confirmed it sent the email"),
+    "email.delivered": N_("Delivered to the recipient's server"),
+    "email.delivery_delayed": N_("Delivery delayed: the recipient's server has not taken it yet"),
+    "email.bounced": N_("Bounced: the recipient's server refused it"),
+    "email.complained": N_("Marked as spam by the recipient"),
+    "email.opened": N_("Opened by the recipient"),
+    "email.clicked": N_("A link in it was followed"),
+    "email.failed": N_("Resend could not send it"),
+}
+FROM_LOOKUP = N_("%(event)s (learned by asking Resend)")
+
+# What a reason code (the engine's last_error, up to its ':') meant for the email; a code with no
+# words here shows only as stored, in the line above it.
+REASONS = {
+    "provider_error": N_("the provider failed (5xx): retried; it may have sent the email"),
+    "transport_failure": N_("no answer reached us: retried; the provider may have sent the email"),
+    "provider_answer_without_id": N_("an answer without a message ID: retried; it may have been sent"),
+    "provider_answer_ids_mismatch": N_(
+        "an answer whose message IDs did not match the batch: retried; it may have been sent"
+    ),
+    "rate_limited": N_("rate limited (429): nothing was sent; retried after the pause"),
+    "rate_limit_wait": N_("rate limited (429): nothing was sent; retried after the pause"),
+    "concurrent_idempotent_requests": N_("another request with the same key was in flight (409): retried"),
+    "provider_rejected": N_("refused by the provider: nothing was sent"),
+    "invalid_idempotent_request": N_("the key was used with another payload (409): the outcome is unknown"),
+    UNKNOWN_OUTCOME: N_("an earlier attempt may have gone out, and the provider's window to tell is over or closing"),
+    "error": N_("failed before reaching the provider: nothing was sent; retried"),
+    "recipient_suppressed": N_("the address is on the suppression list: nothing was sent"),
+    DELIVERY_EXHAUSTED: N_("the queue gave up on it after its last delivery: a person decides"),
+    "outbox_id_unclaimed": N_("no kind of email here knows its ID: nothing was sent"),
+    "campaign_cancelled": N_("the campaign was cancelled"),
+    "recipient_unsubscribed": N_("the recipient unsubscribed"),
+    "recipient_erased": N_("the recipient's personal data was erased"),
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of an email's history, as the page shows it."""
+
+    display_at: str
+    title: str
+    tone: str = ""
+    details: list[str] = field(default_factory=list)  # the technical detail, one line each
+    actor: str | None = None
+    reason: str | None = None  # a person's own words
+    related_outbox_id: str | None = None
+    related_label: str = ""
+
+
+def history(timeline: list[TimelineEntry]) -> list[Entry]:
+    """The engine's timeline, worded in the page's language."""
+    return [
+        Entry(
+            display_at=history_time(entry.at),
+            title=title(entry),
+            tone=_tone(entry),
+            details=details(entry),
+            actor=entry.actor if entry.kind not in (events.SUPPRESSION_ADDED, events.SUPPRESSION_REMOVED) else None,
+            reason=entry.note,
+            related_outbox_id=entry.related_outbox_id,
+            related_label=_(RELATED.get(entry.kind, RELATED_EMAIL)),
+        )
+        for entry in timeline
+    ]
+
+
+def title(entry: TimelineEntry) -> str:
+    if entry.kind == events.RECEIPT:
+        headline = (
+            _(RECEIPT_TITLES[entry.receipt_type])
+            if entry.receipt_type in RECEIPT_TITLES
+            else _(TITLES[events.RECEIPT], type=entry.receipt_type)
+        )
+        return _(FROM_LOOKUP, event=headline) if entry.from_lookup else headline
+    return _(
+        TITLES[entry.kind],
+        attempt=entry.attempt or 0,
+        status=status_word(entry.status),
+        before=status_word(entry.status_before),
+        after=status_word(entry.status),
+    )
+
+
+def _tone(entry: TimelineEntry) -> str:
+    if entry.kind == events.RECEIPT:
+        return "bad" if entry.receipt_type in BAD_RECEIPTS else "ok"
+    if entry.kind == events.STATUS_FROM_RECEIPT:
+        return "bad" if entry.status in (BOUNCED, COMPLAINED) else "ok"
+    return TONES.get(entry.kind, "")
+
+
+def details(entry: TimelineEntry) -> list[str]:
+    """The technical detail: what the engine did, with its codes (statuses, reasons) as it stores them."""
+    kind, attempt = entry.kind, entry.attempt or 0
+    may_have_gone = [_("an attempt may have reached the provider")] if entry.outcome_unknown else []
+    frozen = _("payload frozen: the first request to the provider follows")
+    if kind == events.WRITTEN:
+        return [_("committed to the outbox; status: %(status)s", status=entry.status)]
+    if kind == events.ERASED:
+        return [_("the status and times stay")]
+    if kind in events.BY_OPERATOR.values() or kind == events.WRITTEN_TO_SEND_AGAIN:
+        lines = [
+            _("status: %(before)s → %(after)s", before=entry.status_before, after=entry.status)
+            if entry.status_before
+            else _("status: %(status)s", status=entry.status)
+        ]
+        if entry.message_id:
+            lines.append(_("provider message ID: %(id)s", id=entry.message_id))
+        return lines
+    if kind == events.RECEIPT:
+        receipt = (
+            _("receipt %(type)s, from a lookup", type=entry.receipt_type)
+            if entry.from_lookup
+            else _("receipt %(type)s", type=entry.receipt_type)
+        )
+        outcome = entry.receipt_outcome or _("not yet processed")
+        return [receipt, _("applied as: %(outcome)s", outcome=outcome)]
+    if kind in (events.SUPPRESSION_ADDED, events.SUPPRESSION_REMOVED):
+        who = _("the email provider") if entry.by_provider else entry.actor or _("an admin")
+        return [_("by %(who)s", who=who)]
+    if kind == events.CONTENT_FIXED:
+        return [frozen]
+    if kind == events.REQUEUED_AFTER_STOP:
+        return [_("republished by the relay: claim expired")]
+    if kind == events.SENDING_AGAIN:
+        return [_("claim expired; claimed again"), *may_have_gone]
+    if kind == events.BEING_SENT:
+        return [_("claimed by a worker"), *([frozen] if entry.content_fixed else [])]
+    if kind == events.ACCEPTED:
+        return [_("accepted at attempt %(attempt)d", attempt=attempt), _("message ID %(id)s", id=entry.message_id)]
+    if kind == events.STATUS_FROM_RECEIPT:
+        return [_("from a receipt")]
+    next_attempt = (
+        [_("next attempt at %(time)s", time=history_time(entry.next_attempt_at))] if entry.next_attempt_at else []
+    )
+    if kind == events.WILL_RETRY:
+        stored = _("attempt %(attempt)d: %(error)s", attempt=attempt, error=entry.error or "retry")
+        return [stored, *_meant(entry), *next_attempt]
+    if kind == events.QUEUED_FOR_NEXT_ATTEMPT:
+        return [_("republished by the relay after attempt %(attempt)d", attempt=attempt)]
+    if kind == events.RETRY_TIME_CHANGED:
+        return next_attempt
+    if kind == events.NOT_QUEUED:
+        return [entry.error or ""]
+    if kind == events.QUEUED:
+        return [_("published to the queue")]
+    if kind == events.QUEUED_AGAIN:
+        return [_("republished by the relay")]
+    if kind in (
+        events.NOT_SENT_FAILED,
+        events.NOT_SENT_SUPPRESSED,
+        events.DEAD_LETTERED,
+        events.MARKED_SENT_AGAIN,
+        events.CANCELLED_BEFORE_ATTEMPT,
+    ):
+        stored = (
+            _("attempt %(attempt)d: %(error)s", attempt=attempt, error=entry.error) if attempt else entry.error or ""
+        )
+        return [line for line in (stored, *_meant(entry), *may_have_gone) if line]
+    return [entry.error] if entry.error else []
+
+
+def _meant(entry: TimelineEntry) -> list[str]:
+    return [_(REASONS[entry.reason])] if entry.reason in REASONS else []
 
 
 def history_time(at: str | None, fallback: str = "") -> str:
@@ -142,55 +314,26 @@ def _second(moment: datetime) -> str:
     return f"{i18n.day(moment.date(), current_language())}, {moment:%H:%M:%S} UTC"
 
 
-def _shown_time(text: str) -> str:
-    """A time the engine wrote into a text (events.display_second), in the page's language."""
-    try:
-        return _second(datetime.strptime(text, "%d %b %Y, %H:%M:%S UTC").replace(tzinfo=UTC))
-    except ValueError:
-        return text
-
-
-_CONVERT = {
-    "raw": lambda value: value,
-    "int": int,
-    "status": status_word,
-    "engine": engine_text,
-    "time": _shown_time,
-}
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One entry of an email's history, as the page shows it."""
-
-    display_at: str
-    title: str
-    tone: str = ""
-    details: list[str] = field(default_factory=list)
-    actor: str | None = None
-    reason: str | None = None
-    related_outbox_id: str | None = None
-    related_label: str = ""
-
-
-def history(timeline) -> list[Entry]:
-    """The engine's timeline entries, in the page's language (English: as the engine writes them)."""
-    english = current_language() == i18n.ENGLISH
-    return [
-        Entry(
-            display_at=entry.display_at if english else history_time(entry.at, entry.display_at),
-            title=engine_text(entry.title),
-            tone=entry.tone,
-            details=[engine_text(detail) for detail in entry.details if detail],
-            actor=entry.actor,
-            reason=entry.reason,
-            related_outbox_id=entry.related_outbox_id,
-            related_label=engine_text(entry.related_label),
-        )
-        for entry in timeline
-    ]
+# --- the retention glance, a batch request's answer --------------------------------------------------
 
 
 def kept(items) -> list:
-    """The retention glance's rows, their words in the page's language."""
-    return [replace(item, what=engine_text(item.what), rule=engine_text(item.rule)) for item in items]
+    """The retention glance's rows, their words in the page's language: `rule` is a message whose
+    placeholder `days` the row carries (portal/outbox/retention.py)."""
+    return [replace(item, what=_(item.what), rule=_(item.rule, days=item.days or 0)) for item in items]
+
+
+# batch_outcomes.py stores an accepted request's answer as this text, its number of IDs in the
+# middle (any other answer is a status and a reason code, shown as stored); it is read here by its
+# two ends until the request log stores the count as a value of its own.
+ACCEPTED_ANSWER = ("accepted: ", " message IDs")
+
+
+def batch_answer(answer: str | None) -> str:
+    """A batch request's answer, as the request table shows it."""
+    text = answer or ""
+    start, end = ACCEPTED_ANSWER
+    count = text.removeprefix(start).removesuffix(end)
+    if text.startswith(start) and text.endswith(end) and count.isdigit():
+        return _("accepted: %(count)d message IDs", count=int(count))
+    return text

@@ -1,19 +1,20 @@
-"""One outbox row's history, as a person reads it: what happened, when, and what the engine decided.
+"""One outbox row's history, as codes: what happened, when, and the values that say how.
 
 The history is written by triggers on email_outbox (migration 0016), in the statement that makes
-each change, and by operator.py for a person's actions; the table refuses UPDATE and DELETE.
-Receipts and suppressions come from their own tables. Nothing here holds an address or content.
+each change, and by actions.py for a person's actions; the table refuses UPDATE and DELETE. What
+it stores are codes (statuses before and after, the reason code in last_error, flags), so each
+entry here is a kind and its values, never a sentence: the console words them in the reader's
+language (portal/console/words.py, which a test holds to every kind below). Receipts and
+suppressions come from their own tables. Nothing here holds an address or content.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.core import clock
 from portal.core.db import Database
-from portal.core.i18n import N_
 from portal.outbox.statuses import (
     CANCELLED,
     DEAD_LETTER,
@@ -25,64 +26,111 @@ from portal.outbox.statuses import (
     SENT,
     SENT_AGAIN,
     SUPPRESSED,
-    UNKNOWN_OUTCOME,
 )
 
-ACTION_LABELS = {
-    "retry": N_("Retried by an operator"),
-    "confirm_sent": N_("Confirmed as sent by an operator"),
-    "send_again": N_("Sent again as a new email by an operator"),
-    "cancel": N_("Cancelled by an operator"),
+# The kinds of entry a history holds, in the order of an email's life.
+WRITTEN = "written"  # committed to the outbox
+WRITTEN_TO_SEND_AGAIN = "written_to_send_again"  # a person sent an email of unknown outcome again: this is the new one
+QUEUED = "queued"  # published to the queue
+NOT_QUEUED = "not_queued"  # the publication failed; the relay publishes it later
+QUEUED_AGAIN = "queued_again"  # republished by the relay
+BEING_SENT = "being_sent"  # claimed for an attempt (a first attempt also freezes its content)
+CONTENT_FIXED = "content_fixed"  # the content frozen after its claim, in a statement of its own
+SENDING_AGAIN = "sending_again"  # claimed again: the attempt before stopped without an answer
+REQUEUED_AFTER_STOP = "requeued_after_stop"  # republished: the attempt before stopped without an answer
+WILL_RETRY = "will_retry"  # an attempt ended without sending for sure; another follows
+QUEUED_FOR_NEXT_ATTEMPT = "queued_for_next_attempt"  # a waiting retry republished by the relay
+RETRY_TIME_CHANGED = "retry_time_changed"
+ACCEPTED = "accepted"  # the provider took it and gave its message ID
+STATUS_FROM_RECEIPT = "status_from_receipt"  # a receipt moved the status (delivered, bounced, ...)
+NOT_SENT_FAILED = "failed"
+NOT_SENT_SUPPRESSED = "suppressed"
+DEAD_LETTERED = "dead_letter"
+MARKED_SENT_AGAIN = "marked_sent_again"  # the old email's record once a person sent it again
+CANCELLED_BEFORE_ATTEMPT = "cancelled"
+RETRIED_BY_OPERATOR = "retried_by_operator"
+CONFIRMED_BY_OPERATOR = "confirmed_by_operator"
+SENT_AGAIN_BY_OPERATOR = "sent_again_by_operator"
+CANCELLED_BY_OPERATOR = "cancelled_by_operator"
+ERASED = "erased"  # recipient and content erased; the status and times stay
+RECEIPT = "receipt"  # a receipt from the provider, applied or not
+SUPPRESSION_ADDED = "suppression_added"
+SUPPRESSION_REMOVED = "suppression_removed"
+STATUS_CHANGED = "status_changed"  # any other change of status
+UPDATED = "updated"  # any other change
+
+KINDS = (
+    WRITTEN,
+    WRITTEN_TO_SEND_AGAIN,
+    QUEUED,
+    NOT_QUEUED,
+    QUEUED_AGAIN,
+    BEING_SENT,
+    CONTENT_FIXED,
+    SENDING_AGAIN,
+    REQUEUED_AFTER_STOP,
+    WILL_RETRY,
+    QUEUED_FOR_NEXT_ATTEMPT,
+    RETRY_TIME_CHANGED,
+    ACCEPTED,
+    STATUS_FROM_RECEIPT,
+    NOT_SENT_FAILED,
+    NOT_SENT_SUPPRESSED,
+    DEAD_LETTERED,
+    MARKED_SENT_AGAIN,
+    CANCELLED_BEFORE_ATTEMPT,
+    RETRIED_BY_OPERATOR,
+    CONFIRMED_BY_OPERATOR,
+    SENT_AGAIN_BY_OPERATOR,
+    CANCELLED_BY_OPERATOR,
+    ERASED,
+    RECEIPT,
+    SUPPRESSION_ADDED,
+    SUPPRESSION_REMOVED,
+    STATUS_CHANGED,
+    UPDATED,
+)
+
+# An operator's action, as actions.py stores it in the event's `action`, and the kind of its entry
+# (tests/outbox/test_events.py holds these to actions.ACTIONS).
+BY_OPERATOR = {
+    "retry": RETRIED_BY_OPERATOR,
+    "confirm_sent": CONFIRMED_BY_OPERATOR,
+    "send_again": SENT_AGAIN_BY_OPERATOR,
+    "cancel": CANCELLED_BY_OPERATOR,
 }
 
 
 @dataclass(frozen=True)
 class TimelineEntry:
+    """One entry: its kind (one of KINDS) and the values its words need; fields a kind has no use
+    for stay empty."""
+
     at: str  # fixed-width UTC ISO
-    title: str
-    tone: str = ""  # "ok", "warn", "bad" or "" (the badge colour)
-    details: list[str] = field(default_factory=list)
-    actor: str | None = None  # operator events: who
-    reason: str | None = None  # operator events: why, in their words
-    related_outbox_id: str | None = None
-    related_label: str = N_("The related email")
-
-    @property
-    def display_at(self) -> str:
-        return display_second(self.at)
-
-
-def display_second(value: str | None) -> str:
-    """A stored time to the second, as a history needs it: 3 Dec 2026, 14:05:09 UTC."""
-    try:
-        moment = clock.parse(value or "")
-    except ValueError:
-        return value or ""
-    return f"{moment.day} {moment:%b %Y, %H:%M:%S} UTC"
+    kind: str
+    attempt: int | None = None  # the row's attempt count after the change
+    status_before: str | None = None
+    status: str | None = None  # after the change
+    reason: str | None = None  # the reason code (last_error up to its first ':'): provider_error, ...
+    error: str | None = None  # last_error as stored: the code and its values (provider_error: 500 ...)
+    message_id: str | None = None  # the provider's
+    next_attempt_at: str | None = None
+    outcome_unknown: bool = False  # an attempt may have reached the provider without its answer reaching us
+    content_fixed: bool = False  # this change froze the content: the first request to the provider follows
+    receipt_type: str | None = None  # email.delivered, ...
+    receipt_outcome: str | None = None  # what the receipt did to the row (None: not yet processed)
+    from_lookup: bool = False  # the receipt came from asking the provider, not from its webhook
+    by_provider: bool = False  # a suppression the provider's receipt made
+    actor: str | None = None  # the person who acted (their address)
+    note: str | None = None  # a person's own words: an operator's reason, a suppression's
+    related_outbox_id: str | None = None  # send again: the new email, or the one the new email replaces
 
 
-def classify_answer(reason: str | None) -> str:
-    """What the provider's answer (as the engine recorded it in last_error) meant for the email."""
-    text = reason or ""
-    if text.startswith("provider_error"):
-        return N_("the provider failed (5xx): retried; it may have sent the email")
-    if text == "transport_failure":
-        return N_("no answer reached us: retried; the provider may have sent the email")
-    if text == "provider_answer_without_id":
-        return N_("an answer without a message ID: retried; it may have been sent")
-    if text.startswith("rate_limited") or text == "rate_limit_wait":
-        return N_("rate limited (429): nothing was sent; retried after the pause")
-    if text == "concurrent_idempotent_requests":
-        return N_("another request with the same key was in flight (409): retried")
-    if text.startswith("provider_rejected"):
-        return N_("refused by the provider: nothing was sent")
-    if text == "invalid_idempotent_request":
-        return N_("the key was used with another payload (409): the outcome is unknown")
-    if text == UNKNOWN_OUTCOME:
-        return N_("an earlier attempt may have gone out, and the provider's window to tell is over or closing")
-    if text.startswith("error:"):
-        return N_("failed before reaching the provider: nothing was sent; retried")
-    return text
+def reason_code(error: str | None) -> str | None:
+    """The code of a stored reason: `provider_error` of `provider_error: 500 application_error`."""
+    if not error:
+        return None
+    return error.partition(":")[0].strip() or None
 
 
 _EVENTS = sa.text(
@@ -131,45 +179,24 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
     entries += [
         TimelineEntry(
             at=r["received_at"],
-            title=RECEIPT_WORDS.get(r["type"], f"Receipt from Resend: {r['type']}")
-            + (" (learned by asking Resend)" if r["source"] == "lookup" else ""),
-            tone="bad" if r["type"] in ("email.bounced", "email.complained", "email.failed") else "ok",
-            details=[
-                f"receipt {r['type']}" + (", from a lookup" if r["source"] == "lookup" else ""),
-                f"applied as: {r['outcome'] or N_('not yet processed')}",
-            ],
+            kind=RECEIPT,
+            receipt_type=r["type"],
+            receipt_outcome=r["outcome"],
+            from_lookup=r["source"] == "lookup",
         )
         for r in receipts
     ]
     entries += [
         TimelineEntry(
             at=s["created_at"],
-            title=N_("Address added to the suppression list")
-            if s["action"] == "add"
-            else N_("Address removed from the suppression list"),
-            tone="warn" if s["action"] == "add" else "",
-            details=[
-                f"by {N_('the email provider') if s['source'] == 'webhook' else s['actor_email'] or N_('an admin')}"
-            ],
-            reason=s["reason"],
+            kind=SUPPRESSION_ADDED if s["action"] == "add" else SUPPRESSION_REMOVED,
+            by_provider=s["source"] == "webhook",
+            actor=s["actor_email"],
+            note=s["reason"],
         )
         for s in suppressions
     ]
     return sorted(entries, key=lambda entry: entry.at)
-
-
-FROZEN = N_("payload frozen: the first request to the provider follows")
-# A receipt, in words for an admin (its type stays in the technical detail).
-RECEIPT_WORDS = {
-    "email.sent": N_("Resend confirmed it sent the email"),
-    "email.delivered": N_("Delivered to the recipient's server"),
-    "email.delivery_delayed": N_("Delivery delayed: the recipient's server has not taken it yet"),
-    "email.bounced": N_("Bounced: the recipient's server refused it"),
-    "email.complained": N_("Marked as spam by the recipient"),
-    "email.opened": N_("Opened by the recipient"),
-    "email.clicked": N_("A link in it was followed"),
-    "email.failed": N_("Resend could not send it"),
-}
 
 
 def _fold(events: list[dict]) -> list[dict]:
@@ -190,103 +217,75 @@ def _fold(events: list[dict]) -> list[dict]:
 
 
 def _describe(event: dict) -> TimelineEntry:
-    at, kind = event["created_at"], event["kind"]
-    before, after = event["status_before"], event["status_after"]
-    if kind == "created":
+    """A stored event as an entry: its kind, read from the statuses and flags the trigger stored."""
+    values = {
+        "at": event["created_at"],
+        "attempt": event["attempt"],
+        "status_before": event["status_before"],
+        "status": event["status_after"],
+    }
+    if event["kind"] == "created":
+        return TimelineEntry(kind=WRITTEN, **values)
+    if event["kind"] == "erased":
+        return TimelineEntry(kind=ERASED, **values)
+    if event["kind"] == "operator":
+        kind = BY_OPERATOR.get(event["action"], STATUS_CHANGED)
+        if kind == SENT_AGAIN_BY_OPERATOR and event["status_before"] is None:
+            kind = WRITTEN_TO_SEND_AGAIN  # the new row's own record: a person sent the old one again
         return TimelineEntry(
-            at, N_("Written, waiting to be sent"), details=[f"committed to the outbox; status: {after}"]
-        )
-    if kind == "erased":
-        return TimelineEntry(
-            at, N_("Recipient and content erased (retention)"), details=[N_("the status and times stay")]
-        )
-    if kind == "operator":
-        details = [f"status: {before} → {after}"] if before else [f"status: {after}"]
-        if event["provider_message_id"] and event["action"] == "confirm_sent":
-            details.append(f"provider message ID: {event['provider_message_id']}")
-        title, related_label = ACTION_LABELS.get(event["action"], event["action"]), N_("The new email")
-        if event["action"] == "send_again" and before is None:
-            # The new row's own record: it exists because a person sent the old one again.
-            title, related_label = (
-                N_("Written by an operator to send again an email whose outcome was unknown"),
-                N_("The email it replaces"),
-            )
-        return TimelineEntry(
-            at,
-            title,
-            tone="warn",
-            details=details,
+            kind=kind,
+            message_id=event["provider_message_id"] if kind == CONFIRMED_BY_OPERATOR else None,
             actor=event["actor_email"],
-            reason=event["reason"],
+            note=event["reason"],
             related_outbox_id=event["related_outbox_id"],
-            related_label=related_label,
+            **values,
         )
-    return _describe_change(event)
+    error = event["last_error"]
+    return TimelineEntry(
+        kind=_change_kind(event),
+        reason=reason_code(error),
+        error=error,
+        message_id=event["provider_message_id"],
+        next_attempt_at=event["next_attempt_at"],
+        outcome_unknown=bool(event["outcome_unknown"]),
+        content_fixed=bool(event["first_attempt"]),
+        **values,
+    )
 
 
-def _describe_change(event: dict) -> TimelineEntry:
-    at = event["created_at"]
-    before, after, error = event["status_before"], event["status_after"], event["last_error"]
-    attempt = event["attempt"]
-    may_have_gone = [N_("an attempt may have reached the provider")] if event["outcome_unknown"] else []
+def _change_kind(event: dict) -> str:
+    """What a change the trigger recorded was, from the statuses before and after and its flags."""
+    before, after, published = event["status_before"], event["status_after"], event["published"]
     if event["first_attempt"] and before == after == PROCESSING:
-        # Frozen after its claim, in a statement of its own (freeze.freeze_or_replay).
-        return TimelineEntry(at, N_("Content fixed for sending"), details=[FROZEN])
-    if after == PROCESSING and event["published"]:
-        return TimelineEntry(
-            at,
-            N_("Queued again: an attempt stopped without an answer"),
-            "warn",
-            [N_("republished by the relay: claim expired")],
-        )
+        return CONTENT_FIXED  # frozen after its claim, in a statement of its own (freeze.freeze_or_replay)
+    if after == PROCESSING and published:
+        return REQUEUED_AFTER_STOP
     if after == PROCESSING and before == PROCESSING:
-        return TimelineEntry(
-            at,
-            f"Sending again (attempt {attempt}): the attempt before stopped without an answer",
-            "warn",
-            [N_("claim expired; claimed again"), *may_have_gone],
-        )
+        return SENDING_AGAIN
     if after == PROCESSING:
-        # A first attempt's claim also freezes its payload, in the same statement (claims.py).
-        details = [N_("claimed by a worker"), FROZEN if event["first_attempt"] else ""]
-        return TimelineEntry(at, f"Being sent (attempt {attempt})", details=[d for d in details if d])
+        return BEING_SENT  # a first attempt's claim also freezes its content, in the same statement
     if event["provider_message_id"] and after in (SENT, *RECEIPT_STATUSES) and before in (PROCESSING, RETRY, PENDING):
-        return TimelineEntry(
-            at,
-            N_("Handed to Resend"),
-            "ok",
-            [f"accepted at attempt {attempt}", f"message ID {event['provider_message_id']}"],
-        )
+        return ACCEPTED
     if after in RECEIPT_STATUSES and before in RECEIPT_STATUSES:
-        return TimelineEntry(
-            at, f"Status now {after}", "bad" if after in ("bounced", "complained") else "ok", [N_("from a receipt")]
-        )
+        return STATUS_FROM_RECEIPT
     if after == RETRY:
-        details = [f"attempt {attempt}: {error or 'retry'}", classify_answer(error)]
-        if event["next_attempt_at"]:
-            details.append(f"next attempt at {display_second(event['next_attempt_at'])}")
         if before == PROCESSING:
-            return TimelineEntry(at, N_("Not sent this time; it will be tried again"), "warn", details)
-        if event["published"]:
-            return TimelineEntry(
-                at, N_("Queued for its next attempt"), details=[f"republished by the relay after attempt {attempt}"]
-            )
-        return TimelineEntry(at, N_("Retry time changed"), details=details[2:])
-    if after == PENDING and error and error.startswith("publish_failed"):
-        return TimelineEntry(at, N_("Not queued yet; it will be queued again by itself"), "warn", [error])
-    if event["published"]:
-        title = N_("Queued for sending") if before == PENDING else N_("Queued again")
-        return TimelineEntry(
-            at, title, details=[N_("published to the queue") if before == PENDING else N_("republished by the relay")]
-        )
-    if after in (FAILED, SUPPRESSED, DEAD_LETTER, CANCELLED):
-        tone = "warn" if after in (DEAD_LETTER, CANCELLED) else "bad"
-        details = [f"attempt {attempt}: {error}" if attempt else str(error), classify_answer(error), *may_have_gone]
-        titles = {
-            FAILED: N_("Failed: nothing was sent"),
-            SUPPRESSED: N_("Not sent: the address is suppressed"),
-            DEAD_LETTER: N_("Dead letter: needs a person") if error != SENT_AGAIN else N_("Marked as sent again"),
-            CANCELLED: N_("Cancelled before any attempt"),
-        }
-        return TimelineEntry(at, titles[after], tone, [d for d in details if d])
-    return TimelineEntry(at, f"Status: {before} → {after}" if before != after else N_("Updated"), details=[error or ""])
+            return WILL_RETRY
+        return QUEUED_FOR_NEXT_ATTEMPT if published else RETRY_TIME_CHANGED
+    if after == PENDING and reason_code(event["last_error"]) == PUBLISH_FAILED:
+        return NOT_QUEUED
+    if published:
+        return QUEUED if before == PENDING else QUEUED_AGAIN
+    if after == DEAD_LETTER:
+        return MARKED_SENT_AGAIN if event["last_error"] == SENT_AGAIN else DEAD_LETTERED
+    if after in _SETTLED_UNSENT:
+        return _SETTLED_UNSENT[after]
+    return STATUS_CHANGED if before != after else UPDATED
+
+
+_SETTLED_UNSENT = {
+    FAILED: NOT_SENT_FAILED,
+    SUPPRESSED: NOT_SENT_SUPPRESSED,
+    CANCELLED: CANCELLED_BEFORE_ATTEMPT,
+}
+PUBLISH_FAILED = "publish_failed"  # the reason code publish.py stores when a publication fails

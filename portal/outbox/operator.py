@@ -4,6 +4,7 @@ Nothing is defined here; each name is the engine's own, gathered so that the too
 engine reach it through one door (the floors test, tests/test_floors.py, refuses any other).
 """
 
+from portal.outbox import events  # an email's history: the kinds of its entries (events.KINDS)
 from portal.outbox.actions import (
     ACTIONS,
     BULK_LIMIT,
@@ -67,6 +68,7 @@ __all__ = [
     "count_eligible",
     "eligible_actions",
     "eligible_ids",
+    "events",
     "family_status_counts",
     "frozen_email_of",
     "is_suppressed",

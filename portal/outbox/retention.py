@@ -75,13 +75,15 @@ def purge(db: Database, settings: Settings, *, now: datetime) -> PurgeReport:
 @dataclass(frozen=True)
 class Kept:
     """One kind of personal data the engine holds: how much, the oldest, and when that one goes
-    (None: not by age; `rule` says when instead)."""
+    (None: not by age; `rule` says when instead). `what` and `rule` are messages (N_) the console
+    words, `days` the value of `rule`'s placeholder."""
 
     what: str
     count: int
     oldest: str | None
     oldest_goes_at: str | None
     rule: str
+    days: int | None = None
 
 
 _KEPT = sa.text(
@@ -120,14 +122,16 @@ def retention_glance(db: Database, settings: Settings) -> list[Kept]:
             row["receipts"],
             row["oldest_receipt"],
             goes(row["oldest_receipt"], receipt_days),
-            f"kept {receipt_days} days after they arrive; their type, time and outcome stay",
+            N_("kept %(days)d days after they arrive; their type, time and outcome stay"),
+            receipt_days,
         ),
         Kept(
             N_("Settled emails' recipients and inputs"),
             row["settled"],
             row["oldest_settled"],
             goes(row["oldest_settled"], outbox_days),
-            f"erased {outbox_days} days after the email's last change; its status, key and times stay",
+            N_("erased %(days)d days after the email's last change; its status, key and times stay"),
+            outbox_days,
         ),
     ]
 

@@ -41,21 +41,34 @@ def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_mode
     assert retry["last_error"].startswith("provider_error: 500") and retry["outcome_unknown"] == 1
     assert history[-1][1:] == ("processing", "sent", 2)
 
-    titles = [
-        entry.title for entry in timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
-    ]
-    # In words for an admin; what the engine did stays in each entry's technical detail.
-    assert titles[:4] == [
-        "Written, waiting to be sent",
-        "Queued for sending",
-        "Being sent (attempt 1)",
-        "Not sent this time; it will be tried again",
-    ]
-    assert titles[-1] == "Handed to Resend"
     entries = timeline(ctx.db, {"id": outbox_id, "provider_message_id": None, "recipient": ""})
-    assert entries[2].details == ["claimed by a worker", "payload frozen: the first request to the provider follows"]
-    ended = next(entry for entry in entries if entry.title.startswith("Not sent this time"))
-    assert any("may have sent" in detail for detail in ended.details), "the answer's classification is shown"
+    # Codes and their values, no words: the console words them (tests/console/test_history_words.py).
+    assert [entry.kind for entry in entries][:4] == ["written", "queued", "being_sent", "will_retry"]
+    assert entries[-1].kind == "accepted" and entries[-1].attempt == 2 and entries[-1].message_id
+    assert (entries[2].attempt, entries[2].content_fixed) == (1, True)  # claimed, and frozen in the same statement
+    ended = entries[3]
+    assert (ended.attempt, ended.reason, ended.outcome_unknown) == (1, "provider_error", True)
+    assert ended.error.startswith("provider_error: 500") and ended.next_attempt_at
+    again = next(entry for entry in entries[4:] if entry.kind == "being_sent")
+    assert (again.attempt, again.content_fixed) == (2, False)
+
+
+def test_an_operators_action_is_the_kind_of_its_entry():
+    """Every action actions.py stores in a history event has a kind of its own."""
+    from portal.outbox.actions import ACTIONS
+    from portal.outbox.events import BY_OPERATOR, KINDS
+
+    assert set(BY_OPERATOR) == set(ACTIONS)
+    assert set(BY_OPERATOR.values()) <= set(KINDS)
+
+
+def test_a_reason_code_is_read_from_what_last_error_stores():
+    from portal.outbox.events import reason_code
+
+    assert reason_code("provider_error: 500 application_error") == "provider_error"
+    assert reason_code("rate_limited: rate_limit_exceeded") == "rate_limited"
+    assert reason_code("transport_failure") == "transport_failure"
+    assert reason_code(None) is None and reason_code("") is None
 
 
 def test_the_history_triggers_are_on_the_outbox_table(db):
@@ -177,10 +190,11 @@ def test_receipts_and_suppressions_join_the_history(ctx, make_outbox_row, outbox
     )
     assert outbox_row(outbox_id)["status"] == "bounced"
 
-    titles = [entry.title for entry in timeline(ctx.db, outbox_row(outbox_id))]
-    assert "Bounced: the recipient's server refused it" in titles
-    assert "Status now bounced" in titles
-    assert "Address added to the suppression list" in titles
+    entries = timeline(ctx.db, outbox_row(outbox_id))
+    assert any(entry.kind == "receipt" and entry.receipt_type == "email.bounced" for entry in entries)
+    assert any(entry.kind == "status_from_receipt" and entry.status == "bounced" for entry in entries)
+    added = next(entry for entry in entries if entry.kind == "suppression_added")
+    assert added.by_provider and added.note
 
 
 def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, make_outbox_row, outbox_row):
@@ -201,9 +215,8 @@ def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, ma
         )
         assert outcome == NOT_ELIGIBLE
 
-    entries = [entry for entry in timeline(ctx.db, outbox_row(failed)) if any("receipt" in d for d in entry.details)]
-    assert [entry.title for entry in entries] == ["Delivered to the recipient's server"]
-    assert entries[0].details == ["receipt email.delivered", "applied as: not_eligible"]
+    entries = [entry for entry in timeline(ctx.db, outbox_row(failed)) if entry.kind == "receipt"]
+    assert [(entry.receipt_type, entry.receipt_outcome) for entry in entries] == [("email.delivered", "not_eligible")]
 
 
 def test_the_receipts_of_a_row_are_read_through_indexes(db):
