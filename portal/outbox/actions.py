@@ -30,37 +30,33 @@ from portal.core.db import json_array
 from portal.core.i18n import N_
 from portal.outbox.intents import TEMPLATE_INPUT, EmailIntent
 from portal.outbox.listing import OutboxFilter, count_matching, matching_ids
-from portal.outbox.rows import ALWAYS_DUE, CANCELLABLE, cancel_unsent
+from portal.outbox.rows import (
+    CANCELLABLE,
+    MARK_SENT_AGAIN,
+    OPERATOR_CONFIRM_SENT,
+    OPERATOR_RETRY,
+    RESENDABLE,
+    RETRYABLE,
+    cancel_unsent,
+)
 from portal.outbox.statuses import (
+    CANCELLED_BY_OPERATOR,
     DEAD_LETTER,
     FAILED,
     OUTCOME_UNKNOWN,
-    PENDING,
-    SENT,
     SENT_AGAIN,
     WAITING,
-    among_named,
-    sql_list,
 )
 from portal.outbox.unit_of_work import write_then_publish
 
 RETRY, CONFIRM_SENT, SEND_AGAIN, CANCEL = "retry", "confirm_sent", "send_again", "cancel"
 ACTIONS = (RETRY, CONFIRM_SENT, SEND_AGAIN, CANCEL)
-# Reasons written to last_error by an operator's action (the operator's own words are in the event).
-CANCELLED_BY_OPERATOR = "cancelled_by_operator"
-CONFIRMED_BY_OPERATOR = "confirmed_by_operator"
 REASON_MAX = 500
 # One action over a list changes at most this many rows; the confirmation says so.
 BULK_LIMIT = 500
 
 # Which rows each action may change, as a condition on email_outbox.
-_OUTCOME_UNKNOWN = OUTCOME_UNKNOWN
-ELIGIBLE = {
-    RETRY: f"status IN {sql_list((FAILED, DEAD_LETTER))} AND provider_message_id IS NULL AND outcome_unknown = 0",
-    CONFIRM_SENT: _OUTCOME_UNKNOWN,
-    SEND_AGAIN: _OUTCOME_UNKNOWN + " AND recipient != ''",
-    CANCEL: CANCELLABLE,
-}
+ELIGIBLE = {RETRY: RETRYABLE, CONFIRM_SENT: OUTCOME_UNKNOWN, SEND_AGAIN: RESENDABLE, CANCEL: CANCELLABLE}
 # Why a row is not eligible, in the operator's words.
 RULES = {
     RETRY: N_("Only a failed email or a dead letter of which nothing can have been sent can be retried."),
@@ -85,32 +81,6 @@ class ActionResult:
 _STATES = sa.text(
     f"SELECT id, status, attempt_count, family, recipient, idempotency_key, {TEMPLATE_INPUT} AS template_input, subject_ref "
     "FROM email_outbox WHERE id IN (SELECT value FROM json_each(:ids))"
-)
-_RETRY = sa.text(
-    f"""
-    UPDATE email_outbox
-    SET status = '{PENDING}', attempt_count = 0, last_error = NULL, claim_expires_at = NULL,
-        next_attempt_at = NULL, relay_since = '{ALWAYS_DUE}', updated_at = :now
-    WHERE {among_named(ELIGIBLE[RETRY])}
-    RETURNING id
-    """
-)
-_CONFIRM_SENT = sa.text(
-    f"""
-    UPDATE email_outbox
-    SET status = '{SENT}', provider_message_id = :message_id, sent_at = COALESCE(sent_at, :now),
-        last_error = '{CONFIRMED_BY_OPERATOR}', outcome_unknown = 0, claim_expires_at = NULL,
-        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
-    WHERE {among_named(ELIGIBLE[CONFIRM_SENT])}
-    RETURNING id
-    """
-)
-_MARK_SENT_AGAIN = sa.text(
-    f"""
-    UPDATE email_outbox SET last_error = '{SENT_AGAIN}', updated_at = :now
-    WHERE {among_named(ELIGIBLE[SEND_AGAIN])}
-    RETURNING id
-    """
 )
 _MESSAGE_ID_TAKEN = sa.text("SELECT 1 FROM email_outbox WHERE provider_message_id = :message_id")
 _INSERT_EVENT = sa.text(
@@ -163,15 +133,15 @@ def apply_action(
         before = {row.id: row for row in conn.execute(_STATES, {"ids": json_array(ids)})}
         related: dict[str, str] = {}
         if action == RETRY:
-            changed = list(conn.execute(_RETRY, {"ids": json_array(ids), "now": at}).scalars())
+            changed = list(conn.execute(OPERATOR_RETRY, {"ids": json_array(ids), "now": at}).scalars())
             work.outbox_ids.extend(changed)  # published after the commit, as new intents are
         elif action == CONFIRM_SENT:
             if message_id is not None and conn.execute(_MESSAGE_ID_TAKEN, {"message_id": message_id}).first():
                 raise ActionRefused(N_("Another email already holds that provider message ID."))
             params = {"ids": json_array(ids), "now": at, "message_id": message_id}
-            changed = list(conn.execute(_CONFIRM_SENT, params).scalars())
+            changed = list(conn.execute(OPERATOR_CONFIRM_SENT, params).scalars())
         elif action == SEND_AGAIN:
-            changed = list(conn.execute(_MARK_SENT_AGAIN, {"ids": json_array(ids), "now": at}).scalars())
+            changed = list(conn.execute(MARK_SENT_AGAIN, {"ids": json_array(ids), "now": at}).scalars())
             intents = [_again(handles, before[outbox_id]) for outbox_id in changed]
             new_ids = work.add(*intents) if intents else []
             related = dict(zip(changed, new_ids, strict=True))

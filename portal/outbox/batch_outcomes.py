@@ -15,23 +15,18 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
-from portal.outbox.batch_log import answer_steps, close_request
-from portal.outbox.batches import OWN_CLAIM, SETTLE_BATCH_IF_DONE
-from portal.outbox.claimed_batch import ClaimedBatch
-from portal.outbox.statuses import DEAD_LETTER, FAILED, PROCESSING, RETRY, SENT, UNKNOWN_OUTCOME
-
-# One statement for the whole list (the write lock is held for one, not a hundred): each member
-# takes the ID at its position in the answer.
-_MARK_MEMBERS_SENT = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = '{SENT}', provider_message_id = json_extract(:message_ids, '$[' || batch_position || ']'),
-        sent_at = :now, claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL,
-        last_error = NULL, outcome_unknown = 0, updated_at = :now
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND batch_position < json_array_length(:message_ids)
-    """
+from portal.outbox.batch_rows import (
+    RECORD_ANSWER,
+    RELEASE_BATCH,
+    SETTLE_BATCH_IF_DONE,
+    SETTLE_DISSOLVED,
+    answer_steps,
+    close_request,
 )
-_RECORD_ANSWER = Statement("UPDATE email_batches SET last_answer = :answer, updated_at = :now WHERE id = :batch")
+from portal.outbox.claimed_batch import ClaimedBatch
+from portal.outbox.rows import DISSOLVE_MEMBERS, MARK_MEMBERS_SENT, RELEASE_MEMBERS, SETTLE_MEMBERS_UNSENT
+from portal.outbox.statuses import DEAD_LETTER, FAILED
+
 # A settled batch's payloads go with it (a sealed, unsettled batch keeps every member's: see rows.py).
 _DELETE_MEMBER_PAYLOADS = Statement(
     """
@@ -50,25 +45,8 @@ def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *
         raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
     steps = answer_steps(params, f"accepted: {len(message_ids)} message IDs")
     marked = len(steps)
-    steps += [(_MARK_MEMBERS_SENT, {**params, "message_ids": json_array(message_ids)}), *_finish_steps(params)]
+    steps += [(MARK_MEMBERS_SENT, {**params, "message_ids": json_array(message_ids)}), *_finish_steps(params)]
     return db.write_steps(steps)[marked].rowcount
-
-
-_RELEASE_MEMBERS = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
-        claim_expires_at = NULL, attempt_count = attempt_count - :given_back,
-        outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}' AND {OWN_CLAIM}
-    """
-)
-_RELEASE_BATCH = Statement(
-    """
-    UPDATE email_batches SET claim_expires_at = NULL, last_answer = :reason, updated_at = :now
-    WHERE id = :batch AND attempt_count = :attempt
-    """
-)
 
 
 def release_batch(
@@ -92,23 +70,9 @@ def release_batch(
     params["given_back"] = int(not counts_as_attempt)
     with db.write() as conn:
         close_request(conn, params, request_answer, withdraw=withdraw)
-        changed = _RELEASE_MEMBERS(conn, params).rowcount
-        _RELEASE_BATCH(conn, params)
+        changed = RELEASE_MEMBERS(conn, params).rowcount
+        RELEASE_BATCH(conn, params)
     return changed > 0
-
-
-# The same rule as rows.py's settle: a member that may already have gone out becomes a dead letter
-# with unknown_outcome, never failed.
-_SETTLE_MEMBERS_UNSENT = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}' ELSE :status END,
-        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
-        outcome_unknown = CASE WHEN outcome_unknown = 1 OR :reason = '{UNKNOWN_OUTCOME}' THEN 1 ELSE 0 END,
-        claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, updated_at = :now
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}' AND {OWN_CLAIM}
-    """
-)
 
 
 def settle_batch_unsent(
@@ -128,25 +92,9 @@ def settle_batch_unsent(
     params.update(now=clock.iso(now), answer=reason)
     with db.write() as conn:
         close_request(conn, params, request_answer, withdraw=withdraw)
-        changed = _SETTLE_MEMBERS_UNSENT(conn, params).rowcount
+        changed = SETTLE_MEMBERS_UNSENT(conn, params).rowcount
         _finish(conn, params)
     return changed
-
-
-_DISSOLVE_MEMBERS = Statement(
-    f"""
-    UPDATE email_outbox
-    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
-        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
-    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}'
-      AND outcome_unknown = 0 AND {OWN_CLAIM}
-    RETURNING id
-    """
-)
-_SETTLE_DISSOLVED = Statement(
-    "UPDATE email_batches SET settled_at = :now, claim_expires_at = NULL, last_answer = :reason, "
-    "updated_at = :now WHERE id = :batch AND attempt_count = :attempt"
-)
 
 
 def dissolve_batch(
@@ -158,8 +106,8 @@ def dissolve_batch(
     params = {"batch": batch.id, "attempt": batch.attempt_count, "reason": reason, "now": clock.iso(now)}
     with db.write() as conn:
         close_request(conn, params, request_answer)
-        left = list(_DISSOLVE_MEMBERS(conn, params).scalars())
-        _SETTLE_DISSOLVED(conn, params)
+        left = list(DISSOLVE_MEMBERS(conn, params).scalars())
+        SETTLE_DISSOLVED(conn, params)
     return left
 
 
@@ -169,4 +117,4 @@ def _finish(conn: sa.Connection, params: dict) -> None:
 
 
 def _finish_steps(params: dict) -> list:
-    return [(_RECORD_ANSWER, params), (SETTLE_BATCH_IF_DONE, params), (_DELETE_MEMBER_PAYLOADS, params)]
+    return [(RECORD_ANSWER, params), (SETTLE_BATCH_IF_DONE, params), (_DELETE_MEMBER_PAYLOADS, params)]

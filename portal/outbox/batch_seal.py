@@ -10,14 +10,16 @@ from datetime import datetime
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
-from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED, answer_steps, close_request
-from portal.outbox.batches import (
-    OWN_CLAIM,
+from portal.outbox.batch_rows import (
+    LOG_REQUEST_IF_SEALED,
     RECOMPOSE,
-    RENUMBER,
+    SEAL,
     SETTLE_BATCH_IF_DONE,
-    STAMP_FIRST_ATTEMPT_IF_LOGGED,
-    SUPPRESSED_RECIPIENT,
+    UNSEAL_IF_NOTHING_TAKEN,
+    answer_steps,
+    close_request,
+)
+from portal.outbox.batches import (
     batch_reads,
     frozen_after_storing,
     leaver_steps,
@@ -28,19 +30,10 @@ from portal.outbox.batches import (
 from portal.outbox.claimed_batch import ClaimedBatch, claimed_from, if_still_ours
 from portal.outbox.claims import CLAIM_LOST
 from portal.outbox.freeze import freeze_steps
-from portal.outbox.statuses import PROCESSING, RETRY, UNSETTLED, sql_list
+from portal.outbox.rows import LET_GO, RENUMBER, STAMP_FIRST_ATTEMPT_IF_LOGGED, SUPPRESSED_RECIPIENT
+from portal.outbox.statuses import UNSETTLED, sql_list
 
 # --- members that cannot ride -----------------------------------------------------------------
-
-_LET_GO = Statement(
-    f"""
-    UPDATE email_outbox
-    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
-        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
-    WHERE id = :id AND batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
-      AND {OWN_CLAIM} AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
-    """
-)
 
 
 def let_members_go(
@@ -55,7 +48,7 @@ def let_members_go(
     left = []
     with db.write() as conn:
         for outbox_id in outbox_ids:
-            if _LET_GO(conn, {**params, "id": outbox_id}).rowcount == 1:
+            if LET_GO(conn, {**params, "id": outbox_id}).rowcount == 1:
                 left.append(outbox_id)
         if left:
             RENUMBER(conn, params)
@@ -65,29 +58,6 @@ def let_members_go(
 
 
 # --- the seal, just before a request -------------------------------------------------------------
-
-_SEAL = Statement(
-    f"""
-    UPDATE email_batches
-    SET sealed_at = COALESCE(sealed_at, :now), request_count = request_count + 1, updated_at = :now
-    WHERE id = :batch AND attempt_count = :attempt AND settled_at IS NULL
-      AND claim_expires_at IS NOT NULL AND claim_expires_at > :now
-      AND EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
-                  AND provider_message_id IS NULL)
-    """
-)
-
-
-# A request the provider refused with a 429 was not taken (its key was not used): while no request
-# of the list may have been taken (no member's outcome is unknown), the list is open again, as a
-# single email is after a 429, and a member may still leave (under a new key) before the next seal.
-_UNSEAL_IF_NOTHING_TAKEN = Statement(
-    """
-    UPDATE email_batches SET sealed_at = NULL, updated_at = :now
-    WHERE id = :batch AND attempt_count = :attempt AND sealed_at IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND outcome_unknown = 1)
-    """
-)
 
 
 def seal_batch_request(
@@ -112,12 +82,12 @@ def seal_batch_request(
     values = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
     steps = answer_steps(values, previous_answer)
     if previous_answer is not None:
-        steps.append((_UNSEAL_IF_NOTHING_TAKEN, values))
+        steps.append((UNSEAL_IF_NOTHING_TAKEN, values))
     if batch.sealed_at is None or previous_answer is not None:
         steps += leaver_steps(values)
     steps += freeze_steps(payloads)
     froze, sealed = len(steps) - 1, len(steps)
-    steps += [(_SEAL, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    steps += [(SEAL, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
     written, (batch_row, members) = db.write_steps_then_read(steps, batch_reads(values))
     if written[sealed].rowcount != 1:
         return None

@@ -33,56 +33,36 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
-from portal.outbox.batch_log import LOG_REQUEST_IF_SEALED
+from portal.outbox.batch_rows import (
+    CLAIM_BATCH,
+    LOG_REQUEST_IF_SEALED,
+    RECOMPOSE_IF_RENUMBERED,
+    SEAL_WHOLE_CLAIMED,
+    SETTLE_BATCH_IF_DONE,
+    UNCLAIM_IF_NONE_DUE,
+)
 from portal.outbox.claimed_batch import ClaimedBatch, claimed_from, if_still_ours
-from portal.outbox.claims import CLAIMABLE, TAKE_CLAIM
 from portal.outbox.freeze import freeze_steps, stored_rows
 from portal.outbox.intents import TEMPLATE_INPUT
+from portal.outbox.rows import (
+    CANCEL_ASKED_MEMBERS,
+    CLAIM_MEMBERS,
+    CLAIMABLE,
+    LEAVE,
+    MUST_NOT_SEND,
+    RENUMBER_IF_LEFT,
+    SEALED_LEAVE,
+    SETTLE_SUPPRESSED_MEMBERS,
+    STAMP_FIRST_ATTEMPT_IF_LOGGED,
+)
 from portal.outbox.statuses import (
-    CANCELLED,
-    DEAD_LETTER,
-    PROCESSING,
-    RECIPIENT_SUPPRESSED,
-    SUPPRESSED,
-    UNKNOWN_OUTCOME,
-    UNSETTLED,
     WAITING,
     sql_list,
 )
 
-SUPPRESSED_RECIPIENT = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
-# The batch is still this delivery's: its claim's number has not moved on (a takeover raises it).
-OWN_CLAIM = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.attempt_count = :attempt)"
-
-
 # --- the claim -----------------------------------------------------------------------------------
 
 
-# A claim and a seal each go to a libSQL server as one request (Database.write_steps): no answer
-# comes back between their statements, so what the claim's answer used to decide is in each
-# statement's own WHERE: the claim's token (this claim took the batch, and it is not sealed), or
-# changes(), the number of rows the statement just before it changed.
-_CLAIM_BATCH = Statement(
-    """
-    UPDATE email_batches
-    SET attempt_count = attempt_count + 1, claim_expires_at = :claim_expires_at, claim_token = :token,
-        updated_at = :now
-    WHERE id = :batch AND settled_at IS NULL AND (claim_expires_at IS NULL OR claim_expires_at <= :now)
-    """
-)
-CLAIMED_BY_US = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token)"
-_UNSEALED_AND_OURS = (
-    "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token AND b.sealed_at IS NULL)"
-)
-# The same rule as a row's claim (claims.TAKE_CLAIM): a member in flight under an expired claim whose
-# first request was made (the seal stamped it) may have gone out.
-_CLAIM_MEMBERS = Statement(
-    f"UPDATE email_outbox SET {TAKE_CLAIM} WHERE batch_id = :batch AND {CLAIMABLE} AND {CLAIMED_BY_US}"
-)
-# No member due (not yet, or every one settled): the batch is free again (or done).
-_UNCLAIM_IF_NONE_DUE = Statement(
-    "UPDATE email_batches SET claim_expires_at = NULL WHERE id = :batch AND claim_token = :token AND changes() = 0"
-)
 _BATCH = Statement(
     """
     SELECT id, family, provider_key, attempt_count, sealed_at, request_count, claim_token
@@ -106,87 +86,8 @@ _MEMBERS = Statement(
     FROM email_outbox WHERE batch_id = :batch ORDER BY batch_position
     """
 )
-# Before the seal only: members that may not be sent settle (suppressed) or were settled elsewhere
-# (cancelled by a person, a campaign cancel), and every settled one leaves the list.
-_SETTLE_SUPPRESSED_MEMBERS = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = '{SUPPRESSED}', last_error = '{RECIPIENT_SUPPRESSED}', claim_expires_at = NULL,
-        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
-    WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
-      AND outcome_unknown = 0 AND {SUPPRESSED_RECIPIENT} AND {_UNSEALED_AND_OURS}
-    """
-)
-# Before the seal only: members cancelled while this batch was claimed (rows.cancel_unsent asked them
-# to stop) are cancelled now, and leave with the rest.
-_CANCEL_ASKED_MEMBERS = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = '{CANCELLED}', last_error = cancel_reason, claim_expires_at = NULL,
-        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
-    WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
-      AND outcome_unknown = 0 AND cancel_requested_at IS NOT NULL AND {_UNSEALED_AND_OURS}
-    """
-)
-_LEAVE = Statement(
-    f"""
-    UPDATE email_outbox SET batch_id = NULL, batch_position = NULL
-    WHERE batch_id = :batch AND (status NOT IN {sql_list(UNSETTLED)} OR provider_message_id IS NOT NULL)
-      AND {_UNSEALED_AND_OURS}
-    """
-)
-_RENUMBER_SQL = """
-    UPDATE email_outbox
-    SET batch_position = (SELECT COUNT(*) FROM email_outbox o WHERE o.batch_id = :batch
-                          AND o.batch_position < email_outbox.batch_position)
-    WHERE batch_id = :batch
-"""
-_RECOMPOSE_SQL = """
-    UPDATE email_batches
-    SET composition = composition + 1,
-        provider_key = substr(provider_key, 1, length(provider_key) - length(CAST(composition AS TEXT)))
-                       || CAST(composition + 1 AS TEXT),
-        updated_at = :now
-    WHERE id = :batch AND sealed_at IS NULL
-"""
-RENUMBER, RECOMPOSE = Statement(_RENUMBER_SQL), Statement(_RECOMPOSE_SQL)
-# After _LEAVE: only when a member left (changes() is _LEAVE's), and the key's last part counts up
-# only when members were renumbered (changes() is RENUMBER's: none when nobody is left).
-_RENUMBER_IF_LEFT = Statement(_RENUMBER_SQL + " AND changes() > 0")
-_RECOMPOSE_IF_RENUMBERED = Statement(_RECOMPOSE_SQL + " AND changes() > 0")
-# A sealed list may already have reached the provider, so it never changes for a member that may
-# still be sent. A member that must no longer be sent (asked to stop, or suppressed) is never sent,
-# and leaves: it settles as a single email would (a dead letter with unknown_outcome when a request
-# of the list may have gone, which is every sealed batch a claim takes over), its payload goes, and
-# the rest keep their order and the key (a provider that saw the key refuses the shorter list with a
-# 409, and they settle as unknown_outcome; one that did not sends it).
-_SEALED_AND_OURS = (
-    "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token AND b.sealed_at IS NOT NULL)"
-)
-_MUST_NOT_SEND = f"""batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
-      AND (cancel_requested_at IS NOT NULL OR {SUPPRESSED_RECIPIENT}) AND {_SEALED_AND_OURS}"""
 _DROP_PAYLOADS_OF_SEALED_LEAVERS = Statement(
-    f"DELETE FROM email_frozen_payloads WHERE outbox_id IN (SELECT id FROM email_outbox WHERE {_MUST_NOT_SEND})"
-)
-_SEALED_LEAVE = Statement(
-    f"""
-    UPDATE email_outbox
-    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}'
-                      WHEN cancel_requested_at IS NOT NULL THEN '{CANCELLED}' ELSE '{SUPPRESSED}' END,
-        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}'
-                          WHEN cancel_requested_at IS NOT NULL THEN cancel_reason ELSE '{RECIPIENT_SUPPRESSED}' END,
-        batch_id = NULL, batch_position = NULL, claim_expires_at = NULL, next_attempt_at = NULL,
-        relay_since = NULL, updated_at = :now
-    WHERE {_MUST_NOT_SEND}
-    """
-)
-SETTLE_BATCH_IF_DONE = Statement(
-    f"""
-    UPDATE email_batches SET settled_at = :now, claim_expires_at = NULL, updated_at = :now
-    WHERE id = :batch AND settled_at IS NULL AND NOT EXISTS (
-        SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
-          AND provider_message_id IS NULL)
-    """
+    f"DELETE FROM email_frozen_payloads WHERE outbox_id IN (SELECT id FROM email_outbox WHERE {MUST_NOT_SEND})"
 )
 
 
@@ -221,9 +122,9 @@ def claim_batch(
         "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
         "max_attempts": max_attempts,
     }
-    steps = [(_CLAIM_BATCH, values), *leaver_steps(values), (_CLAIM_MEMBERS, values)]
+    steps = [(CLAIM_BATCH, values), *leaver_steps(values), (CLAIM_MEMBERS, values)]
     members_claimed = len(steps) - 1
-    steps += [(_UNCLAIM_IF_NONE_DUE, values), *sealed_leaver_steps(values)]
+    steps += [(UNCLAIM_IF_NONE_DUE, values), *sealed_leaver_steps(values)]
     if not payloads:
         written, (batch_row, members, frozen) = db.write_steps_then_read(steps, read_steps(values))
         if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
@@ -231,7 +132,7 @@ def claim_batch(
         return if_still_ours(claimed_from(batch_row, members, frozen.mappings().all()), values["token"])
     steps += freeze_steps(payloads, claim=values)
     froze, sealed = len(steps) - 1, len(steps)
-    steps += [(_SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    steps += [(SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
     ours = {**values, "ours": json_array(payload["id"] for payload in payloads)}
     reads = [*batch_reads(values), (_FROZEN_OF_OTHER_MEMBERS, ours)]
     written, (batch_row, members, others) = db.write_steps_then_read(steps, reads)
@@ -273,22 +174,22 @@ def leaver_steps(values: dict) -> list:
     """Unsealed and ours only: settle members that may not be sent, take every settled one off the
     list, and (if one left) renumber the rest and recompose the key."""
     return [
-        (_SETTLE_SUPPRESSED_MEMBERS, values),
-        (_CANCEL_ASKED_MEMBERS, values),
-        (_LEAVE, values),
-        (_RENUMBER_IF_LEFT, values),
-        (_RECOMPOSE_IF_RENUMBERED, values),
+        (SETTLE_SUPPRESSED_MEMBERS, values),
+        (CANCEL_ASKED_MEMBERS, values),
+        (LEAVE, values),
+        (RENUMBER_IF_LEFT, values),
+        (RECOMPOSE_IF_RENUMBERED, values),
         (SETTLE_BATCH_IF_DONE, values),
     ]
 
 
 def sealed_leaver_steps(values: dict) -> list:
-    """Sealed and ours only: members that must no longer be sent settle and leave (see _SEALED_LEAVE);
+    """Sealed and ours only: members that must no longer be sent settle and leave (see SEALED_LEAVE);
     the rest are renumbered, under the same key."""
     return [
         (_DROP_PAYLOADS_OF_SEALED_LEAVERS, values),
-        (_SEALED_LEAVE, values),
-        (_RENUMBER_IF_LEFT, values),
+        (SEALED_LEAVE, values),
+        (RENUMBER_IF_LEFT, values),
         (SETTLE_BATCH_IF_DONE, values),
     ]
 
@@ -334,28 +235,3 @@ def seconds_until_batch_due(db: Database, batch_id: str, *, now: datetime) -> fl
     with db.read() as conn:
         due = _NEXT_DUE(conn, {"batch": batch_id, "now": clock.iso(now)}).scalar()
     return None if due is None else (clock.parse(due) - now).total_seconds()
-
-
-# In the claim's write, after it stored the payloads: only this claim's (its token), only a list
-# that is whole (every member left has its stored payload) and has attempts left; else the
-# delivery seals as usual, after its checks.
-_SEAL_WHOLE_CLAIMED = Statement(
-    f"""
-    UPDATE email_batches
-    SET sealed_at = :now, request_count = request_count + 1, updated_at = :now
-    WHERE id = :batch AND claim_token = :token AND sealed_at IS NULL AND settled_at IS NULL
-      AND EXISTS (SELECT 1 FROM email_outbox WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)}
-                  AND provider_message_id IS NULL)
-      AND NOT EXISTS (SELECT 1 FROM email_outbox m WHERE m.batch_id = :batch AND m.status IN {sql_list(UNSETTLED)}
-                      AND m.provider_message_id IS NULL
-                      AND (m.status != '{PROCESSING}' OR m.attempt_count > :max_attempts
-                           OR NOT EXISTS (SELECT 1 FROM email_frozen_payloads f WHERE f.outbox_id = m.id)))
-    """
-)
-# Only after the request was logged (changes() is LOG_REQUEST_IF_SEALED's, which logs only after a seal).
-STAMP_FIRST_ATTEMPT_IF_LOGGED = Statement(
-    f"""
-    UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now), updated_at = :now
-    WHERE batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL AND changes() = 1
-    """
-)

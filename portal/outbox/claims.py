@@ -16,7 +16,8 @@ from portal.core.db import Database
 from portal.core.driver import DriverResult, Statement
 from portal.core.settings import Settings
 from portal.outbox.intents import TEMPLATE_INPUT
-from portal.outbox.statuses import CANCELLED, PROCESSING, RECIPIENT_SUPPRESSED, SUPPRESSED, WAITING, sql_list
+from portal.outbox.rows import CLAIM, SUPPRESSED_RECIPIENT
+from portal.outbox.statuses import CANCELLED, PROCESSING, RECIPIENT_SUPPRESSED, SUPPRESSED
 
 DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
 # What a delivery finds when its claim is no longer its own (it expired, and may have been taken
@@ -41,52 +42,12 @@ class ClaimedRow:
     created_at: str | None = None  # the commit of the row: commit-to-accepted latency (metrics.py)
 
 
-# Which rows a delivery may claim: waiting and due, or in flight under an expired claim; never one
-# holding a message ID. Shared with the read before the claim (freeze.py), so it asks the same.
-CLAIMABLE = f"""
-    provider_message_id IS NULL
-    AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
-         OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
-"""
-# A row riding in a batch is sent with it (batches.py), never alone: the batch may be sealed, and
-# the row's email may already have gone out under the batch's key.
-NOT_IN_OPEN_BATCH = """(email_outbox.batch_id IS NULL OR EXISTS (
-    SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id AND b.settled_at IS NOT NULL))"""
-_SUPPRESSED = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
-# The takeover rule, for a row and for a batch's members alike: a row in flight under an expired
-# claim, whose first request may have been made, may have gone out; SET expressions read the row as
-# it was. The claim itself moves the row to this attempt.
-TAKE_CLAIM = f"""
-    outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
-                           THEN 1 ELSE outcome_unknown END,
-    status = '{PROCESSING}',
-    attempt_count = attempt_count + 1,
-    claim_expires_at = :claim_expires_at,
-    next_attempt_at = NULL,
-    relay_since = :relay_since,
-    updated_at = :now
-"""
-# Built once: these run for every email, in one transaction (on a libSQL server, one request:
-# Database.write_steps). Two statements, not one UPDATE ... RETURNING: libSQL prepares every
-# statement anew, and preparing the RETURNING clause cost more than the SELECT. SET expressions
-# read the row as it was, so attempt_count + 1 is this attempt.
-CLAIM = Statement(
-    f"""
-    UPDATE email_outbox
-    SET first_attempt_at = CASE WHEN first_attempt_at IS NULL AND :first_attempt_at IS NOT NULL
-                                     AND attempt_count + 1 <= :max_attempts AND NOT {_SUPPRESSED}
-                                     AND cancel_requested_at IS NULL
-                                THEN :first_attempt_at ELSE first_attempt_at END,
-        {TAKE_CLAIM}
-    WHERE id = :id AND {CLAIMABLE} AND {NOT_IN_OPEN_BATCH}
-    """
-)
 CLAIMED = Statement(
     f"""
     SELECT id, family, recipient, idempotency_key, attempt_count, {TEMPLATE_INPUT} AS template_input,
            environment, outcome_unknown, first_attempt_at, created_at, provider_key,
            CASE WHEN cancel_requested_at IS NOT NULL THEN cancel_reason END AS cancel_reason,
-           {_SUPPRESSED} AS suppressed
+           {SUPPRESSED_RECIPIENT} AS suppressed
     FROM email_outbox WHERE id = :id
     """
 )
@@ -152,7 +113,7 @@ _AFTER_WAIT = Statement(
     SELECT CASE WHEN status != '{PROCESSING}' OR attempt_count != :attempt OR provider_message_id IS NOT NULL
                      OR claim_expires_at IS NULL OR claim_expires_at <= :now THEN '{CLAIM_LOST}'
                 WHEN cancel_requested_at IS NOT NULL THEN '{CANCELLED}'
-                WHEN {_SUPPRESSED} THEN '{SUPPRESSED}' END AS status,
+                WHEN {SUPPRESSED_RECIPIENT} THEN '{SUPPRESSED}' END AS status,
            CASE WHEN cancel_requested_at IS NOT NULL THEN cancel_reason ELSE '{RECIPIENT_SUPPRESSED}' END AS reason
     FROM email_outbox WHERE id = :id
     """

@@ -18,10 +18,10 @@ from datetime import datetime
 from portal.core import clock
 from portal.core.db import Database, json_array, json_rows
 from portal.core.driver import Statement
-from portal.outbox.claims import CLAIM, CLAIMABLE, CLAIMED, ClaimedRow, claim_values, claimed_row
+from portal.outbox.claims import CLAIMED, ClaimedRow, claim_values, claimed_row
 from portal.outbox.intents import TEMPLATE_INPUT
 from portal.outbox.rendering import Attachment, RenderedEmail
-from portal.outbox.rows import record_first_attempt
+from portal.outbox.rows import CLAIM, CLAIMABLE, record_first_attempt
 from portal.outbox.statuses import PROCESSING
 
 REQUIRED_COLUMNS = frozenset(

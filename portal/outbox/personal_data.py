@@ -29,6 +29,7 @@ from portal.core import clock
 from portal.core.db import json_array
 from portal.core.driver import Statement
 from portal.core.text import normalise_email
+from portal.outbox.rows import ERASE_ABOUT, ERASE_ROWS
 from portal.outbox.statuses import UNSETTLED, among_named, sql_list
 
 ERASED_PREFIX = "erased:"
@@ -50,7 +51,6 @@ _SUPPRESSION = Statement("SELECT email, reason, source, created_at FROM email_su
 _SUPPRESSION_HISTORY = Statement(
     "SELECT action, reason, source, created_at FROM email_suppression_events WHERE email = :address ORDER BY id"
 )
-_ABOUT = "subject_ref IN (SELECT value FROM json_each(:about))"
 _UNSETTLED_ABOUT_CONDITION = among_named(f"status IN {sql_list(UNSETTLED)}", column="subject_ref", names=":about")
 _IN_FLIGHT = Statement(
     f"""
@@ -59,17 +59,6 @@ _IN_FLIGHT = Statement(
     """
 )
 _UNSETTLED_ABOUT = Statement(f"SELECT id FROM email_outbox WHERE {_UNSETTLED_ABOUT_CONDITION}")
-_ERASE_ROWS = Statement(
-    """
-    UPDATE email_outbox SET recipient = :pseudonym, template_input = '{}', last_error = NULL, updated_at = :now
-    WHERE recipient = :address RETURNING id
-    """
-)
-# Emails to others about the person (the sales inbox's copy of their demo request) keep their
-# recipient and lose what the person wrote.
-_ERASE_ABOUT = Statement(
-    f"UPDATE email_outbox SET template_input = '{{}}', updated_at = :now WHERE {_ABOUT} RETURNING id"
-)
 _DELETE_PAYLOADS = Statement("DELETE FROM email_frozen_payloads WHERE outbox_id IN (SELECT value FROM json_each(:ids))")
 _FORGET_RECEIPT_FIELDS = Statement(
     "UPDATE email_receipts SET payload = NULL WHERE outbox_id IN (SELECT value FROM json_each(:ids))"
@@ -141,8 +130,8 @@ def erase_address(
     if in_flight:
         raise EmailsInFlight(in_flight)
     now_text = clock.iso(now)
-    ids = list(_ERASE_ROWS(conn, {"address": address, "pseudonym": pseudonym, "now": now_text}).scalars())
-    ids += _ERASE_ABOUT(conn, {"about": json_array(about), "now": now_text}).scalars()
+    ids = list(ERASE_ROWS(conn, {"address": address, "pseudonym": pseudonym, "now": now_text}).scalars())
+    ids += ERASE_ABOUT(conn, {"about": json_array(about), "now": now_text}).scalars()
     id_list = {"ids": json_array(ids)}
     _DELETE_PAYLOADS(conn, id_list)
     _FORGET_RECEIPT_FIELDS(conn, id_list)

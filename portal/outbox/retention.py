@@ -23,23 +23,15 @@ from portal.core.driver import Statement
 from portal.core.i18n import N_
 from portal.core.settings import Settings
 from portal.outbox.periodic import PeriodicTask
+from portal.outbox.rows import ERASE_OUTBOX, ERASED_RECIPIENT
 from portal.outbox.statuses import SETTLED, sql_list
 
 log = logging.getLogger("portal.worker")
 PURGE_LOCK_KEY = "portal:outbox:purge-daily"
 
-ERASED_RECIPIENT = ""
-ERASED_INPUT = "{}"
 
 _PURGE_RECEIPTS = Statement(
     "UPDATE email_receipts SET payload = NULL WHERE payload IS NOT NULL AND received_at < :cutoff"
-)
-_ERASE_OUTBOX = Statement(
-    f"""
-    UPDATE email_outbox SET recipient = '{ERASED_RECIPIENT}', template_input = '{ERASED_INPUT}',
-        shared_input_id = NULL
-    WHERE status IN {sql_list(SETTLED)} AND updated_at < :cutoff AND recipient != '{ERASED_RECIPIENT}'
-    """
 )
 
 # A shared input goes with the last row that used it.
@@ -66,7 +58,7 @@ def purge(db: Database, settings: Settings, *, now: datetime) -> PurgeReport:
     outbox_cutoff = clock.iso_in(-settings.outbox_retention_days * 86400, now)
     with db.write() as conn:
         receipts = _PURGE_RECEIPTS(conn, {"cutoff": receipts_cutoff}).rowcount
-        erased = _ERASE_OUTBOX(conn, {"cutoff": outbox_cutoff}).rowcount
+        erased = ERASE_OUTBOX(conn, {"cutoff": outbox_cutoff}).rowcount
         if erased:
             _DELETE_UNUSED_SHARED(conn, {})
     return PurgeReport(receipt_bodies_deleted=receipts, outbox_rows_erased=erased)

@@ -1,10 +1,15 @@
-"""Every state change of an outbox row, each one guarded UPDATE.
+"""The statement book of email_outbox: every statement that changes a row, here and nowhere else
+(a test holds it), each one guarded, with the rule it keeps; and the functions for the changes of
+one row that several parts of the engine make (publication, a single email's settles, a cancel,
+a receipt).
 
 Eligibility and change are always tested in the same statement: a SELECT first could show two
-deliveries the same waiting row and reserve it for neither. Rows are inserted by intents.py and
-claimed by claims.py; from then on, publication, each settle and each receipt change them here
-and nowhere else. Each takes `now` from its caller (the job, pass or request it belongs to), so
-the comparisons with the row's times are the caller's moment, not the wall clock's.
+deliveries the same waiting row and reserve it for neither. The conditions the statements share
+come first, then the statements in the order of an email's life: written, published, claimed,
+left out, settled, cancelled, moved by a receipt, acted on by an operator, erased. The table as a
+reader sees it is in migrations/schema.sql. Each statement takes `now` from its caller (the job,
+pass or request it belongs to), so the comparisons with the row's times are the caller's moment,
+not the wall clock's.
 """
 
 from __future__ import annotations
@@ -19,17 +24,22 @@ from portal.core.db import Database, json_array
 from portal.core.driver import Statement
 from portal.outbox.statuses import (
     CANCELLED,
+    CONFIRMED_BY_OPERATOR,
     DEAD_LETTER,
     DELIVERY_EXHAUSTED,
     ENQUEUED,
     FAILED,
     OUTBOX_ID_UNCLAIMED,
+    OUTCOME_UNKNOWN,
     PENDING,
     PROCESSING,
     RECEIPT_RANK,
     RECEIPT_STATUSES,
+    RECIPIENT_SUPPRESSED,
     RETRY,
     SENT,
+    SENT_AGAIN,
+    SETTLED,
     SUPPRESSED,
     UNKNOWN_OUTCOME,
     UNSETTLED,
@@ -37,6 +47,80 @@ from portal.outbox.statuses import (
     among_named,
     sql_list,
 )
+
+# --- conditions the statements share -----------------------------------------------------------
+
+# Which rows a delivery may claim: waiting and due, or in flight under an expired claim; never one
+# holding a message ID. Shared with the read before the claim (freeze.py), so it asks the same.
+CLAIMABLE = f"""
+    provider_message_id IS NULL
+    AND ((status IN {sql_list(WAITING)} AND (next_attempt_at IS NULL OR next_attempt_at <= :now))
+         OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
+"""
+
+# A row riding in a batch is sent with it (batches.py), never alone: the batch may be sealed, and
+# the row's email may already have gone out under the batch's key.
+NOT_IN_OPEN_BATCH = """(email_outbox.batch_id IS NULL OR EXISTS (
+    SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id AND b.settled_at IS NOT NULL))"""
+
+# The takeover rule, for a row and for a batch's members alike: a row in flight under an expired
+# claim, whose first request may have been made, may have gone out; SET expressions read the row as
+# it was. The claim itself moves the row to this attempt.
+TAKE_CLAIM = f"""
+    outcome_unknown = CASE WHEN status = '{PROCESSING}' AND first_attempt_at IS NOT NULL
+                           THEN 1 ELSE outcome_unknown END,
+    status = '{PROCESSING}',
+    attempt_count = attempt_count + 1,
+    claim_expires_at = :claim_expires_at,
+    next_attempt_at = NULL,
+    relay_since = :relay_since,
+    updated_at = :now
+"""
+
+SUPPRESSED_RECIPIENT = "EXISTS (SELECT 1 FROM email_suppressions s WHERE s.email = recipient)"
+
+# The batch is still this delivery's: its claim's number has not moved on (a takeover raises it).
+OWN_CLAIM = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.attempt_count = :attempt)"
+
+CLAIMED_BY_US = "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token)"
+
+UNSEALED_AND_OURS = (
+    "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token AND b.sealed_at IS NULL)"
+)
+
+RENUMBER_SQL = """
+    UPDATE email_outbox
+    SET batch_position = (SELECT COUNT(*) FROM email_outbox o WHERE o.batch_id = :batch
+                          AND o.batch_position < email_outbox.batch_position)
+    WHERE batch_id = :batch
+"""
+
+# A sealed list may already have reached the provider, so it never changes for a member that may
+# still be sent. A member that must no longer be sent (asked to stop, or suppressed) is never sent,
+# and leaves: it settles as a single email would (a dead letter with unknown_outcome when a request
+# of the list may have gone, which is every sealed batch a claim takes over), its payload goes, and
+# the rest keep their order and the key (a provider that saw the key refuses the shorter list with a
+# 409, and they settle as unknown_outcome; one that did not sends it).
+SEALED_AND_OURS = (
+    "EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.claim_token = :token AND b.sealed_at IS NOT NULL)"
+)
+
+MUST_NOT_SEND = f"""batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
+      AND (cancel_requested_at IS NOT NULL OR {SUPPRESSED_RECIPIENT}) AND {SEALED_AND_OURS}"""
+
+
+# The operator's actions: a failed email or a dead letter of which nothing can have been sent may be
+# retried; one whose outcome is unknown, and whose content is still kept, may be sent again.
+RETRYABLE = f"status IN {sql_list((FAILED, DEAD_LETTER))} AND provider_message_id IS NULL AND outcome_unknown = 0"
+RESENDABLE = OUTCOME_UNKNOWN + " AND recipient != ''"
+# A person's erasure: the rows about their subjects (their own records, by subject_ref).
+ABOUT_SUBJECTS = "subject_ref IN (SELECT value FROM json_each(:about))"
+# What the purge leaves of a settled row's address and input.
+ERASED_RECIPIENT = ""
+ERASED_INPUT = "{}"
+
+
+# --- statements and the changes they make ----------------------------------------------------------
 
 # relay_since of a row that waits for its first publication: always due.
 ALWAYS_DUE = "0000-01-01T00:00:00.000000Z"
@@ -410,3 +494,203 @@ def settle_from_receipt_tag(conn: sa.Connection, params: dict, outbox_id: str, s
     if settled:
         delete_frozen_payload(conn, outbox_id)
     return settled
+
+
+# Built once: these run for every email, in one transaction (on a libSQL server, one request:
+# Database.write_steps). Two statements, not one UPDATE ... RETURNING: libSQL prepares every
+# statement anew, and preparing the RETURNING clause cost more than the SELECT. SET expressions
+# read the row as it was, so attempt_count + 1 is this attempt.
+CLAIM = Statement(
+    f"""
+    UPDATE email_outbox
+    SET first_attempt_at = CASE WHEN first_attempt_at IS NULL AND :first_attempt_at IS NOT NULL
+                                     AND attempt_count + 1 <= :max_attempts AND NOT {SUPPRESSED_RECIPIENT}
+                                     AND cancel_requested_at IS NULL
+                                THEN :first_attempt_at ELSE first_attempt_at END,
+        {TAKE_CLAIM}
+    WHERE id = :id AND {CLAIMABLE} AND {NOT_IN_OPEN_BATCH}
+    """
+)
+
+
+# The same rule as a row's claim (claims.TAKE_CLAIM): a member in flight under an expired claim whose
+# first request was made (the seal stamped it) may have gone out.
+CLAIM_MEMBERS = Statement(
+    f"UPDATE email_outbox SET {TAKE_CLAIM} WHERE batch_id = :batch AND {CLAIMABLE} AND {CLAIMED_BY_US}"
+)
+
+# Before the seal only: members that may not be sent settle (suppressed) or were settled elsewhere
+# (cancelled by a person, a campaign cancel), and every settled one leaves the list.
+SETTLE_SUPPRESSED_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{SUPPRESSED}', last_error = '{RECIPIENT_SUPPRESSED}', claim_expires_at = NULL,
+        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+    WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
+      AND outcome_unknown = 0 AND {SUPPRESSED_RECIPIENT} AND {UNSEALED_AND_OURS}
+    """
+)
+
+# Before the seal only: members cancelled while this batch was claimed (rows.cancel_unsent asked them
+# to stop) are cancelled now, and leave with the rest.
+CANCEL_ASKED_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{CANCELLED}', last_error = cancel_reason, claim_expires_at = NULL,
+        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+    WHERE batch_id = :batch AND status IN {sql_list(UNSETTLED)} AND provider_message_id IS NULL
+      AND outcome_unknown = 0 AND cancel_requested_at IS NOT NULL AND {UNSEALED_AND_OURS}
+    """
+)
+
+LEAVE = Statement(
+    f"""
+    UPDATE email_outbox SET batch_id = NULL, batch_position = NULL
+    WHERE batch_id = :batch AND (status NOT IN {sql_list(UNSETTLED)} OR provider_message_id IS NOT NULL)
+      AND {UNSEALED_AND_OURS}
+    """
+)
+
+
+RENUMBER = Statement(RENUMBER_SQL)
+
+# After LEAVE: only when a member left (changes() is LEAVE's), and the key's last part counts up
+# only when members were renumbered (changes() is RENUMBER's: none when nobody is left).
+RENUMBER_IF_LEFT = Statement(RENUMBER_SQL + " AND changes() > 0")
+
+
+SEALED_LEAVE = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}'
+                      WHEN cancel_requested_at IS NOT NULL THEN '{CANCELLED}' ELSE '{SUPPRESSED}' END,
+        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}'
+                          WHEN cancel_requested_at IS NOT NULL THEN cancel_reason ELSE '{RECIPIENT_SUPPRESSED}' END,
+        batch_id = NULL, batch_position = NULL, claim_expires_at = NULL, next_attempt_at = NULL,
+        relay_since = NULL, updated_at = :now
+    WHERE {MUST_NOT_SEND}
+    """
+)
+
+# Only after the request was logged (changes() is LOG_REQUEST_IF_SEALED's, which logs only after a seal).
+STAMP_FIRST_ATTEMPT_IF_LOGGED = Statement(
+    f"""
+    UPDATE email_outbox SET first_attempt_at = COALESCE(first_attempt_at, :now), updated_at = :now
+    WHERE batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL AND changes() = 1
+    """
+)
+
+LET_GO = Statement(
+    f"""
+    UPDATE email_outbox
+    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
+        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
+    WHERE id = :id AND batch_id = :batch AND status = '{PROCESSING}' AND provider_message_id IS NULL
+      AND {OWN_CLAIM} AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
+    """
+)
+
+# One statement for the whole list (the write lock is held for one, not a hundred): each member
+# takes the ID at its position in the answer.
+MARK_MEMBERS_SENT = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{SENT}', provider_message_id = json_extract(:message_ids, '$[' || batch_position || ']'),
+        sent_at = :now, claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL,
+        last_error = NULL, outcome_unknown = 0, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND batch_position < json_array_length(:message_ids)
+    """
+)
+
+RELEASE_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = '{RETRY}', next_attempt_at = :next_at, relay_since = :next_at, last_error = :reason,
+        claim_expires_at = NULL, attempt_count = attempt_count - :given_back,
+        outcome_unknown = MAX(outcome_unknown, :unknown), updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}' AND {OWN_CLAIM}
+    """
+)
+
+# The same rule as rows.py's settle: a member that may already have gone out becomes a dead letter
+# with unknown_outcome, never failed.
+SETTLE_MEMBERS_UNSENT = Statement(
+    f"""
+    UPDATE email_outbox
+    SET status = CASE WHEN outcome_unknown = 1 THEN '{DEAD_LETTER}' ELSE :status END,
+        last_error = CASE WHEN outcome_unknown = 1 THEN '{UNKNOWN_OUTCOME}' ELSE :reason END,
+        outcome_unknown = CASE WHEN outcome_unknown = 1 OR :reason = '{UNKNOWN_OUTCOME}' THEN 1 ELSE 0 END,
+        claim_expires_at = NULL, next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}' AND {OWN_CLAIM}
+    """
+)
+
+DISSOLVE_MEMBERS = Statement(
+    f"""
+    UPDATE email_outbox
+    SET batch_id = NULL, batch_position = NULL, status = '{RETRY}', next_attempt_at = :now,
+        relay_since = :now, last_error = :reason, claim_expires_at = NULL, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND status = '{PROCESSING}'
+      AND outcome_unknown = 0 AND {OWN_CLAIM}
+    RETURNING id
+    """
+)
+
+UNSTAMP_FIRST_ATTEMPT = Statement(
+    f"""
+    UPDATE email_outbox SET first_attempt_at = NULL, updated_at = :now
+    WHERE batch_id = :batch AND provider_message_id IS NULL AND outcome_unknown = 0
+      AND NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NOT NULL)
+      AND status IN {sql_list(UNSETTLED)}
+    """
+)
+
+OPERATOR_RETRY = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = '{PENDING}', attempt_count = 0, last_error = NULL, claim_expires_at = NULL,
+        next_attempt_at = NULL, relay_since = '{ALWAYS_DUE}', updated_at = :now
+    WHERE {among_named(RETRYABLE)}
+    RETURNING id
+    """
+)
+
+OPERATOR_CONFIRM_SENT = sa.text(
+    f"""
+    UPDATE email_outbox
+    SET status = '{SENT}', provider_message_id = :message_id, sent_at = COALESCE(sent_at, :now),
+        last_error = '{CONFIRMED_BY_OPERATOR}', outcome_unknown = 0, claim_expires_at = NULL,
+        next_attempt_at = NULL, relay_since = NULL, updated_at = :now
+    WHERE {among_named(OUTCOME_UNKNOWN)}
+    RETURNING id
+    """
+)
+
+MARK_SENT_AGAIN = sa.text(
+    f"""
+    UPDATE email_outbox SET last_error = '{SENT_AGAIN}', updated_at = :now
+    WHERE {among_named(RESENDABLE)}
+    RETURNING id
+    """
+)
+
+ERASE_ROWS = Statement(
+    """
+    UPDATE email_outbox SET recipient = :pseudonym, template_input = '{}', last_error = NULL, updated_at = :now
+    WHERE recipient = :address RETURNING id
+    """
+)
+
+# Emails to others about the person (the sales inbox's copy of their demo request) keep their
+# recipient and lose what the person wrote.
+ERASE_ABOUT = Statement(
+    f"UPDATE email_outbox SET template_input = '{{}}', updated_at = :now WHERE {ABOUT_SUBJECTS} RETURNING id"
+)
+
+ERASE_OUTBOX = Statement(
+    f"""
+    UPDATE email_outbox SET recipient = '{ERASED_RECIPIENT}', template_input = '{ERASED_INPUT}',
+        shared_input_id = NULL
+    WHERE status IN {sql_list(SETTLED)} AND updated_at < :cutoff AND recipient != '{ERASED_RECIPIENT}'
+    """
+)

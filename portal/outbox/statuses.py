@@ -70,6 +70,9 @@ UNKNOWN_OUTCOME = "unknown_outcome"
 OUTBOX_ID_UNCLAIMED = "outbox_id_unclaimed"
 DELIVERY_EXHAUSTED = "delivery_exhausted"
 RECIPIENT_SUPPRESSED = "recipient_suppressed"  # the reason of a row that settled as suppressed
+# Reasons written to last_error by an operator's action (the operator's own words are in the event).
+CANCELLED_BY_OPERATOR = "cancelled_by_operator"
+CONFIRMED_BY_OPERATOR = "confirmed_by_operator"
 SENT_AGAIN = "sent_again"  # an operator wrote a new email for this one (actions.py)
 
 # A row that may have gone out with no answer, and that no person has settled yet (by confirming

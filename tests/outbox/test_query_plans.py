@@ -86,7 +86,7 @@ def test_a_statement_naming_its_rows_never_walks_the_outbox_by_status(db, name):
 
 
 def test_the_engine_has_statements_that_name_their_rows():
-    assert {"rows._RECORD_PUBLICATION", "batch_composition._JOINABLE", "actions._RETRY"} <= set(NAMED_ROWS)
+    assert {"rows._RECORD_PUBLICATION", "batch_composition._JOINABLE", "rows.OPERATOR_RETRY"} <= set(NAMED_ROWS)
 
 
 def test_the_check_sees_a_walk_by_status(db):
