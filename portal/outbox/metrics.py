@@ -1,6 +1,6 @@
 """The email engine's metrics: what it counts as it works, and what it reads from the database.
 
-Counters and histograms are recorded where things happen (one-line calls in delivery.py,
+Counters and histograms are recorded where things happen (one-line calls in attempt.py and its ways,
 rate_limit.py, relay.py and receipts.py). With PROMETHEUS_MULTIPROC_DIR set before a process
 imports prometheus_client, each process writes them to its own files in that directory, and
 /metrics adds up every gunicorn worker and every RQ worker on the machine

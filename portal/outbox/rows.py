@@ -163,7 +163,7 @@ def mark_sent(db: Database, outbox_id: str, provider_message_id: str, *, now: da
 
 
 # A row cancelled while this delivery held it (rows.cancel_unsent), released with nothing sent, is
-# cancelled by the release itself; one that may have gone out waits for its next claim (delivery.py).
+# cancelled by the release itself; one that may have gone out waits for its next claim (attempt.py).
 _STOPS_HERE = "(cancel_requested_at IS NOT NULL AND outcome_unknown = 0 AND :unknown = 0)"
 _MARK_RETRY = Statement(
     f"""
@@ -291,7 +291,7 @@ _CANCEL_WAITING = sa.text(
     RETURNING id
     """
 )
-# In flight: the holder settles it before its provider call (delivery.py, batches.py), or the next
+# In flight: the holder settles it before its provider call (attempt.py, batches.py), or the next
 # claim does. Stamped once: the first reason stands. A member of a sealed batch is asked too, while
 # no request of its list may have been taken (its outcome is not unknown): the batch takes the slot
 # after the seal, and a member asked during that wait, or before a request the provider refused with
