@@ -28,7 +28,7 @@ from portal.outbox import metrics
 from portal.outbox.attempt import SETTLED, DeliveryOutcome, Release, Unsent
 from portal.outbox.batch_outcomes import dissolve_batch, mark_batch_sent, release_batch, settle_batch_unsent
 from portal.outbox.batch_seal import let_members_go, recheck_after_wait, seal_batch_request
-from portal.outbox.batches import claim_batch, first_attempt_inputs, seconds_until_batch_due
+from portal.outbox.batches import claim_batch, seconds_until_batch_due
 from portal.outbox.claimed_batch import ClaimedBatch
 from portal.outbox.families import Family
 from portal.outbox.freeze import FreezeError, ensure_store_available, payload_of
@@ -46,6 +46,9 @@ WOULD_NOT_RENDER = "batch_render_failed"
 @dataclass(frozen=True)
 class EmailList:
     batch_id: str
+    # (member ID, stored input) of the batch's first request, read with the consumer's routing
+    # (batches.FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH); empty: the delivery renders after its claim.
+    first_inputs: tuple = ()
 
     def claim(self, ctx: PortalContext, family: Family, *, now: datetime) -> ClaimedBatch | None:
         settings = ctx.settings
@@ -64,7 +67,7 @@ class EmailList:
         claim stores the payloads and seals in its own write. Empty, and the delivery renders after
         its claim, when anything is out of the ordinary: no such first request, a member that does
         not render, or one a batch cannot carry."""
-        inputs = first_attempt_inputs(ctx.db, self.batch_id, now=now)
+        inputs = self.first_inputs
         if not inputs:
             return []
         ensure_store_available(ctx.db)

@@ -149,8 +149,7 @@ def claim_batch(
 # their whole template input: what to render before the claim. Nothing for a batch claimed
 # elsewhere, sealed or settled, or with a member that was attempted or holds a frozen payload
 # (the delivery then renders after its claim, as for a retry).
-_FIRST_ATTEMPT_INPUTS = Statement(
-    f"""
+_FIRST_ATTEMPT_INPUTS_SQL = f"""
     SELECT id, {TEMPLATE_INPUT} AS template_input FROM email_outbox
     WHERE batch_id = :batch AND {CLAIMABLE}
       AND EXISTS (SELECT 1 FROM email_batches b WHERE b.id = :batch AND b.sealed_at IS NULL
@@ -159,7 +158,18 @@ _FIRST_ATTEMPT_INPUTS = Statement(
                       AND (m.first_attempt_at IS NOT NULL OR m.attempt_count > 0
                            OR EXISTS (SELECT 1 FROM email_frozen_payloads f WHERE f.outbox_id = m.id)))
     ORDER BY batch_position
+"""
+_FIRST_ATTEMPT_INPUTS = Statement(_FIRST_ATTEMPT_INPUTS_SQL)
+# The unsettled batch a row rides in, and the same first request found from the row: the consumer
+# asks both (with the row's own first input, freeze.FIRST_ATTEMPT_INPUT) in one read.
+BATCH_OF_ROW = Statement(
     """
+    SELECT o.batch_id FROM email_outbox o JOIN email_batches b ON b.id = o.batch_id
+    WHERE o.id = :id AND b.settled_at IS NULL
+    """
+)
+FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH = Statement(
+    _FIRST_ATTEMPT_INPUTS_SQL.replace(":batch", "(SELECT r.batch_id FROM email_outbox r WHERE r.id = :id)")
 )
 
 
@@ -167,6 +177,10 @@ def first_attempt_inputs(db: Database, batch_id: str, *, now: datetime) -> list[
     """(member ID, stored template input) of a batch's first request, before its claim at `now`
     (see _FIRST_ATTEMPT_INPUTS); empty when the delivery renders after its claim."""
     (found,) = db.read_steps([(_FIRST_ATTEMPT_INPUTS, {"batch": batch_id, "now": clock.iso(now)})])
+    return inputs_of(found)
+
+
+def inputs_of(found) -> list[tuple[str, str]]:
     return [(row.id, row.template_input) for row in found.all()]
 
 

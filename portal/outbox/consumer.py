@@ -19,10 +19,11 @@ from rq import get_current_job
 from portal.core import clock
 from portal.core.db import DatabaseUnavailable
 from portal.core.log_context import envelope_context
-from portal.outbox.attempt import NOT_YET_DUE, RATE_WAITED, RETRYING, deliver
-from portal.outbox.batch_composition import batch_of_row
+from portal.outbox.attempt import NOT_YET_DUE, RATE_WAITED, RETRYING, Way, deliver
 from portal.outbox.batch_delivery import EmailList
+from portal.outbox.batches import BATCH_OF_ROW, FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH, inputs_of
 from portal.outbox.families import OUTBOX_ID
+from portal.outbox.freeze import FIRST_ATTEMPT_INPUT
 from portal.outbox.handles import PortalContext
 from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
 from portal.outbox.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
@@ -85,9 +86,7 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             # Never over a live claim: the holder settles its own attempt.
             settled = settle_exhausted(ctx.db, outbox_id, now=now)
             return "ack:dead_letter" if settled else "ack:dead_letter_not_settled"
-        batch_id = batch_of_row(ctx.db, outbox_id) if family.batchable else None
-        way = EmailList(batch_id) if batch_id is not None else OneEmail(outbox_id)
-        outcome = deliver(ctx, way, family, now=now)
+        outcome = deliver(ctx, way_for(ctx, outbox_id, family, now=now), family, now=now)
         if outcome.carrier is not None and outcome.carrier != outbox_id:
             # The batch's next try rides on a member still in it (this one may have left).
             body = {**body, "outboxId": outcome.carrier}
@@ -115,6 +114,20 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             return "retry:database_unavailable"
         schedule_retry(ctx, body, attempt, family_retry_delay(family, attempt, ctx.settings), family)
         return f"retry:{type(error).__name__}"
+
+
+def way_for(ctx: PortalContext, outbox_id: str, family, *, now: datetime) -> Way:
+    """How this message is sent: with the batch its row rides in, or alone. One read asks it, with
+    what a first attempt renders before its claim (the batch's first request, or the row's input)."""
+    values = {"id": outbox_id, "now": clock.iso(now)}
+    steps = [(FIRST_ATTEMPT_INPUT, values)]
+    if family.batchable:
+        steps += [(BATCH_OF_ROW, values), (FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH, values)]
+    found = ctx.db.read_steps(steps)
+    batch_id = found[1].scalar() if family.batchable else None
+    if batch_id is not None:
+        return EmailList(batch_id, tuple(inputs_of(found[2])))
+    return OneEmail(outbox_id, found[0].scalar())
 
 
 def _maybe_newer_family(ctx: PortalContext, outbox_id: str, now: datetime) -> bool:

@@ -89,7 +89,7 @@ _FREEZE_CLAIMED = Statement(
     """
 )
 # The input of a row a claim would take now and no attempt has reached: what to render first.
-_FIRST_ATTEMPT_INPUT = Statement(
+FIRST_ATTEMPT_INPUT = Statement(
     f"SELECT {TEMPLATE_INPUT} FROM email_outbox WHERE id = :id AND first_attempt_at IS NULL AND {CLAIMABLE}"
 )
 
@@ -116,14 +116,6 @@ def replay_frozen(db: Database, outbox_id: str) -> RenderedEmail | None:
     with db.read() as conn:
         stored = _READ_FROZEN(conn, {"id": outbox_id}).mappings().first()
     return None if stored is None else _validated(stored)
-
-
-def first_attempt_input(db: Database, outbox_id: str, *, now: datetime) -> str | None:
-    """The stored template input of a row a claim would take at `now` and no attempt has reached,
-    or None (a retry of a frozen row, a row settled or claimed elsewhere, not due, or missing:
-    nothing to render)."""
-    (found,) = db.read_steps([(_FIRST_ATTEMPT_INPUT, {"id": outbox_id, "now": clock.iso(now)})])
-    return found.scalar()
 
 
 def claim_and_freeze(

@@ -16,7 +16,7 @@ from portal.outbox import metrics
 from portal.outbox.attempt import SETTLED, DeliveryOutcome, Release, Unsent
 from portal.outbox.claims import CLAIM_LOST, ClaimedRow, recheck_after_wait
 from portal.outbox.families import Family
-from portal.outbox.freeze import claim_and_freeze, first_attempt_input, freeze_or_replay, payload_of, replay_frozen
+from portal.outbox.freeze import claim_and_freeze, freeze_or_replay, payload_of, replay_frozen
 from portal.outbox.handles import PortalContext
 from portal.outbox.rendering import RenderedEmail
 from portal.outbox.retry import family_max_attempts
@@ -52,6 +52,9 @@ class HeldRow:
 @dataclass(frozen=True)
 class OneEmail:
     outbox_id: str
+    # The row's stored input when a claim now would be its first attempt (freeze.FIRST_ATTEMPT_INPUT,
+    # read with the consumer's routing), else None: nothing to render before the claim.
+    first_input: str | None = None
 
     def claim(self, ctx: PortalContext, family: Family, *, now: datetime) -> HeldRow | None:
         settings = ctx.settings
@@ -72,11 +75,10 @@ class OneEmail:
         transaction. A row an earlier attempt froze is never rendered: its payload is replayed.
 
         Returns (payload, render error); a render error still lets the claim count this attempt."""
-        template_input = first_attempt_input(ctx.db, self.outbox_id, now=now)
-        if template_input is None:
+        if self.first_input is None:
             return None, None
         try:
-            rendered = family.render(json.loads(template_input), ctx.settings, now=now)
+            rendered = family.render(json.loads(self.first_input), ctx.settings, now=now)
             return payload_of(self.outbox_id, rendered, now=now), None
         except Exception as error:
             return None, error
