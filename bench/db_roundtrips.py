@@ -7,7 +7,9 @@ requests each unit of work adds:
   email:    one notice from its committed intent to "accepted by the provider": the publication
             mark, the claim with its frozen payload, the send, the settle;
   batch100: 100 campaign rows published together and sent in one POST /emails/batch;
-  invite20: a manager's POST inviting 20 colleagues (the web process's own reads included);
+  invite20: a manager's POST inviting 20 colleagues, every request the POST makes: the web
+            process's own reads (the signed-in user), the write of the invitations with their
+            emails and batch, and the publication mark (checked: 20 rows in one batch, one message);
   report:   a manager's GET /reports of last quarter.
 Each count is compared with the issue's goal in the same run (goal / measured: above 1 meets it).
 Ends with: db round trips over sqld: email R1, batch100 R2, invite20 R3, report R4
@@ -24,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-GOALS = {"email": 6, "batch100": 10, "invite20": 20, "report": 10}
+GOALS = {"email": 6, "batch100": 10, "invite20": 6, "report": 10}  # invite20: issue 45
 
 
 def _notice(EmailIntent, families, name: str):
@@ -37,6 +39,8 @@ def _notice(EmailIntent, families, name: str):
 
 
 def main() -> int:
+    import sqlalchemy as sa
+
     from devtools.counting_proxy import CountingProxy
     from devtools.provider_model import ProviderModel
     from devtools.sqld import JwtKeys, SqldServer
@@ -150,6 +154,18 @@ def main() -> int:
                 raise SystemExit(f"the invitation POST answered {answer.status_code}")
 
         results["invite20"] = counted(invite)
+        with db.read() as conn:
+            invited = conn.execute(
+                sa.text(
+                    "SELECT COUNT(*), COUNT(DISTINCT batch_id), MIN(status), MAX(status) FROM email_outbox "
+                    "WHERE family = 'invitation'"
+                )
+            ).one()
+        messages = len(queue_named(ctx.redis, EMAIL_QUEUE).jobs)
+        if tuple(invited) != (20, 1, "enqueued", "enqueued") or messages != 1:
+            raise SystemExit(
+                f"the invitation POST wrote {tuple(invited)} (rows, batches, statuses), {messages} messages"
+            )
         results["report"] = counted(lambda: client.get("/reports?from=2026-07-01&to=2026-09-30&programme=all"))
 
     print(f"{'unit':<10} {'requests':>9} {'goal':>6} {'goal/measured':>14}")

@@ -12,7 +12,7 @@ from portal.core import clock
 from portal.core.i18n import ENGLISH, N_, day, language_of, language_or_default, translate
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.tokens import accept_url
-from portal.outbox import EmailIntent, Family
+from portal.outbox import EmailIntent, Family, WrittenWith
 
 # Who invites, when the inviting person has no name: written in the email's language. A caller may
 # pass one of these stand-ins (English, marked for the catalogue where it is written) as the
@@ -72,22 +72,39 @@ def invitation_email(invitation, address: str, programme: str, manager, language
     """The intent for one send of an invitation; a resend has a new send number, so its own key.
 
     `language`: the email's, as the manager chose it on the invite form (or their page's)."""
-    language = language_or_default(language)
     return EmailIntent(
         family=INVITATION,
         recipient=address,
-        idempotency_key=f"invitation:{invitation.id}:send:{invitation.send_number}",
+        idempotency_key=invitation_key(invitation.id, invitation.send_number),
         subject_ref=invitation_subject(invitation.id),
-        data={
-            "company_name": manager.company_name,
-            "inviter_name": _inviter(manager.name, language),
-            "invitee_name": invitation.name or "",
-            "programme": programme,
-            "token_nonce": invitation.token_nonce,
-            "expires_on": _expires_on(invitation, language),
-            "language": language,
-        },
+        data=_invitation_data(invitation, programme, manager, language),
     )
+
+
+def opening_email(invitation, address: str, programme: str, manager, language: str = ENGLISH) -> EmailIntent:
+    """The intent for the first send of an invitation the same write opens, before its ID and send
+    number are known (invitation.id is None): found by its new link's nonce, it takes its key,
+    subject and the invitee's name kept with it from the row (OPENED_INVITATION)."""
+    return EmailIntent(
+        family=INVITATION,
+        recipient=address,
+        idempotency_key=None,
+        match=invitation.token_nonce,
+        data=_invitation_data(invitation, programme, manager, language),
+    )
+
+
+def _invitation_data(invitation, programme: str, manager, language: str) -> dict:
+    language = language_or_default(language)
+    return {
+        "company_name": manager.company_name,
+        "inviter_name": _inviter(manager.name, language),
+        "invitee_name": invitation.name or "",
+        "programme": programme,
+        "token_nonce": invitation.token_nonce,
+        "expires_on": _expires_on(invitation, language),
+        "language": language,
+    }
 
 
 def manager_invitation_email(
@@ -98,7 +115,7 @@ def manager_invitation_email(
     return EmailIntent(
         family=MANAGER_INVITATION,
         recipient=address,
-        idempotency_key=f"invitation:{invitation.id}:send:{invitation.send_number}",
+        idempotency_key=invitation_key(invitation.id, invitation.send_number),
         subject_ref=invitation_subject(invitation.id),
         data={
             "company_name": company_name,
@@ -110,6 +127,23 @@ def manager_invitation_email(
     )
 
 
+def invitation_key(invitation_id: int, send_number: int) -> str:
+    """One send's idempotency key (OPENED_INVITATION writes the same in SQL)."""
+    return f"invitation:{invitation_id}:send:{send_number}"
+
+
 def invitation_subject(invitation_id: int) -> str:
-    """The subject_ref that ties an invitation's emails to it."""
+    """The subject_ref that ties an invitation's emails to it (OPENED_INVITATION writes the same in SQL)."""
     return f"invitation:{invitation_id}"
+
+
+# An invitation a write opened, found by its new nonce (nobody else's: nonces are unique), with its
+# email's key and subject as invitation_key and invitation_subject build them, and the name kept
+# with it (the one pasted now, else the one pasted before). (':' || 'send:': a Statement would read
+# ':send' as a parameter.)
+OPENED_INVITATION = WrittenWith(
+    """SELECT token_nonce AS match, 'invitation:' || id || ':' || 'send:' || send_count AS idempotency_key,
+              'invitation:' || id AS subject_ref,
+              CASE WHEN name IS NULL THEN NULL ELSE json_object('invitee_name', name) END AS patch
+       FROM invitations"""
+)

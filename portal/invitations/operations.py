@@ -1,7 +1,9 @@
 """Writing invitations: invite colleagues, send one again, accept one.
 
-Each operation is one `write_then_publish` block: the invitation rows and their emails commit
-together, and the emails are published after the commit.
+Each operation is one write holding the invitation rows and their emails, which commit together
+and are published after the commit: a `write_then_publish` block, or for inviting colleagues one
+write given whole (`write_steps_then_publish`: one request on a libSQL server, where a block
+costs one per statement), whose statements decide in SQL what the block decided between them.
 
 A refusal's message is in English, marked for the catalogue (`N_`): a page shows it in its own
 language from `InvitationError.message` and `.values` (portal.web.forms.error_message).
@@ -18,14 +20,15 @@ import sqlalchemy as sa
 from portal.auth import AccountError, hash_password, insert_user
 from portal.core import clock
 from portal.core.db import Database, json_array, json_rows
+from portal.core.driver import Statement
 from portal.core.i18n import ENGLISH, N_
 from portal.core.programmes import PROGRAMMES
 from portal.core.settings import Settings
 from portal.core.text import InputError, one_line
 from portal.invitations import tokens
 from portal.invitations.addresses import MAX_ADDRESSES, MAX_NAME_LENGTH
-from portal.invitations.emails import invitation_email, invitation_subject
-from portal.outbox import reads, write_then_publish
+from portal.invitations.emails import OPENED_INVITATION, invitation_email, invitation_subject, opening_email
+from portal.outbox import WriteSteps, reads, write_steps_then_publish, write_then_publish
 from portal.outbox.statuses import SETTLED
 
 INVITATION_DAYS = 14
@@ -65,21 +68,20 @@ class OpenedInvitation(NamedTuple):
         return clock.display_date(self.expires_at)
 
 
-_UPSERT_INVITATIONS = sa.text(
-    """
+_UPSERT_INVITATIONS_WHERE = """
     INSERT INTO invitations (company_id, email, name, role, programme, token_nonce, token_hash, invited_by,
                              expires_at, created_at)
     SELECT :company_id, r.value ->> '$.email', r.value ->> '$.name', :role, :programme, r.value ->> '$.nonce',
            r.value ->> '$.hash', :invited_by, :expires, :now
     FROM json_each(:rows) AS r
-    WHERE true
+    WHERE {guard}
     ON CONFLICT (company_id, email) DO UPDATE
       SET name = COALESCE(excluded.name, invitations.name), token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
           role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
           expires_at = excluded.expires_at, send_count = invitations.send_count + 1, revoked_at = NULL
       WHERE invitations.accepted_at IS NULL
     """
-)
+_UPSERT_INVITATIONS = sa.text(_UPSERT_INVITATIONS_WHERE.format(guard="true"))
 _OPEN_INVITATIONS = sa.text(
     "SELECT id, email, name, token_nonce, send_count, expires_at FROM invitations WHERE company_id = :company_id "
     "AND accepted_at IS NULL AND email IN (SELECT value FROM json_each(:emails))"
@@ -106,13 +108,7 @@ def insert_invitations(
         return {}
     now = clock.utcnow()
     expires, created = clock.iso(now + timedelta(days=INVITATION_DAYS)), clock.iso(now)
-    rows = []
-    for email in emails:
-        nonce = tokens.new_nonce()
-        token = tokens.token_for(settings.secret_key, nonce)
-        rows.append(
-            {"email": email, "name": (names or {}).get(email) or None, "nonce": nonce, "hash": tokens.token_hash(token)}
-        )
+    rows = [_new_link(settings, email, (names or {}).get(email)) for email in emails]
     conn.execute(
         _UPSERT_INVITATIONS,
         {
@@ -149,13 +145,24 @@ class InviteResult:
 
 # Only the manager's own company: whether an address has an account elsewhere is not theirs to
 # learn, so such an address is invited like any other (its owner learns on the accept page).
-_COMPANY_MEMBERS = sa.text(
-    "SELECT email FROM users WHERE company_id = :company_id AND email IN (SELECT value FROM json_each(:emails))"
+_IS_MEMBER = "SELECT 1 FROM users WHERE company_id = :company_id AND email = {address}"
+_IS_LIVE = (
+    "SELECT 1 FROM invitations WHERE company_id = :company_id AND email = {address} AND accepted_at IS NULL "
+    "AND revoked_at IS NULL AND expires_at > :now"
 )
-_LIVE_INVITATIONS = sa.text(
-    "SELECT email FROM invitations WHERE company_id = :company_id AND accepted_at IS NULL AND revoked_at IS NULL "
-    "AND expires_at > :now "
-    "AND email IN (SELECT value FROM json_each(:emails))"
+_ADDRESS = "r.value ->> '$.email'"
+_IN_LIST = "address.value FROM json_each(:emails) AS address WHERE EXISTS"
+_COMPANY_MEMBERS = Statement(f"SELECT {_IN_LIST} ({_IS_MEMBER.format(address='address.value')})")
+_LIVE_INVITATIONS = Statement(f"SELECT {_IN_LIST} ({_IS_LIVE.format(address='address.value')})")
+# Opens (or renews) an invitation for each address that has no account in the company and no live
+# invitation, as the reads before it in the same write find them: the decision is the statement's.
+_OPEN_UNLESS_MEMBER_OR_LIVE = Statement(
+    _UPSERT_INVITATIONS_WHERE.format(
+        guard=f"NOT EXISTS ({_IS_MEMBER.format(address=_ADDRESS)}) AND NOT EXISTS ({_IS_LIVE.format(address=_ADDRESS)})"
+    )
+)
+_OPENED_NOW = Statement(
+    "SELECT email FROM invitations WHERE token_nonce IN (SELECT value ->> '$.nonce' FROM json_each(:rows))"
 )
 
 
@@ -168,7 +175,7 @@ def invite_colleagues(
     names: dict[str, str] | None = None,
     language: str = ENGLISH,
 ) -> InviteResult:
-    """Invite addresses (already parsed) to the manager's company: one transaction, then publish.
+    """Invite addresses (already parsed) to the manager's company: one write given whole, then publish.
 
     names: {address: name} for addresses pasted with a name; kept with the invitation.
     language: the emails' language, as the manager chose it (the invite form; default: their page's).
@@ -179,34 +186,55 @@ def invite_colleagues(
         raise InvitationError(N_("Add at least one email address."))
     if len(addresses) > MAX_ADDRESSES:
         raise InvitationError(N_("Invite at most %(num)d people at a time."), num=MAX_ADDRESSES)
-    with write_then_publish(ctx, now=clock.utcnow()) as work:
-        emails = json_array(addresses)
-        members = set(
-            work.conn.execute(_COMPANY_MEMBERS, {"emails": emails, "company_id": manager.company_id}).scalars()
+    now = clock.utcnow()
+    expires = clock.iso(now + timedelta(days=INVITATION_DAYS))
+    # Every address gets a new link and an email, written only if its invitation is opened now.
+    links = [_new_link(ctx.settings, address, (names or {}).get(address)) for address in addresses]
+    emails = [
+        opening_email(
+            OpenedInvitation(None, link["nonce"], 1, expires, link["name"]), link["email"], programme, manager, language
         )
-        live = set(
-            work.conn.execute(
-                _LIVE_INVITATIONS, {"emails": emails, "company_id": manager.company_id, "now": clock.iso(work.now)}
-            ).scalars()
-        )
-        invited = [a for a in addresses if a not in members and a not in live]
-        opened = insert_invitations(
-            work.conn,
-            ctx.settings,
-            company_id=manager.company_id,
-            emails=invited,
-            role="employee",
-            programme=programme,
-            invited_by=manager.id,
-            names=names,
-        )
-        work.add(*(invitation_email(opened[address], address, programme, manager, language) for address in invited))
+        for link in links
+    ]
+    found = {"emails": json_array(addresses), "company_id": manager.company_id, "now": clock.iso(now)}
+    steps = WriteSteps()
+    steps.add("members", _COMPANY_MEMBERS, found)
+    steps.add("live", _LIVE_INVITATIONS, found)
+    steps.add(
+        "opened",
+        _OPEN_UNLESS_MEMBER_OR_LIVE,
+        {
+            **found,
+            "rows": json_rows(links),
+            "role": "employee",
+            "programme": programme,
+            "invited_by": manager.id,
+            "expires": expires,
+        },
+    )
+    opened = WriteSteps()
+    opened.add("opened_now", _OPENED_NOW, {"rows": json_rows(links)})
+    written = write_steps_then_publish(ctx, steps, emails, now=now, written_with=OPENED_INVITATION, reads=opened)
+    members = set(written["members"].scalars())
+    live = set(written["live"].scalars())
+    invited = set(written["opened_now"].scalars())
     return InviteResult(
-        invited=tuple(invited),
+        invited=tuple(a for a in addresses if a in invited),
         already_invited=tuple(a for a in addresses if a in live and a not in members),
         already_members=tuple(a for a in addresses if a in members),
-        queued=work.queued,
+        queued=written.queued,
     )
+
+
+def _new_link(settings: Settings, address: str, name: str | None) -> dict:
+    """A new link for one address, as the invitation stores it (the nonce, the token's hash)."""
+    nonce = tokens.new_nonce()
+    return {
+        "email": address,
+        "name": name or None,
+        "nonce": nonce,
+        "hash": tokens.token_hash(tokens.token_for(settings.secret_key, nonce)),
+    }
 
 
 _INVITATION = sa.text(

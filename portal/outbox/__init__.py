@@ -4,7 +4,8 @@ their handles (`PortalContext`: a database, Redis, settings, the provider and th
 Everything above the engine reaches it through its faces, named in `FACES` and nowhere else:
 - this module, for an area's emails: `Family` to declare them (in `<area>/emails.py`, listed in
   `portal/email_families.py`), `EmailIntent` and `write_then_publish` to write rows and their
-  emails in one transaction, `PeriodicTask` for a scheduled pass, `erase_address` for a person's
+  emails in one transaction (or `write_steps_then_publish` with `WriteSteps` and `WrittenWith`,
+  a write given whole), `PeriodicTask` for a scheduled pass, `erase_address` for a person's
   erasure, `cancel_and_count` to stop emails and say which may still go out;
 - `portal.outbox.reads` to show email state, and `portal.outbox.statuses` to name it;
 - `portal.outbox.operator` for the console, the suppression list, the CLI and /metrics;
@@ -13,14 +14,14 @@ Everything above the engine reaches it through its faces, named in `FACES` and n
 
 from portal.outbox.families import Family, FamilyRegistry
 from portal.outbox.handles import PortalContext
-from portal.outbox.intents import EmailIntent
+from portal.outbox.intents import EmailIntent, WrittenWith
 from portal.outbox.periodic import PeriodicTask
 from portal.outbox.personal_data import EmailsInFlight, erase_address, unsettled_about
 from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
 from portal.outbox.rendering import Attachment
 from portal.outbox.retry import RetryPolicy
 from portal.outbox.rows import Cancellation, cancel_and_count, cancel_unsent
-from portal.outbox.unit_of_work import EmailWork, write_then_publish
+from portal.outbox.unit_of_work import EmailWork, WriteSteps, write_steps_then_publish, write_then_publish
 
 FACES = (
     "portal.outbox",
@@ -44,9 +45,12 @@ __all__ = [
     "PeriodicTask",
     "PortalContext",
     "RetryPolicy",
+    "WriteSteps",
+    "WrittenWith",
     "cancel_and_count",
     "cancel_unsent",
     "erase_address",
     "unsettled_about",
+    "write_steps_then_publish",
     "write_then_publish",
 ]

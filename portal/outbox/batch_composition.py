@@ -1,13 +1,23 @@
-"""Composing batches at publication: which waiting rows ride together, in which order, under which key.
+"""Composing batches: which waiting rows ride together, in which order, under which key.
 
-Publication (publish.py) hands its rows here first: rows of a batchable family that no attempt has
-reached are grouped, in creation order, into batches of up to OUTBOX_BATCH_SIZE, and each batch's
-row, key and members' positions are written in one write before its one message reaches the queue.
+Rows of a batchable family that no attempt has reached are grouped, in the order they were written,
+into batches of up to OUTBOX_BATCH_SIZE; each batch's row, key and members' positions are written
+by two statements (`compose_steps`). There is one way to compose, and it runs inside a write:
+
+- an area's write composes the rows it adds, in its own transaction (unit_of_work.py): the rows
+  and their batch commit together, so a batch is always composed before its message can reach
+  the queue, and a publication that fails leaves rows the relay publishes with their batch;
+- the relay, for rows left pending without a batch (written before composition moved into the
+  write, or by a write that does not compose), reads them and composes them in a write of its own
+  (`messages_to_publish`).
+
 What happens to a batch after that is batches.py's (claim, seal) and batch_outcomes.py's.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from datetime import datetime
 
 from portal.core import clock
@@ -20,12 +30,6 @@ from portal.outbox.statuses import WAITING, among_named, sql_list
 BATCH_ID_PREFIX = "bat"
 
 
-def provider_key_of(environment: str, install_id: str, batch_id: str, composition: int) -> str:
-    """The key the provider sees for one composition of a batch: unique across databases (the
-    install ID) and environments, and new whenever the list changed before its first request."""
-    return f"{environment}:{install_id}:{batch_id}:{composition}"
-
-
 # Rows that may join a batch: waiting, never attempted, in none yet. Their creation order is the
 # batch's order (rowid: one page of the table, and the order intents were written in).
 _JOINABLE = Statement(
@@ -35,74 +39,119 @@ _JOINABLE = Statement(
     ORDER BY rowid
     """
 )
-# The rows are read first and the batches written after, in one request each on a libSQL server
-# (Database.read_steps, write_steps). A batch is written only if every one of its rows may still
-# join (another publication may have composed them meanwhile), and its rows join only a batch
-# written: all of a group, or none of it.
-_ALL_JOINABLE = f"""NOT EXISTS (
-    SELECT 1 FROM json_each(:ids) AS member LEFT JOIN email_outbox o ON o.id = member.value
-    WHERE o.id IS NULL OR o.batch_id IS NOT NULL OR o.first_attempt_at IS NOT NULL
-       OR o.provider_message_id IS NOT NULL OR o.status NOT IN {sql_list(WAITING)})"""
-_INSERT_BATCH = Statement(
+# A group names its rows by ID. An ID with no row is no member (an area's write may name rows its
+# own guards did not write: invitations.operations); the rows that are there join all together or
+# not at all: a batch is written only if every one of them may still join (a publication reading
+# before its write may find them composed meanwhile) and at least two are there, and they join
+# only a batch written, at their places among the rows that are there (0, 1, 2...: the provider's
+# answer is read by position, batch_outcomes.py). Every group of a write in one statement each.
+# The provider's key for a batch's first composition: unique across databases (the install ID) and
+# environments (batches.py makes a new one whenever the list changes before its first request).
+_MEMBERS = "json_each(g.value -> '$.ids') AS m JOIN email_outbox o ON o.id = m.value"
+_INSERT_BATCHES = Statement(
     f"""
     INSERT INTO email_batches (id, family, provider_key, composition, created_at, updated_at)
-    SELECT :batch, :family, :provider_key, 1, :now, :now WHERE {_ALL_JOINABLE}
+    SELECT g.value ->> '$.batch', g.value ->> '$.family',
+        (g.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
+            || ':' || (g.value ->> '$.batch') || ':1',
+        1, :now, :now
+    FROM json_each(:groups) AS g
+    WHERE (SELECT COUNT(*) FROM {_MEMBERS}) >= 2
+      AND NOT EXISTS (
+        SELECT 1 FROM {_MEMBERS}
+        WHERE o.batch_id IS NOT NULL OR o.first_attempt_at IS NOT NULL
+           OR o.provider_message_id IS NOT NULL OR o.status NOT IN {sql_list(WAITING)})
     """
 )
-# Every member in one statement, at its place in the list (json_each's key).
 _JOIN = Statement(
     f"""
-    UPDATE email_outbox SET batch_id = :batch, batch_position = member.key
-    FROM json_each(:ids) AS member
-    WHERE email_outbox.id = member.value AND batch_id IS NULL AND first_attempt_at IS NULL
+    UPDATE email_outbox SET batch_id = joining_batch, batch_position = joining_position
+    FROM (SELECT o.id AS joining_id, g.value ->> '$.batch' AS joining_batch,
+                 ROW_NUMBER() OVER (PARTITION BY g.key ORDER BY m.key) - 1 AS joining_position
+          FROM json_each(:groups) AS g, {_MEMBERS})
+    WHERE email_outbox.id = joining_id AND batch_id IS NULL AND first_attempt_at IS NULL
       AND provider_message_id IS NULL AND +status IN {sql_list(WAITING)}  -- by the list: see among_named
-      AND EXISTS (SELECT 1 FROM email_batches WHERE id = :batch)
+      AND EXISTS (SELECT 1 FROM email_batches WHERE id = joining_batch)
     """
 )
-_INSTALL_ID = Statement("SELECT install_id FROM portal_install WHERE id = 1")
+# The rows of a write that composed, and the batch each is in: which message carries each.
+_CARRIED = Statement("SELECT id, batch_id FROM email_outbox WHERE id IN (SELECT value FROM json_each(:ids))")
 
 
-def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str], size: int, *, now: datetime):
-    """The IDs whose messages carry these rows: rows of a `batchable` family that no attempt has
-    reached are grouped, `size` at a time in creation order, into batches written now; each batch
-    is carried by one message, its first member's ID. Every other row is carried by its own.
+def compose_steps(
+    rows: Iterable[tuple[str, str, str]], batchable: set[str], size: int, *, now: datetime
+) -> list[tuple[Statement, dict]]:
+    """The two statements that compose these rows (ID, family, environment; in the order
+    written), or none: rows of a `batchable` family, `size` at a time per family and environment,
+    each group one batch. Run them inside a write; the first's rowcount is how many batches were
+    written, and `carried_step` reads which rows joined which.
 
     A group of one stays a single email, so a lone invitation costs no batch at all.
     """
     size = min(size, BATCH_LIMIT)
-    if size < 2 or len(outbox_ids) < 2:
-        return list(outbox_ids)
-    carried: dict[str, str] = {}  # row ID -> the ID of the message that carries it
-    rows, install_id = db.read_steps([(_JOINABLE, {"ids": json_array(outbox_ids)}), (_INSTALL_ID, {})])
-    groups: dict[tuple[str, str], list[str]] = {}
-    for row in rows.mappings().all():
-        if row["batch_id"] is not None:
-            carried[row["id"]] = carried.setdefault(row["batch_id"], row["id"])
-        elif row["family"] in batchable and row["first_attempt_at"] is None:
-            groups.setdefault((row["family"], row["environment"]), []).append(row["id"])
-    batches, steps = [], []
-    for (family, environment), ids in groups.items():
-        for start in range(0, len(ids), size):
-            group = ids[start : start + size]
-            if len(group) < 2:
-                continue
-            batch_id = new_row_id(BATCH_ID_PREFIX)
-            values = {"batch": batch_id, "ids": json_array(group), "now": clock.iso(now)}
-            values.update(family=family, provider_key=provider_key_of(environment, install_id.scalar(), batch_id, 1))
-            batches.append(group)
-            steps += [(_INSERT_BATCH, values), (_JOIN, values)]
-    if steps:
-        results = db.write_steps(steps)
-        for group, written in zip(batches, results[::2], strict=True):
-            if written.rowcount == 1:
-                carried.update(dict.fromkeys(group, group[0]))
+    if size < 2:
+        return []
+    by_kind: dict[tuple[str, str], list[str]] = {}
+    for outbox_id, family, environment in rows:
+        if family in batchable:
+            by_kind.setdefault((family, environment), []).append(outbox_id)
+    groups = [
+        {"batch": new_row_id(BATCH_ID_PREFIX), "family": family, "environment": environment, "ids": ids[i : i + size]}
+        for (family, environment), ids in by_kind.items()
+        for i in range(0, len(ids), size)
+        if len(ids[i : i + size]) >= 2
+    ]
+    if not groups:
+        return []
+    values = {"groups": json.dumps(groups), "now": clock.iso(now)}
+    return [(_INSERT_BATCHES, values), (_JOIN, values)]
+
+
+def carried_step(outbox_ids: list[str]) -> tuple[Statement, dict]:
+    """The read that says, after `compose_steps` ran, which rows are there and in which batch."""
+    return _CARRIED, {"ids": json_array(outbox_ids)}
+
+
+def carriers(outbox_ids: list[str], batch_of: dict[str, str | None]) -> list[str]:
+    """The IDs whose messages carry these rows, in order: a batch's is its first member's here,
+    a row in no batch carries itself. `batch_of` holds the rows that are there (`carried_step`);
+    an ID missing from it was never written and has no message."""
     published, seen = [], set()
     for outbox_id in outbox_ids:
-        carrier = carried.get(outbox_id, outbox_id)
+        if outbox_id not in batch_of:
+            continue
+        carrier = batch_of[outbox_id] or outbox_id
         if carrier not in seen:
             seen.add(carrier)
-            published.append(carrier)
+            published.append(outbox_id)
     return published
+
+
+def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str], size: int, *, now: datetime):
+    """The IDs whose messages carry these committed rows, composing those that no write composed
+    (the relay's rows): rows of a `batchable` family that no attempt has reached are grouped, `size`
+    at a time in creation order, into batches written now; each batch is carried by one message,
+    its first member's ID. Every other row is carried by its own.
+
+    The rows are read first and the batches written after, in one request each on a libSQL server
+    (Database.read_steps, write_steps); the statements' guards decide, not the read.
+    """
+    if min(size, BATCH_LIMIT) < 2 or len(outbox_ids) < 2:
+        return list(outbox_ids)
+    (rows,) = db.read_steps([(_JOINABLE, {"ids": json_array(outbox_ids)})])
+    batch_of, loose = {}, []
+    for row in rows.mappings().all():
+        batch_of[row["id"]] = row["batch_id"]
+        if row["batch_id"] is None and row["first_attempt_at"] is None:
+            loose.append((row["id"], row["family"], row["environment"]))
+    steps = compose_steps(loose, batchable, size, now=now)
+    if steps:
+        (batches, _), (carried,) = db.write_steps_then_read(steps, [carried_step(outbox_ids)])
+        if batches.rowcount:
+            batch_of = {row.id: row.batch_id for row in carried.all()}
+    # A row the read did not find (settled or taken meanwhile) still has its own message: the
+    # claim decides what it finds.
+    return carriers(outbox_ids, {**dict.fromkeys(outbox_ids), **batch_of})
 
 
 _BATCH_OF_ROW = Statement(

@@ -2,8 +2,9 @@
 
 Areas do not call this directly: `write_then_publish` (unit_of_work.py) hands them a connection
 and adds their intents on it, so the domain change and the email intent commit together or not
-at all. Replaying the
-same intent (same idempotency key) creates no second row. Publication happens after the commit.
+at all; `write_steps_then_publish` adds them as steps of a write given whole (`outbox_row_steps`).
+Replaying the same intent (same idempotency key) creates no second row. Publication happens
+after the commit.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import json_array, json_rows
+from portal.core.driver import Statement
 from portal.core.settings import Settings
 from portal.outbox.families import Family
-from portal.outbox.personal_data import restore_erased_suppressions
+from portal.outbox.personal_data import _RESTORE_SUPPRESSIONS as RESTORE_SUPPRESSIONS  # its steps form
+from portal.outbox.personal_data import address_hash, restore_erased_suppressions
 from portal.outbox.rendering import LAYOUT_VERSION
 from portal.outbox.rows import ALWAYS_DUE
 from portal.outbox.statuses import PENDING
@@ -29,12 +32,16 @@ from portal.outbox.statuses import PENDING
 class EmailIntent:
     family: Family
     recipient: str
-    idempotency_key: str  # stable for the domain event: a replay must build the same key
+    # Stable for the domain event: a replay must build the same key. None only with `match`.
+    idempotency_key: str | None
     data: dict = field(default_factory=dict)  # the template input; stored on the row as JSON
     subject_ref: str | None = None
     # Template input many rows of one write share (a campaign's body): stored once, and the row's own
     # `data` is patched onto it when the row is rendered (TEMPLATE_INPUT).
     shared: dict | None = None
+    # For a write given whole (`outbox_row_steps` with `WrittenWith`): the value by which the domain
+    # row this email is about is found, once the same write has written it.
+    match: str | None = None
 
 
 # A row's whole template input, as every reader that renders it must read it.
@@ -47,25 +54,51 @@ TEMPLATE_INPUT = """CASE WHEN email_outbox.shared_input_id IS NULL THEN email_ou
 # reads it (claims.py): the row's random ID under the environment and the install. Not the domain's
 # key: that is built from local IDs (invitation:1:send:1), which a database restored from a backup
 # hands out again, so a new email would meet the key of one the lost rows sent.
-_INSERT_ROWS = sa.text(
-    """
+_INSERT_ROWS_FROM = """
     INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
         template_version, layout_version, template_input, environment, subject_ref,
         provider_key, shared_input_id, relay_since, created_at, updated_at)
-    SELECT r.value ->> '$.id', r.value ->> '$.family', r.value ->> '$.recipient', r.value ->> '$.key',
+    SELECT r.value ->> '$.id', r.value ->> '$.family', r.value ->> '$.recipient', {key},
         r.value ->> '$.status', r.value ->> '$.template', r.value ->> '$.template_version',
-        r.value ->> '$.layout_version', r.value ->> '$.data', r.value ->> '$.environment',
-        r.value ->> '$.subject_ref',
+        r.value ->> '$.layout_version', {data}, r.value ->> '$.environment', {subject_ref},
         (r.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
             || ':' || (r.value ->> '$.id'),
         r.value ->> '$.shared_input_id', r.value ->> '$.relay_since', r.value ->> '$.now', r.value ->> '$.now'
-    FROM json_each(:rows) AS r
+    FROM json_each(:rows) AS r {join}
     WHERE true
     ON CONFLICT (idempotency_key) DO NOTHING
     """
+_INSERT_ROWS = Statement(
+    _INSERT_ROWS_FROM.format(
+        key="r.value ->> '$.key'", data="r.value ->> '$.data'", subject_ref="r.value ->> '$.subject_ref'", join=""
+    )
 )
 
-_INSERT_SHARED = sa.text("INSERT OR IGNORE INTO email_shared_inputs (id, data, created_at) VALUES (:id, :data, :now)")
+
+class WrittenWith:
+    """Intents about domain rows that the same write given whole writes first, whose IDs are not
+    known before it runs (an invitation opened by `invite_colleagues`). `source` is a SELECT of the
+    area's own table with the columns `match`, `idempotency_key`, `subject_ref` and `patch`: an
+    intent's row is written only if the source has a row for its `match`, and takes that row's key
+    and subject_ref, and its data patched with `patch` (JSON, or NULL for none).
+
+    Made once per source (a module constant of the area's): it holds the prepared statement."""
+
+    def __init__(self, source: str):
+        self.insert = Statement(
+            _INSERT_ROWS_FROM.format(
+                key="s.idempotency_key",
+                data="CASE WHEN s.patch IS NULL THEN r.value ->> '$.data' ELSE json_patch(r.value ->> '$.data', s.patch) END",
+                subject_ref="s.subject_ref",
+                join=f"JOIN ({source}) AS s ON s.match = r.value ->> '$.match'",
+            )
+        )
+
+
+_INSERT_SHARED = Statement(
+    "INSERT OR IGNORE INTO email_shared_inputs (id, data, created_at) "
+    "SELECT s.value ->> '$.id', s.value ->> '$.data', s.value ->> '$.now' FROM json_each(:shared) AS s"
+)
 
 _IDS_BY_KEY = sa.text(
     "SELECT idempotency_key, id FROM email_outbox WHERE idempotency_key IN (SELECT value FROM json_each(:keys))"
@@ -77,6 +110,35 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     existing or new, in order."""
     if not intents:
         return []
+    rows, shared = _rows(intents, settings, now)
+    if shared:
+        _INSERT_SHARED(conn, {"shared": json.dumps(shared)})
+    restore_erased_suppressions(conn, [row["recipient"] for row in rows], settings.secret_key)
+    _INSERT_ROWS(conn, {"rows": json_rows(rows)})
+    # A replayed intent kept its first row: read every ID back by key.
+    ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())
+    return [ids_by_key[row["key"]] for row in rows]
+
+
+def outbox_row_steps(
+    intents: list[EmailIntent], settings: Settings, *, now: datetime, written_with: WrittenWith | None = None
+) -> tuple[list[tuple[Statement, dict]], list[str]]:
+    """`add_outbox_rows` as steps of a write given whole (Database.write_steps: one request on a
+    libSQL server), and the IDs of the rows they write, in order. An ID names no row when its
+    intent's key was written before (the first row stays) or, with `written_with`, when the source
+    had no row for its `match`: read which are there after the steps (unit_of_work does)."""
+    if not intents:
+        return [], []
+    rows, shared = _rows(intents, settings, now)
+    pairs = json.dumps([[r, address_hash(r, settings.secret_key)] for r in {row["recipient"] for row in rows}])
+    steps = [(_INSERT_SHARED, {"shared": json.dumps(shared)})] if shared else []
+    steps.append((RESTORE_SUPPRESSIONS, {"pairs": pairs}))
+    steps.append((written_with.insert if written_with else _INSERT_ROWS, {"rows": json_rows(rows)}))
+    return steps, [row["id"] for row in rows]
+
+
+def _rows(intents: list[EmailIntent], settings: Settings, now: datetime) -> tuple[list[dict], list[dict]]:
+    """Each intent's row as the insert reads it, and the shared inputs they name (each once)."""
     rows, shared, shared_ids, stamp = [], {}, {}, clock.iso(now)
     for intent in intents:
         family = intent.family
@@ -95,6 +157,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
                 "family": family.name,
                 "recipient": intent.recipient.strip().lower(),
                 "key": intent.idempotency_key,
+                "match": intent.match,
                 "status": PENDING,
                 "template": family.template,
                 "template_version": family.template_version,
@@ -107,10 +170,4 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
                 "now": stamp,
             }
         )
-    if shared:
-        conn.execute(_INSERT_SHARED, list(shared.values()))
-    restore_erased_suppressions(conn, [row["recipient"] for row in rows], settings.secret_key)
-    conn.execute(_INSERT_ROWS, {"rows": json_rows(rows)})
-    # A replayed intent kept its first row: read every ID back by key.
-    ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())
-    return [ids_by_key[row["key"]] for row in rows]
+    return rows, list(shared.values())

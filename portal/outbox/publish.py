@@ -74,18 +74,24 @@ def publish_outbox_rows(
     batch_size: int = 1,
     *,
     now: datetime,
+    carriers: list[str] | None = None,
 ) -> PublishResult:
     """`families` names each row's queue, and which rows may ride in a batch; without it, every row
-    goes to the email queue alone. With a `batch_size` above one, rows of a batchable family are
-    grouped into batches first (batch_composition.messages_to_publish) and one message carries each batch.
+    goes to the email queue alone. `carriers`: the messages that carry these rows, when the write
+    that wrote them composed their batches (unit_of_work.py). Without them, and with a
+    `batch_size` above one, rows of a batchable family that no write composed (the relay's) are
+    grouped into batches first (batch_composition.messages_to_publish). One message carries each batch.
 
-    `now` is the caller's moment: a row published at it is not republished for a stale period."""
+    The rows' publication is marked in one write, whatever happened: `enqueued`, or `pending`
+    with the reason. `now` is the caller's moment: a row published at it is not republished for a
+    stale period."""
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
     request_id = request_id or current_request_id()  # the web request's, carried to the worker's logs
     by_queue: dict[str, list[str]] = {}
     try:
-        carriers = _carriers(db, outbox_ids, families, batch_size, now)
+        if carriers is None:
+            carriers = _carriers(db, outbox_ids, families, batch_size, now)
     except Exception as exc:  # the rows wait for the relay, which composes them again
         error = f"publish_failed: {type(exc).__name__}"
         log.warning("outbox rows remain pending: their batches were not written (%s)", error)

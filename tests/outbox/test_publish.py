@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from devtools.processes import free_port
 from portal.core import clock
 from portal.core.db import AmbiguousCommitError
+from portal.invitations.emails import INVITATION
 from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
 from portal.outbox.intents import add_outbox_rows
@@ -165,3 +166,59 @@ def test_a_block_that_returns_early_commits_what_it_wrote(ctx, count, outbox_row
     outbox_id = replay_that_returns_early()
     assert count("sqlite_master", "name = 'domain_rows'") == 1
     assert outbox_row(outbox_id)["status"] == ENQUEUED and queued_jobs(ctx) == 1
+
+
+def count_write_transactions(db, monkeypatch) -> list[str]:
+    """The write transactions (BEGIN IMMEDIATE) `db` opens from now on, by kind: 'block' for a
+    db.write(), 'whole' for a write given whole sent to a server in one request (on a local file a
+    write given whole is a db.write())."""
+    opened = []
+    write, run_on_server = db.write, db._run_on_server
+
+    def counted_write(*args, **kwargs):
+        opened.append("block")
+        return write(*args, **kwargs)
+
+    def counted_run_on_server(steps, *, begin, **kwargs):
+        if begin == "BEGIN IMMEDIATE":
+            opened.append("whole")
+        return run_on_server(steps, begin=begin, **kwargs)
+
+    monkeypatch.setattr(db, "write", counted_write)
+    monkeypatch.setattr(db, "_run_on_server", counted_run_on_server)
+    return opened
+
+
+def batchable(n):
+    return EmailIntent(
+        family=INVITATION,
+        recipient=f"p{n}@example.org",
+        idempotency_key=f"invitation:{n}:send:1",
+        subject_ref=f"invitation:{n}",
+        data={"company_name": "Acme", "programme": "language", "token_nonce": f"n{n}", "language": "en"},
+    )
+
+
+def test_the_unit_of_work_composes_its_batch_in_its_own_transaction(ctx, monkeypatch, outbox_row):
+    writes = count_write_transactions(ctx.db, monkeypatch)
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
+        ids = work.add(batchable(1), batchable(2))
+        ids += work.add(batchable(3), intent(4))  # a notice rides in no batch
+    assert len(writes) == 2, "the block with its batch, then the publication mark"
+    batch = outbox_row(ids[0])["batch_id"]
+    assert batch is not None
+    assert [(outbox_row(i)["batch_id"], outbox_row(i)["batch_position"]) for i in ids] == [
+        (batch, 0),
+        (batch, 1),
+        (batch, 2),
+        (None, None),
+    ]
+    assert work.carriers == [ids[0], ids[3]] and queued_jobs(ctx) == 2
+
+
+def test_a_block_that_raises_composes_no_batch(ctx, count):
+    with pytest.raises(RuntimeError):
+        with write_then_publish(ctx, now=clock.utcnow()) as work:
+            work.add(batchable(1), batchable(2))
+            raise RuntimeError("the domain write failed after the intents were added")
+    assert count("email_batches") == 0 and count("email_outbox") == 0 and queued_jobs(ctx) == 0
