@@ -23,8 +23,10 @@ from datetime import datetime
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.core.driver import Statement
+from portal.outbox.batch_rows import INSERT_BATCHES
 from portal.outbox.families import new_row_id
 from portal.outbox.provider import BATCH_LIMIT
+from portal.outbox.rows import JOIN_BATCHES
 from portal.outbox.statuses import WAITING, among_named, sql_list
 
 BATCH_ID_PREFIX = "bat"
@@ -37,41 +39,6 @@ _JOINABLE = Statement(
     SELECT id, family, environment, batch_id, first_attempt_at FROM email_outbox
     WHERE {among_named(f"provider_message_id IS NULL AND status IN {sql_list(WAITING)}")}
     ORDER BY rowid
-    """
-)
-# A group names its rows by ID. An ID with no row is no member (an area's write may name rows its
-# own guards did not write: invitations.operations); the rows that are there join all together or
-# not at all: a batch is written only if every one of them may still join (a publication reading
-# before its write may find them composed meanwhile) and at least two are there, and they join
-# only a batch written, at their places among the rows that are there (0, 1, 2...: the provider's
-# answer is read by position, batch_outcomes.py). Every group of a write in one statement each.
-# The provider's key for a batch's first composition: unique across databases (the install ID) and
-# environments (batches.py makes a new one whenever the list changes before its first request).
-_MEMBERS = "json_each(g.value -> '$.ids') AS m JOIN email_outbox o ON o.id = m.value"
-_INSERT_BATCHES = Statement(
-    f"""
-    INSERT INTO email_batches (id, family, provider_key, composition, created_at, updated_at)
-    SELECT g.value ->> '$.batch', g.value ->> '$.family',
-        (g.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
-            || ':' || (g.value ->> '$.batch') || ':1',
-        1, :now, :now
-    FROM json_each(:groups) AS g
-    WHERE (SELECT COUNT(*) FROM {_MEMBERS}) >= 2
-      AND NOT EXISTS (
-        SELECT 1 FROM {_MEMBERS}
-        WHERE o.batch_id IS NOT NULL OR o.first_attempt_at IS NOT NULL
-           OR o.provider_message_id IS NOT NULL OR o.status NOT IN {sql_list(WAITING)})
-    """
-)
-_JOIN = Statement(
-    f"""
-    UPDATE email_outbox SET batch_id = joining_batch, batch_position = joining_position
-    FROM (SELECT o.id AS joining_id, g.value ->> '$.batch' AS joining_batch,
-                 ROW_NUMBER() OVER (PARTITION BY g.key ORDER BY m.key) - 1 AS joining_position
-          FROM json_each(:groups) AS g, {_MEMBERS})
-    WHERE email_outbox.id = joining_id AND batch_id IS NULL AND first_attempt_at IS NULL
-      AND provider_message_id IS NULL AND +status IN {sql_list(WAITING)}  -- by the list: see among_named
-      AND EXISTS (SELECT 1 FROM email_batches WHERE id = joining_batch)
     """
 )
 # The rows of a write that composed, and the batch each is in: which message carries each.
@@ -104,7 +71,7 @@ def compose_steps(
     if not groups:
         return []
     values = {"groups": json.dumps(groups), "now": clock.iso(now)}
-    return [(_INSERT_BATCHES, values), (_JOIN, values)]
+    return [(INSERT_BATCHES, values), (JOIN_BATCHES, values)]
 
 
 def carried_step(outbox_ids: list[str]) -> tuple[Statement, dict]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from portal.core.driver import Statement
-from portal.outbox.rows import UNSTAMP_FIRST_ATTEMPT
-from portal.outbox.statuses import PROCESSING, UNSETTLED, sql_list
+from portal.outbox.rows import GROUP_MEMBERS, UNSTAMP_FIRST_ATTEMPT
+from portal.outbox.statuses import PROCESSING, UNSETTLED, WAITING, sql_list
 
 # The seal's request, about to be made (its answer comes later): right after the seal, and only if it
 # sealed (changes() is the seal's).
@@ -165,4 +165,20 @@ RELEASE_BATCH = Statement(
 SETTLE_DISSOLVED = Statement(
     "UPDATE email_batches SET settled_at = :now, claim_expires_at = NULL, last_answer = :reason, "
     "updated_at = :now WHERE id = :batch AND attempt_count = :attempt"
+)
+
+INSERT_BATCHES = Statement(
+    f"""
+    INSERT INTO email_batches (id, family, provider_key, composition, created_at, updated_at)
+    SELECT g.value ->> '$.batch', g.value ->> '$.family',
+        (g.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
+            || ':' || (g.value ->> '$.batch') || ':1',
+        1, :now, :now
+    FROM json_each(:groups) AS g
+    WHERE (SELECT COUNT(*) FROM {GROUP_MEMBERS}) >= 2
+      AND NOT EXISTS (
+        SELECT 1 FROM {GROUP_MEMBERS}
+        WHERE o.batch_id IS NOT NULL OR o.first_attempt_at IS NOT NULL
+           OR o.provider_message_id IS NOT NULL OR o.status NOT IN {sql_list(WAITING)})
+    """
 )

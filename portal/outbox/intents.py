@@ -24,7 +24,7 @@ from portal.outbox.families import Family
 from portal.outbox.personal_data import _RESTORE_SUPPRESSIONS as RESTORE_SUPPRESSIONS  # its steps form
 from portal.outbox.personal_data import address_hash, restore_erased_suppressions
 from portal.outbox.rendering import LAYOUT_VERSION
-from portal.outbox.rows import ALWAYS_DUE
+from portal.outbox.rows import ALWAYS_DUE, INSERT_ROWS, INSERT_ROWS_FROM
 from portal.outbox.statuses import PENDING
 
 
@@ -50,31 +50,6 @@ TEMPLATE_INPUT = """CASE WHEN email_outbox.shared_input_id IS NULL THEN email_ou
                     email_outbox.template_input) END"""
 
 
-# The provider's idempotency key is written with the row, once, and every attempt of every release
-# reads it (claims.py): the row's random ID under the environment and the install. Not the domain's
-# key: that is built from local IDs (invitation:1:send:1), which a database restored from a backup
-# hands out again, so a new email would meet the key of one the lost rows sent.
-_INSERT_ROWS_FROM = """
-    INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
-        template_version, layout_version, template_input, environment, subject_ref,
-        provider_key, shared_input_id, relay_since, created_at, updated_at)
-    SELECT r.value ->> '$.id', r.value ->> '$.family', r.value ->> '$.recipient', {key},
-        r.value ->> '$.status', r.value ->> '$.template', r.value ->> '$.template_version',
-        r.value ->> '$.layout_version', {data}, r.value ->> '$.environment', {subject_ref},
-        (r.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
-            || ':' || (r.value ->> '$.id'),
-        r.value ->> '$.shared_input_id', r.value ->> '$.relay_since', r.value ->> '$.now', r.value ->> '$.now'
-    FROM json_each(:rows) AS r {join}
-    WHERE true
-    ON CONFLICT (idempotency_key) DO NOTHING
-    """
-_INSERT_ROWS = Statement(
-    _INSERT_ROWS_FROM.format(
-        key="r.value ->> '$.key'", data="r.value ->> '$.data'", subject_ref="r.value ->> '$.subject_ref'", join=""
-    )
-)
-
-
 class WrittenWith:
     """Intents about domain rows that the same write given whole writes first, whose IDs are not
     known before it runs (an invitation opened by `invite_colleagues`). `source` is a SELECT of the
@@ -86,7 +61,7 @@ class WrittenWith:
 
     def __init__(self, source: str):
         self.insert = Statement(
-            _INSERT_ROWS_FROM.format(
+            INSERT_ROWS_FROM.format(
                 key="s.idempotency_key",
                 data="CASE WHEN s.patch IS NULL THEN r.value ->> '$.data' ELSE json_patch(r.value ->> '$.data', s.patch) END",
                 subject_ref="s.subject_ref",
@@ -114,7 +89,7 @@ def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: S
     if shared:
         _INSERT_SHARED(conn, {"shared": json.dumps(shared)})
     restore_erased_suppressions(conn, [row["recipient"] for row in rows], settings.secret_key)
-    _INSERT_ROWS(conn, {"rows": json_rows(rows)})
+    INSERT_ROWS(conn, {"rows": json_rows(rows)})
     # A replayed intent kept its first row: read every ID back by key.
     ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())
     return [ids_by_key[row["key"]] for row in rows]
@@ -133,7 +108,7 @@ def outbox_row_steps(
     pairs = json.dumps([[r, address_hash(r, settings.secret_key)] for r in {row["recipient"] for row in rows}])
     steps = [(_INSERT_SHARED, {"shared": json.dumps(shared)})] if shared else []
     steps.append((RESTORE_SUPPRESSIONS, {"pairs": pairs}))
-    steps.append((written_with.insert if written_with else _INSERT_ROWS, {"rows": json_rows(rows)}))
+    steps.append((written_with.insert if written_with else INSERT_ROWS, {"rows": json_rows(rows)}))
     return steps, [row["id"] for row in rows]
 
 

@@ -694,3 +694,50 @@ ERASE_OUTBOX = Statement(
     WHERE status IN {sql_list(SETTLED)} AND updated_at < :cutoff AND recipient != '{ERASED_RECIPIENT}'
     """
 )
+
+# The provider's idempotency key is written with the row, once, and every attempt of every release
+# reads it (claims.py): the row's random ID under the environment and the install. Not the domain's
+# key: that is built from local IDs (invitation:1:send:1), which a database restored from a backup
+# hands out again, so a new email would meet the key of one the lost rows sent.
+INSERT_ROWS_FROM = """
+    INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
+        template_version, layout_version, template_input, environment, subject_ref,
+        provider_key, shared_input_id, relay_since, created_at, updated_at)
+    SELECT r.value ->> '$.id', r.value ->> '$.family', r.value ->> '$.recipient', {key},
+        r.value ->> '$.status', r.value ->> '$.template', r.value ->> '$.template_version',
+        r.value ->> '$.layout_version', {data}, r.value ->> '$.environment', {subject_ref},
+        (r.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
+            || ':' || (r.value ->> '$.id'),
+        r.value ->> '$.shared_input_id', r.value ->> '$.relay_since', r.value ->> '$.now', r.value ->> '$.now'
+    FROM json_each(:rows) AS r {join}
+    WHERE true
+    ON CONFLICT (idempotency_key) DO NOTHING
+    """
+
+INSERT_ROWS = Statement(
+    INSERT_ROWS_FROM.format(
+        key="r.value ->> '$.key'", data="r.value ->> '$.data'", subject_ref="r.value ->> '$.subject_ref'", join=""
+    )
+)
+
+# A group names its rows by ID. An ID with no row is no member (an area's write may name rows its
+# own guards did not write: invitations.operations); the rows that are there join all together or
+# not at all: a batch is written only if every one of them may still join (a publication reading
+# before its write may find them composed meanwhile) and at least two are there, and they join
+# only a batch written, at their places among the rows that are there (0, 1, 2...: the provider's
+# answer is read by position, batch_outcomes.py). Every group of a write in one statement each.
+# The provider's key for a batch's first composition: unique across databases (the install ID) and
+# environments (batches.py makes a new one whenever the list changes before its first request).
+GROUP_MEMBERS = "json_each(g.value -> '$.ids') AS m JOIN email_outbox o ON o.id = m.value"
+
+JOIN_BATCHES = Statement(
+    f"""
+    UPDATE email_outbox SET batch_id = joining_batch, batch_position = joining_position
+    FROM (SELECT o.id AS joining_id, g.value ->> '$.batch' AS joining_batch,
+                 ROW_NUMBER() OVER (PARTITION BY g.key ORDER BY m.key) - 1 AS joining_position
+          FROM json_each(:groups) AS g, {GROUP_MEMBERS})
+    WHERE email_outbox.id = joining_id AND batch_id IS NULL AND first_attempt_at IS NULL
+      AND provider_message_id IS NULL AND +status IN {sql_list(WAITING)}  -- by the list: see among_named
+      AND EXISTS (SELECT 1 FROM email_batches WHERE id = joining_batch)
+    """
+)

@@ -109,3 +109,34 @@ print("\\n".join(sorted(sys.modules)))
     assert result.returncode == 0, result.stderr
     web = {name for name in result.stdout.split() if name.split(".")[0] in ("flask", "wtforms", "flask_wtf")}
     assert web == set()
+
+
+# Every statement that changes a table stands in that table's statement book, and nowhere else.
+BOOKS = {"email_outbox": "rows.py", "email_batches": "batch_rows.py", "email_batch_requests": "batch_rows.py"}
+CHANGES = re.compile(r"\b(?:UPDATE|INSERT(?:\s+OR\s+\w+)?\s+INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+\"?(\w+)\b", re.I)
+
+
+def statements_that_change(root):
+    """(table, file) for every statement in the portal's code that changes a table."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        for table in CHANGES.findall(path.read_text()):
+            found.add((table, path.relative_to(root).as_posix()))
+    return found
+
+
+def test_every_statement_that_changes_an_email_table_is_in_its_book():
+    from tests.outbox.conftest import ROOT
+
+    outside = {
+        (table, path)
+        for table, path in statements_that_change(ROOT / "portal")
+        if table in BOOKS and path != f"outbox/{BOOKS[table]}"
+    }
+    assert outside == set(), "move these statements into their table's book"
+
+
+def test_the_book_check_sees_a_statement_outside_its_book(tmp_path):
+    (tmp_path / "elsewhere.py").write_text('SQL = "UPDATE email_outbox SET status = :s WHERE id = :id"')
+    (tmp_path / "other.py").write_text("SQL = 'INSERT OR IGNORE INTO email_batches (id) VALUES (:id)'")
+    assert statements_that_change(tmp_path) == {("email_outbox", "elsewhere.py"), ("email_batches", "other.py")}
