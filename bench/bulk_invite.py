@@ -28,8 +28,8 @@ from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E
 from devtools.testing import PrivateRedis  # noqa: E402
 from portal.core import schema  # noqa: E402
 from portal.core.db import Database  # noqa: E402
-from portal.outbox.publish import enqueue_envelopes  # noqa: E402
-from portal.outbox.queues import email_queue  # noqa: E402
+from portal.outbox.ground.queues import email_queue  # noqa: E402
+from portal.outbox.write.publish import enqueue_envelopes  # noqa: E402
 from portal.seed import DEMO_PASSWORD, seed_demo  # noqa: E402
 
 

@@ -48,9 +48,9 @@ from portal.context import build_context  # noqa: E402
 from portal.core import clock, schema  # noqa: E402
 from portal.core.settings import Settings  # noqa: E402
 from portal.invitations.operations import invite_colleagues  # noqa: E402
-from portal.outbox.provider import BATCH_LIMIT  # noqa: E402
-from portal.outbox.publish import enqueue_envelopes  # noqa: E402
-from portal.outbox.queues import BULK_EMAIL_QUEUE, queue_named  # noqa: E402
+from portal.outbox.ground.provider import BATCH_LIMIT  # noqa: E402
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, queue_named  # noqa: E402
+from portal.outbox.write.publish import enqueue_envelopes  # noqa: E402
 from portal.seed import seed_demo  # noqa: E402
 
 BODY = "## Autumn at TEEI\n\n" + "New sessions open for language partners and mentors. " * 20

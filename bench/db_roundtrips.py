@@ -52,10 +52,10 @@ def main() -> int:
     from portal.core.settings import Settings
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
-    from portal.outbox.consumer import handle_message, use_context
-    from portal.outbox.intents import add_outbox_rows
-    from portal.outbox.publish import publish_outbox_rows
-    from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
+    from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
+    from portal.outbox.send.consumer import handle_message, use_context
+    from portal.outbox.write.intents import add_outbox_rows
+    from portal.outbox.write.publish import publish_outbox_rows
     from portal.web.extensions import EXTENSION_KEY
 
     with ExitStack() as stack:

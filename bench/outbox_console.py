@@ -51,10 +51,10 @@ def send_path(db, settings, emails: int) -> float:
     from portal.core import clock
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
-    from portal.outbox.claims import claim_outbox_row
-    from portal.outbox.intents import add_outbox_rows
-    from portal.outbox.rows import mark_sent, record_first_attempt, record_publication
-    from portal.outbox.statuses import ENQUEUED
+    from portal.outbox.ground.rows import mark_sent, record_first_attempt, record_publication
+    from portal.outbox.ground.statuses import ENQUEUED
+    from portal.outbox.send.claims import claim_outbox_row
+    from portal.outbox.write.intents import add_outbox_rows
 
     start = time.perf_counter()
     for n in range(emails):
@@ -93,7 +93,7 @@ def fill(db, rows: int) -> None:
 
 
 def page_times(db, pages: int) -> float:
-    from portal.outbox import listing
+    from portal.outbox.operate import listing
 
     filters = [
         listing.OutboxFilter(),
@@ -149,7 +149,7 @@ def main() -> int:
         ratio = large_s / small_s
         print(f"console pages: {large_s * 1000:.2f} ms at {args.rows} rows, {small_s * 1000:.2f} ms at 1000")
         print(f"  ratio {ratio:.2f} (target < {PAGE_TARGET}){'' if ratio < PAGE_TARGET else '  ABOVE TARGET'}")
-        from portal.outbox.listing import family_status_counts
+        from portal.outbox.operate.listing import family_status_counts
 
         started = time.perf_counter()
         family_status_counts(large)

@@ -104,7 +104,7 @@ def run_role(role: str, worker_class: str) -> int:
     else:  # the outbox under a class other than worker.py's: the same set-up as run_worker()
         from portal.context import build_context
         from portal.core.settings import Settings
-        from portal.outbox.consumer import use_context
+        from portal.outbox.send.consumer import use_context
         from portal.outbox.worker import worker_queues
 
         ctx = build_context(Settings.from_env())
@@ -265,10 +265,10 @@ class Run:
         from portal.core.settings import Settings
         from portal.email_families import FAMILIES
         from portal.outbox import EmailIntent
-        from portal.outbox.intents import add_outbox_rows
-        from portal.outbox.publish import publish_outbox_rows
-        from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
-        from portal.outbox.statuses import UNSETTLED
+        from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
+        from portal.outbox.ground.statuses import UNSETTLED
+        from portal.outbox.write.intents import add_outbox_rows
+        from portal.outbox.write.publish import publish_outbox_rows
 
         n, batch = (self.args.batched_n, CAMPAIGN_WRITE) if batched else (self.args.n, self.args.batch)
         self.redis.flushall()
@@ -352,8 +352,8 @@ class Run:
         }
 
     def noop(self, worker_class: str, stock: bool = False) -> dict:
-        from portal.outbox.publish import JOB_TIMEOUT_SECONDS
-        from portal.outbox.queues import build_envelope
+        from portal.outbox.ground.queues import build_envelope
+        from portal.outbox.write.publish import JOB_TIMEOUT_SECONDS
 
         n, batch = self.args.n, self.args.batch
         self.redis.flushall()

@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     from portal.core.settings import Settings
     from portal.email_families import FAMILIES
     from portal.outbox import EmailIntent
-    from portal.outbox.intents import add_outbox_rows
-    from portal.outbox.publish import publish_outbox_rows
+    from portal.outbox.write.intents import add_outbox_rows
+    from portal.outbox.write.publish import publish_outbox_rows
 
     redis_server = PrivateRedis().start()
     model = ProviderModel(port=0, rate_limit_per_second=args.limit).start()

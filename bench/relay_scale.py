@@ -26,7 +26,7 @@ TARGET = 1.5
 def build(db, settled: int, due: int) -> None:
     import sqlalchemy as sa
 
-    from portal.outbox.rows import ALWAYS_DUE
+    from portal.outbox.ground.rows import ALWAYS_DUE
 
     columns = (
         "id, family, recipient, idempotency_key, provider_message_id, status, template, template_version, "
@@ -66,7 +66,7 @@ def build(db, settled: int, due: int) -> None:
 def make_due_again(db) -> None:
     import sqlalchemy as sa
 
-    from portal.outbox.rows import ALWAYS_DUE
+    from portal.outbox.ground.rows import ALWAYS_DUE
 
     with db.write() as conn:
         conn.execute(
@@ -77,7 +77,7 @@ def make_due_again(db) -> None:
 
 def time_passes(db, redis, settings, passes: int, due: int) -> float:
     from portal.core import clock
-    from portal.outbox.relay import relay_pass
+    from portal.outbox.write.relay import relay_pass
 
     times = []
     for _ in range(passes):

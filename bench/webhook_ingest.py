@@ -138,7 +138,7 @@ def seed_sent_rows(db, count: int) -> list[str]:
     import sqlalchemy as sa
 
     from portal.core import clock
-    from portal.outbox.statuses import SENT
+    from portal.outbox.ground.statuses import SENT
 
     now = clock.now_iso()
     rows = [

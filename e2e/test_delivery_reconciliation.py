@@ -17,8 +17,8 @@ from portal.core import clock
 from portal.core.settings import Settings
 from portal.email_families import FAMILIES
 from portal.outbox import EmailIntent
-from portal.outbox.intents import add_outbox_rows
-from portal.outbox.receipt_lookup import look_up_missing_receipts
+from portal.outbox.hear.receipt_lookup import look_up_missing_receipts
+from portal.outbox.write.intents import add_outbox_rows
 from portal.seed import DEMO_PASSWORD
 
 ADMIN = "admin@teei.example"

@@ -17,7 +17,7 @@ from portal.core import clock
 from portal.core.settings import Settings
 from portal.email_families import FAMILIES
 from portal.outbox import EmailIntent
-from portal.outbox.intents import add_outbox_rows
+from portal.outbox.write.intents import add_outbox_rows
 from portal.seed import DEMO_PASSWORD
 
 ADMIN = "admin@teei.example"

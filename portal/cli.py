@@ -12,8 +12,8 @@ from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
 from portal.core import clock, schema
 from portal.core.periods import report_timezone
-from portal.outbox.operator import FIGURES, LABELS, purge, reconcile, relay_pass
-from portal.outbox.reads import status_counts
+from portal.outbox.operate.operator import FIGURES, LABELS, purge, reconcile, relay_pass
+from portal.outbox.operate.reads import status_counts
 from portal.report_emails.cli import reports_cli
 from portal.seed import seed_demo
 from portal.web.extensions import portal_context

@@ -15,11 +15,11 @@ from portal.auth.operations import create_user
 from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.outbox import EmailIntent
-from portal.outbox.consumer import handle_message, use_context
-from portal.outbox.intents import add_outbox_rows
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import build_envelope
-from portal.outbox.rate_limit import PAUSE_KEY
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.send.consumer import handle_message, use_context
+from portal.outbox.send.rate_limit import PAUSE_KEY
+from portal.outbox.write.intents import add_outbox_rows
+from portal.outbox.write.publish import publish_outbox_rows
 from portal.web.extensions import EXTENSION_KEY
 from tests.pages import csrf_from
 

@@ -24,7 +24,7 @@ from portal.email_families import FAMILIES
 from portal.invitations.managers import invite_manager
 from portal.invitations.operations import invite_colleagues
 from portal.notices.operations import send_notice
-from portal.outbox.intents import TEMPLATE_INPUT
+from portal.outbox.write.intents import TEMPLATE_INPUT
 from portal.report_emails.operations import test_send as send_test_report
 
 VAGUE_LINK_TEXT = {"click here", "here", "link", "this link", "more", "read more", "open"}

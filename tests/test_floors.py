@@ -2,7 +2,12 @@
 
 From the bottom up:
 - ground, `portal/core/`: database, settings, clock, periods, text, schema runner, logs. Nothing web, nothing email.
-- engine, `portal/outbox/`: stands on the ground only.
+- engine, `portal/outbox/`: stands on the ground only. Inside it, floors by an email's life, each
+  standing on those before it: `ground/` (statuses, the statement books, families, the provider's
+  answers), `write/` (intents, publication, relay), `send/` (consumer, the one attempt path and its
+  ways, claim, freeze, rate limit), `hear/` (receipts, lookups, reconciliation, suppressions),
+  `operate/` (reads, history, actions, retention, personal data); its faces (`__init__.py`) and
+  the worker's entry (`worker.py`) stand on top.
 - web, `portal/web/`: extensions, access rules, forms, paging, the lean app, filters, access log and
   the web half of observability. Stands on the ground and the engine's faces.
 - areas, every other package `portal/<area>/`: stand on the floors below, and use the engine and
@@ -151,6 +156,48 @@ def test_every_import_points_down_a_floor_or_stays_inside_one_area():
     assert refused == []
 
 
+ENGINE_FLOORS = ("ground", "write", "send", "hear", "operate")
+
+
+def engine_floor(module: str) -> int:
+    """0 for the engine's ground ... 4 for operate; 5 for the top (its faces, the worker's entry)."""
+    inner = module.removeprefix("portal.outbox").lstrip(".").split(".")[0]
+    return ENGINE_FLOORS.index(inner) if inner in ENGINE_FLOORS else len(ENGINE_FLOORS)
+
+
+def engine_refusal(module: str, target: str) -> str | None:
+    """Why an engine module may not import an engine module (a floor above its own), or None."""
+    if floor_of(module) != ENGINE or floor_of(target) != ENGINE:
+        return None
+    here, there = engine_floor(module), engine_floor(target)
+    if there > here:
+        names = (*ENGINE_FLOORS, "top")
+        return f"{names[here]} stands below {names[there]}"
+    return None
+
+
+def test_the_engine_is_laid_out_by_an_emails_life_and_no_import_runs_back_up():
+    refused = sorted(
+        f"{module} -> {target}: {why}"
+        for module, (found, _) in IMPORTS.items()
+        for target, _ in found
+        if (why := engine_refusal(module, target))
+    )
+    assert refused == []
+    inner = {module.split(".")[2] for module in MODULES if floor_of(module) == ENGINE and module.count(".") > 2}
+    assert inner == set(ENGINE_FLOORS), "every engine module but its faces and the worker's entry is on a floor"
+
+
+def test_the_engine_floors_refuse_what_they_promise_to():
+    assert engine_refusal("portal.outbox.ground.rows", "portal.outbox.send.attempt")
+    assert engine_refusal("portal.outbox.send.attempt", "portal.outbox.operate.reads")
+    assert engine_refusal("portal.outbox.send.batch.way", "portal.outbox.hear.receipts")
+    assert engine_refusal("portal.outbox.operate.reads", "portal.outbox")
+    assert engine_refusal("portal.outbox.send.batch.way", "portal.outbox.write.publish") is None
+    assert engine_refusal("portal.outbox.send.attempt", "portal.outbox.send.batch.held") is None
+    assert engine_refusal("portal.outbox", "portal.outbox.operate.reads") is None
+
+
 def test_the_ground_and_the_engine_load_no_web_framework():
     loaded = {
         f"{module} imports {library}"
@@ -191,14 +238,14 @@ def test_no_import_circles_between_files():
 def test_the_rules_refuse_what_they_promise_to():
     """The floors test's own rules, held against imports it must refuse (so it cannot pass by reading nothing)."""
     an_area, other_area = "invitations", "auth"
-    assert refusal("portal.core.db", "portal.outbox.rows")
+    assert refusal("portal.core.db", "portal.outbox.ground.rows")
     assert refusal("portal.core.clock", "portal.web.forms")
-    assert refusal("portal.outbox.rows", "portal.web.extensions")
-    assert refusal("portal.outbox.rows", f"portal.{an_area}")
+    assert refusal("portal.outbox.ground.rows", "portal.web.extensions")
+    assert refusal("portal.outbox.ground.rows", f"portal.{an_area}")
     assert refusal("portal.web.extensions", "portal.context")
     assert refusal("portal.web.forms", f"portal.{an_area}")
-    assert refusal(f"portal.{an_area}.routes", "portal.outbox.rows")
-    assert refusal(f"portal.{an_area}.routes", "portal.outbox.reads", "no_such_name")
+    assert refusal(f"portal.{an_area}.routes", "portal.outbox.ground.rows")
+    assert refusal(f"portal.{an_area}.routes", "portal.outbox.operate.reads", "no_such_name")
     assert refusal(f"portal.{an_area}.routes", f"portal.{other_area}.queries")
     assert refusal(f"portal.{an_area}.routes", f"portal.{other_area}", "no_such_name")
     assert refusal(f"portal.{an_area}.routes", "portal.cli")
@@ -206,7 +253,7 @@ def test_the_rules_refuse_what_they_promise_to():
         refusal(f"portal.{an_area}.routes", f"portal.{other_area}", sorted(face_names(f"portal.{other_area}"))[0])
         is None
     )
-    assert refusal(f"portal.{an_area}.routes", "portal.outbox.reads") is None
+    assert refusal(f"portal.{an_area}.routes", "portal.outbox.operate.reads") is None
     assert refusal(f"portal.{an_area}.routes", f"portal.{an_area}.queries") is None
     assert refusal("portal", f"portal.{an_area}.routes") is None
     relative = ast.parse("from ..outbox import rows\nfrom . import queries").body

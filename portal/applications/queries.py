@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from portal.applications.emails import received_key
 from portal.applications.states import DECISION_LABELS, OPEN_STATES, STATE_LABELS, STATES
 from portal.core.db import Database
-from portal.outbox import reads
+from portal.outbox.operate import reads
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 

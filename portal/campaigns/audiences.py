@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from portal.campaigns import versions
 from portal.core.i18n import ENGLISH, N_, choose_language, translate
 from portal.core.text import InputError
-from portal.outbox import reads
+from portal.outbox.operate import reads
 
 NAMED = {
     "all_managers": N_("All managers"),

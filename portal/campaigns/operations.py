@@ -24,7 +24,8 @@ from portal.campaigns.versions import versions_of
 from portal.core import clock
 from portal.core.i18n import ENGLISH, N_
 from portal.core.text import InputError
-from portal.outbox import cancel_and_count, cancel_unsent, reads, write_then_publish
+from portal.outbox import cancel_and_count, cancel_unsent, write_then_publish
+from portal.outbox.operate import reads
 
 MAX_NAME = 120
 MAX_SUBJECT = 200

@@ -17,7 +17,8 @@ import sqlalchemy as sa
 from portal.campaigns import audiences, emails, versions
 from portal.campaigns.markdown import to_html, to_text
 from portal.core.i18n import ENGLISH, N_, NORWEGIAN
-from portal.outbox import reads, statuses
+from portal.outbox.ground import statuses
+from portal.outbox.operate import reads
 
 HELD = "held for a person"
 STATUS_WORDS = {

@@ -9,8 +9,8 @@ from wtforms.widgets import TextInput
 from portal.console.words import STATUS_WORDS
 from portal.core.i18n import N_
 from portal.core.text import strip
-from portal.outbox.operator import ACTIONS, REASON_MAX, SEND_AGAIN
-from portal.outbox.statuses import ALL
+from portal.outbox.ground.statuses import ALL
+from portal.outbox.operate.operator import ACTIONS, REASON_MAX, SEND_AGAIN
 from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 
 # An action's name, in English (translated where it is shown).

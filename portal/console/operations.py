@@ -1,14 +1,14 @@
 """The console's writes: an operator's action on one email, or on every email a filter matches.
 
-Each is one engine call (portal/outbox/actions.py): one transaction for the state and its audit
+Each is one engine call (portal/outbox/operate/actions.py): one transaction for the state and its audit
 events, publication after the commit.
 """
 
 from __future__ import annotations
 
 from portal.core import clock
-from portal.outbox import operator
-from portal.outbox.operator import ActionRefused, ActionResult
+from portal.outbox.operate import operator
+from portal.outbox.operate.operator import ActionRefused, ActionResult
 
 
 def act_on_email(

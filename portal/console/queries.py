@@ -1,6 +1,6 @@
 """What the console shows: the grid of counts, a page of the filtered list, one email's history.
 
-Every read goes through the engine's operator face (portal/outbox/operator.py).
+Every read goes through the engine's operator face (portal/outbox/operate/operator.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from portal.core.i18n import N_
 from portal.core.periods import local_midnight
 from portal.core.redaction import mask_link_tokens
 from portal.invitations import invitation_company
-from portal.outbox import operator
-from portal.outbox.operator import eligible_actions, is_unknown_outcome
-from portal.outbox.statuses import ALL
+from portal.outbox.ground.statuses import ALL
+from portal.outbox.operate import operator
+from portal.outbox.operate.operator import eligible_actions, is_unknown_outcome
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,15 @@ from portal.core import clock
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
 from portal.core.i18n import N_
 from portal.core.periods import report_timezone, today_in
-from portal.outbox.operator import ACTIONS, BULK_LIMIT, FIGURES, LABELS, ActionRefused, ask_provider, rate_limit_for
+from portal.outbox.operate.operator import (
+    ACTIONS,
+    BULK_LIMIT,
+    FIGURES,
+    LABELS,
+    ActionRefused,
+    ask_provider,
+    rate_limit_for,
+)
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
 

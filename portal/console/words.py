@@ -1,7 +1,7 @@
 """The console's words for what the engine records, in the page's language: statuses, an email's
 history, the retention glance, a batch request's answer and the engine's refusals.
 
-The engine hands out codes and their values (portal/outbox/events.py: an entry's kind, its attempt,
+The engine hands out codes and their values (portal/outbox/operate/events.py: an entry's kind, its attempt,
 statuses, reason code, times); the words are here, one translatable message per code with named
 placeholders, as notifications-admin's app/formatters.py words a notification's status. Every kind
 of history entry the engine can produce has its words: the asserts below fail at import when one
@@ -17,8 +17,7 @@ from flask_babel import gettext as _
 
 from portal.core import clock, i18n
 from portal.core.i18n import N_
-from portal.outbox.operator import TimelineEntry, events
-from portal.outbox.statuses import (
+from portal.outbox.ground.statuses import (
     BOUNCED,
     CANCELLED,
     COMPLAINED,
@@ -34,6 +33,7 @@ from portal.outbox.statuses import (
     SUPPRESSED,
     UNKNOWN_OUTCOME,
 )
+from portal.outbox.operate.operator import TimelineEntry, events
 from portal.web.i18n import current_language
 
 # A status as a person reads it (English: the status with spaces).
@@ -319,11 +319,11 @@ def _second(moment: datetime) -> str:
 
 def kept(items) -> list:
     """The retention glance's rows, their words in the page's language: `rule` is a message whose
-    placeholder `days` the row carries (portal/outbox/retention.py)."""
+    placeholder `days` the row carries (portal/outbox/operate/retention.py)."""
     return [replace(item, what=_(item.what), rule=_(item.rule, days=item.days or 0)) for item in items]
 
 
-# batch_outcomes.py stores an accepted request's answer as this text, its number of IDs in the
+# batch/outcomes.py stores an accepted request's answer as this text, its number of IDs in the
 # middle (any other answer is a status and a reason code, shown as stored); it is read here by its
 # two ends until the request log stores the count as a value of its own.
 ACCEPTED_ANSWER = ("accepted: ", " message IDs")

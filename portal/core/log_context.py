@@ -1,8 +1,8 @@
 """What every log line says about where it comes from: the request, and the outbox row.
 
 A request ID is made for each web request (portal/web/observability.py), published with its emails
-in the queue envelope's `telemetry.requestId` (portal/outbox/publish.py), and set again by the
-worker for the job that delivers them (portal/outbox/consumer.py), so one ID follows an email from
+in the queue envelope's `telemetry.requestId` (portal/outbox/write/publish.py), and set again by the
+worker for the job that delivers them (portal/outbox/send/consumer.py), so one ID follows an email from
 the form that asked for it to the provider's answer. Context variables, so threads (the relay,
 the scheduler, a threaded dev server) never see each other's values.
 """

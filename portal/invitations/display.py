@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from portal.core.i18n import N_
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.queries import InvitationRow
-from portal.outbox import statuses
+from portal.outbox.ground import statuses
 
 NOT_SENT = N_("not sent")
 MANAGER = N_("Manager")  # a manager's invitation names no programme

@@ -28,8 +28,9 @@ from portal.core.text import InputError, one_line
 from portal.invitations import tokens
 from portal.invitations.addresses import MAX_ADDRESSES, MAX_NAME_LENGTH
 from portal.invitations.emails import OPENED_INVITATION, invitation_email, invitation_subject, opening_email
-from portal.outbox import WriteSteps, reads, write_steps_then_publish, write_then_publish
-from portal.outbox.statuses import SETTLED
+from portal.outbox import WriteSteps, write_steps_then_publish, write_then_publish
+from portal.outbox.ground.statuses import SETTLED
+from portal.outbox.operate import reads
 
 INVITATION_DAYS = 14
 

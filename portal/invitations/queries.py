@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database, json_array
 from portal.invitations.emails import invitation_subject
-from portal.outbox import reads
+from portal.outbox.operate import reads
 from portal.web.paging import PER_PAGE, Page, like_pattern, limits
 
 

@@ -7,28 +7,28 @@ Everything above the engine reaches it through its faces, named in `FACES` and n
   emails in one transaction (or `write_steps_then_publish` with `WriteSteps` and `WrittenWith`,
   a write given whole), `PeriodicTask` for a scheduled pass, `erase_address` for a person's
   erasure, `cancel_and_count` to stop emails and say which may still go out;
-- `portal.outbox.reads` to show email state, and `portal.outbox.statuses` to name it;
-- `portal.outbox.operator` for the console, the suppression list, the CLI and /metrics;
-- `portal.outbox.receipts` for the provider's delivery receipts.
+- `portal.outbox.operate.reads` to show email state, and `portal.outbox.ground.statuses` to name it;
+- `portal.outbox.operate.operator` for the console, the suppression list, the CLI and /metrics;
+- `portal.outbox.hear.receipts` for the provider's delivery receipts.
 """
 
-from portal.outbox.families import Family, FamilyRegistry
-from portal.outbox.handles import PortalContext
-from portal.outbox.intents import EmailIntent, WrittenWith
-from portal.outbox.periodic import PeriodicTask
-from portal.outbox.personal_data import EmailsInFlight, erase_address, unsettled_about
-from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
-from portal.outbox.rendering import Attachment
-from portal.outbox.retry import RetryPolicy
-from portal.outbox.rows import Cancellation, cancel_and_count, cancel_unsent
-from portal.outbox.unit_of_work import EmailWork, WriteSteps, write_steps_then_publish, write_then_publish
+from portal.outbox.ground.families import Family, FamilyRegistry
+from portal.outbox.ground.handles import PortalContext
+from portal.outbox.ground.periodic import PeriodicTask
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
+from portal.outbox.ground.rendering import Attachment
+from portal.outbox.ground.retry import RetryPolicy
+from portal.outbox.ground.rows import Cancellation, cancel_and_count, cancel_unsent
+from portal.outbox.operate.personal_data import EmailsInFlight, erase_address, unsettled_about
+from portal.outbox.write.intents import EmailIntent, WrittenWith
+from portal.outbox.write.unit_of_work import EmailWork, WriteSteps, write_steps_then_publish, write_then_publish
 
 FACES = (
     "portal.outbox",
-    "portal.outbox.reads",
-    "portal.outbox.statuses",
-    "portal.outbox.operator",
-    "portal.outbox.receipts",
+    "portal.outbox.operate.reads",
+    "portal.outbox.ground.statuses",
+    "portal.outbox.operate.operator",
+    "portal.outbox.hear.receipts",
 )
 
 __all__ = [

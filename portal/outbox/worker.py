@@ -30,14 +30,14 @@ from rq.worker import WorkerStatus
 
 from portal.core.heartbeat import start_heartbeat
 from portal.core.logs import configure_logging
-from portal.outbox.consumer import use_context
-from portal.outbox.handles import PortalContext
-from portal.outbox.periodic import PeriodicTask, start_periodic
-from portal.outbox.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
-from portal.outbox.rate_limit import stopping
-from portal.outbox.receipt_lookup import lookup_task
-from portal.outbox.relay import relay_task
-from portal.outbox.retention import purge_task
+from portal.outbox.ground.handles import PortalContext
+from portal.outbox.ground.periodic import PeriodicTask, start_periodic
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
+from portal.outbox.hear.receipt_lookup import lookup_task
+from portal.outbox.operate.retention import purge_task
+from portal.outbox.send.consumer import use_context
+from portal.outbox.send.rate_limit import stopping
+from portal.outbox.write.relay import relay_task
 
 log = logging.getLogger("portal.worker")
 REDIS_WAIT_CAP_SECONDS = 10
@@ -201,7 +201,7 @@ def _exit_before_work(signum, frame) -> None:
 def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[PeriodicTask, ...] = ()) -> int:
     """Work both queues until stopped (or, with burst, until both are empty); `ctx` is the process's handles.
 
-    `periodic`: the areas' passes (portal/outbox/periodic.py), run beside the relay and the purge, not in burst mode."""
+    `periodic`: the areas' passes (portal/outbox/ground/periodic.py), run beside the relay and the purge, not in burst mode."""
     configure_logging(ctx.settings.log_format)  # LOG_FORMAT: text, or one JSON object a line
     # RQ installs its own handlers only inside work(), after it has registered with Redis; a
     # SIGTERM before then would end the process at once, skipping atexit, and the heartbeat would

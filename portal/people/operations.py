@@ -12,7 +12,8 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.i18n import N_
 from portal.core.text import InputError
-from portal.outbox import cancel_unsent, reads
+from portal.outbox import cancel_unsent
+from portal.outbox.operate import reads
 
 log = logging.getLogger(__name__)
 LEFT_THE_COMPANY = "recipient_deactivated"  # the cancelled rows' reason

@@ -27,7 +27,7 @@ from portal.core.i18n import N_
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
 from portal.outbox import EmailsInFlight, cancel_and_count, erase_address, unsettled_about
-from portal.outbox.reads import unsettled_ids_for_recipient
+from portal.outbox.operate.reads import unsettled_ids_for_recipient
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Each section is a list of plain rows, written into the download as JSON and CSV. What belongs to
 other people stays out: an email's template input (it may name the inviter), a password hash, a
-token. The email tables are read through the engine (portal.outbox.reads.emails_to).
+token. The email tables are read through the engine (portal.outbox.operate.reads.emails_to).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from portal.core.db import Database
 from portal.core.i18n import N_
 from portal.core.text import normalise_email
-from portal.outbox.reads import emails_to
+from portal.outbox.operate.reads import emails_to
 
 # Section name -> what it is, for the README in the download and the admins' page (in English,
 # marked for the catalogue: each translates it where it is shown).

@@ -1,6 +1,6 @@
 """How long the portal keeps each kind of personal data, in one place, and the purge that applies it.
 
-The engine keeps its own rules (portal/outbox/retention.py: receipt fields after
+The engine keeps its own rules (portal/outbox/operate/retention.py: receipt fields after
 RECEIPT_RETENTION_DAYS, a settled email's recipient and content after OUTBOX_RETENTION_DAYS); this
 module adds the areas' rules and lists both, with what they hold now, for the admins' page. Data of
 people with an account (their account, memberships, attendance) is kept while the account exists,

@@ -12,7 +12,8 @@ import base64
 from urllib.parse import urlencode
 
 from portal.core.i18n import N_, language_of, translate
-from portal.outbox import Attachment, EmailIntent, Family, RetryPolicy, statuses
+from portal.outbox import Attachment, EmailIntent, Family, RetryPolicy
+from portal.outbox.ground import statuses
 from portal.report_emails.content import headline, period_of, report_from_input
 from portal.reports import filing_pdf, name_label, period_label
 

@@ -9,7 +9,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.core.periods import MONTHLY, closes_at, last_closed, period_for, report_timezone
-from portal.outbox import reads
+from portal.outbox.operate import reads
 from portal.report_emails import operations, queries
 from portal.report_emails.emails import DELIVERY_WORDS
 from portal.report_emails.forms import SubscriptionForm, TestSendForm

@@ -5,7 +5,7 @@ from flask_login import current_user
 from portal.core import clock
 from portal.core.i18n import N_
 from portal.core.text import normalise_email
-from portal.outbox import operator
+from portal.outbox.operate import operator
 from portal.suppressions.forms import AddSuppressionForm, RemoveSuppressionForm, SearchForm
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
@@ -14,7 +14,7 @@ from portal.web.paging import Page, limits, page_number
 
 bp = Blueprint("suppressions", __name__, url_prefix="/admin/suppressions")
 
-# The engine's refusals (portal/outbox/suppressions.py, in English), marked here where a page shows
+# The engine's refusals (portal/outbox/hear/suppressions.py, in English), marked here where a page shows
 # them: error_message looks each up in the catalogue.
 ENGINE_REFUSALS = (
     N_("That address is already on the suppression list."),

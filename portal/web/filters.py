@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from portal.outbox.statuses import UNSETTLED
+from portal.outbox.ground.statuses import UNSETTLED
 
 
 def init_template_filters(app: Flask, settings) -> None:

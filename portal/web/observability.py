@@ -20,7 +20,7 @@ from portal.core.log_context import new_request_id, outbox_id_var, request_id_va
 from portal.core.logs import configure_logging
 from portal.core.periods import report_timezone
 from portal.core.settings import Settings
-from portal.outbox.operator import OutboxCollector
+from portal.outbox.operate.operator import OutboxCollector
 from portal.web.access import public
 from portal.web.extensions import portal_context
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from flask import Blueprint, Response, current_app, request
 
 from portal.core import clock
-from portal.outbox.receipts import DUPLICATE, OUTCOMES, MalformedReceipt, apply_receipt_event
+from portal.outbox.hear.receipts import DUPLICATE, OUTCOMES, MalformedReceipt, apply_receipt_event
 from portal.web.access import public
 from portal.web.extensions import portal_context
 from portal.webhooks.signature import SignatureError, verify_signature

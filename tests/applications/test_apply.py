@@ -7,7 +7,7 @@ import pytest
 from portal.applications import operations
 from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.outbox.statuses import ENQUEUED
+from portal.outbox.ground.statuses import ENQUEUED
 
 
 def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_rows, settings):

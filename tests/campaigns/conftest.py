@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from portal.campaigns import operations
-from portal.outbox.consumer import use_context
+from portal.outbox.send.consumer import use_context
 
 
 @pytest.fixture

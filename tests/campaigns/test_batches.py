@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from portal.campaigns import operations
 from portal.campaigns.sending import campaign_pass, write_next_batch
-from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
 
 
 def campaign_state(db, campaign_id):
@@ -139,7 +139,7 @@ def test_the_campaigns_body_is_stored_once_and_every_email_carries_it(
     from datetime import timedelta
 
     from portal.core import clock
-    from portal.outbox.retention import purge
+    from portal.outbox.operate.retention import purge
 
     body = "A long letter. " * 2_000 + "**The end.**"
     company, emails = people(volunteers=5)

@@ -13,7 +13,7 @@ from portal.campaigns import operations
 from portal.campaigns.emails import CAMPAIGN
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock
-from portal.outbox.intents import TEMPLATE_INPUT
+from portal.outbox.write.intents import TEMPLATE_INPUT
 
 
 def sent_campaign(ctx, people, draft, outbox_rows, volunteers=1):

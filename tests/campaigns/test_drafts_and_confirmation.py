@@ -14,7 +14,7 @@ from portal.campaigns import operations
 from portal.campaigns.emails import CAMPAIGN
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock
-from portal.outbox.intents import TEMPLATE_INPUT
+from portal.outbox.write.intents import TEMPLATE_INPUT
 from tests.builders import at, event, sign
 
 

@@ -10,10 +10,10 @@ from rq.serializers import JSONSerializer
 from portal.campaigns import operations
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
-from portal.outbox.relay import relay_pass
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE, queue_named
 from portal.outbox.worker import EmailWorker, worker_queues
+from portal.outbox.write.publish import publish_outbox_rows
+from portal.outbox.write.relay import relay_pass
 
 
 def test_a_notice_committed_after_a_campaign_is_sent_before_it(

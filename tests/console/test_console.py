@@ -9,7 +9,7 @@ import re
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.outbox.queues import email_queue
+from portal.outbox.ground.queues import email_queue
 from tests.pages import csrf_from
 
 
@@ -160,8 +160,8 @@ def test_ask_the_provider_says_when_it_has_no_such_email(client, admin, unknown_
 def test_ask_the_provider_waits_its_turn_behind_sending(client, admin, unknown_outcome, ctx, monkeypatch):
     import time
 
-    from portal.outbox import lookup
-    from portal.outbox.rate_limit import rate_limit_for
+    from portal.outbox.hear import lookup
+    from portal.outbox.send.rate_limit import rate_limit_for
 
     outbox_id = unknown_outcome(lost_after_accept=False)
     slots = rate_limit_for(ctx.redis, ctx.settings.redis_url, ctx.settings.resend_rate_limit_per_second)

@@ -12,10 +12,10 @@ import pytest
 
 from portal.console import words
 from portal.core import clock, i18n
-from portal.outbox.actions import ACTIONS
-from portal.outbox.events import KINDS, TimelineEntry, _describe, timeline
-from portal.outbox.statuses import ALL
-from portal.outbox.suppressions import remove_suppression
+from portal.outbox.ground.statuses import ALL
+from portal.outbox.hear.suppressions import remove_suppression
+from portal.outbox.operate.actions import ACTIONS
+from portal.outbox.operate.events import KINDS, TimelineEntry, _describe, timeline
 from tests.builders import event
 
 AT = "2026-12-03T14:05:09.000000Z"
@@ -65,7 +65,7 @@ def described() -> dict[str, TimelineEntry]:
 def from_receipts(ctx, make_outbox_row, outbox_row, admin, user_id):
     """The kinds a history takes from receipts and suppressions, made as production makes them: a
     bounce (its receipt, the status it sets, the address suppressed), then the address released."""
-    from portal.outbox.receipts import apply_receipt_event
+    from portal.outbox.hear.receipts import apply_receipt_event
 
     outbox_id = make_outbox_row(recipient="ada@example.com", status="sent", provider_message_id="re_msg_1")
     body = json.dumps(event("email.bounced", email_id="re_msg_1", to="ada@example.com", outbox_id=outbox_id))

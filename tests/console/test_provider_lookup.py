@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from portal.outbox.lookup import ask_provider
+from portal.outbox.hear.lookup import ask_provider
 
 
 def test_listing_pages_newest_first_through_every_email(ctx, make_outbox_row, deliver, provider_model):
@@ -40,8 +40,8 @@ def test_a_lookup_takes_its_requests_slots_from_the_senders_rate_limit(
     holds every slot the lookup asks nothing and says why, instead of pushing sends into 429s."""
     import time
 
-    from portal.outbox import lookup
-    from portal.outbox.rate_limit import rate_limit_for
+    from portal.outbox.hear import lookup
+    from portal.outbox.send.rate_limit import rate_limit_for
 
     outbox_id = make_outbox_row(recipient="ada@example.org")
     assert deliver(outbox_id) == "ack:sent"
@@ -62,7 +62,7 @@ def test_a_lookup_asks_nothing_when_the_shared_limit_cannot_be_read(ctx, unknown
     from redis import Redis
 
     from devtools.processes import free_port
-    from portal.outbox.rate_limit import ProviderRateLimit
+    from portal.outbox.send.rate_limit import ProviderRateLimit
 
     nowhere = f"redis://127.0.0.1:{free_port()}"
     slots = ProviderRateLimit(Redis.from_url(nowhere, socket_connect_timeout=1), nowhere, 5)

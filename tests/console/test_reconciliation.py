@@ -16,8 +16,8 @@ import pytest
 
 from portal.core import clock
 from portal.core.periods import report_timezone
-from portal.outbox.receipts import apply_receipt_event
-from portal.outbox.reconciliation import FIGURES, PARTITION, reconcile
+from portal.outbox.hear.receipts import apply_receipt_event
+from portal.outbox.hear.reconciliation import FIGURES, PARTITION, reconcile
 from tests.builders import event
 
 DAY = date(2026, 11, 20)

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.demo import operations
 from portal.email_families import FAMILIES
-from portal.outbox.statuses import ENQUEUED
+from portal.outbox.ground.statuses import ENQUEUED
 
 
 def test_a_request_records_the_lead_the_submission_and_two_emails(ask, table_rows, outbox_rows, settings):

@@ -12,10 +12,10 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.invitations import operations
-from portal.outbox import unit_of_work
-from portal.outbox.queues import email_queue
-from portal.outbox.relay import relay_pass
-from portal.outbox.statuses import ENQUEUED, PENDING
+from portal.outbox.ground.queues import email_queue
+from portal.outbox.ground.statuses import ENQUEUED, PENDING
+from portal.outbox.write import unit_of_work
+from portal.outbox.write.relay import relay_pass
 from tests.outbox.test_publish import count_write_transactions
 
 COLLEAGUES = [f"colleague{n}@acme.example" for n in range(20)]

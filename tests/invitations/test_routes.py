@@ -5,7 +5,7 @@ import sqlalchemy as sa
 
 from portal.invitations.emails import INVITATION
 from portal.invitations.tokens import token_for
-from portal.outbox.rendering import render_bodies
+from portal.outbox.ground.rendering import render_bodies
 from tests.pages import decoded_session
 
 

@@ -126,7 +126,7 @@ def test_a_real_worker_beats(client, ctx, settings, tmp_path):
 
 def test_the_rows_by_family_and_status_are_counted_from_an_index_alone(db):
     """A scrape must stay cheap at a million rows: the count never reads the table itself."""
-    from portal.outbox.reads import ROWS_BY_FAMILY_AND_STATUS
+    from portal.outbox.operate.reads import ROWS_BY_FAMILY_AND_STATUS
 
     with db.read() as conn:
         plan = " ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {ROWS_BY_FAMILY_AND_STATUS.text}"))

@@ -7,7 +7,7 @@ import logging
 
 from portal.core.log_context import ContextFilter, envelope_context, log_context
 from portal.core.logs import configure_logging
-from portal.outbox.queues import build_envelope, email_queue
+from portal.outbox.ground.queues import build_envelope, email_queue
 
 
 def test_json_lines_carry_the_ids_in_context(capsys):

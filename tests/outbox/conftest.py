@@ -11,7 +11,7 @@ import pytest
 from devtools.processes import stop_process
 from devtools.testing import process_env
 from portal.context import build_context
-from portal.outbox.consumer import use_context
+from portal.outbox.send.consumer import use_context
 
 ROOT = Path(__file__).resolve().parents[2]
 

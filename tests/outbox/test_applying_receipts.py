@@ -1,6 +1,6 @@
 """What a verified receipt changes: the outbox row, the suppression list, and nothing twice.
 
-The engine's side of a receipt (portal/outbox/receipts.py), called as the webhook calls it once the
+The engine's side of a receipt (portal/outbox/hear/receipts.py), called as the webhook calls it once the
 signature is verified; the endpoint itself is tested in tests/webhooks."""
 
 from __future__ import annotations
@@ -12,10 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.outbox import receipts
-from portal.outbox.reads import receipt_counts
-from portal.outbox.receipts import apply_receipt_event
-from portal.outbox.statuses import (
+from portal.outbox.ground.statuses import (
     BOUNCED,
     COMPLAINED,
     DEAD_LETTER,
@@ -29,7 +26,10 @@ from portal.outbox.statuses import (
     SUPPRESSED,
     UNKNOWN_OUTCOME,
 )
-from portal.outbox.suppressions import remove_suppression
+from portal.outbox.hear import receipts
+from portal.outbox.hear.receipts import apply_receipt_event
+from portal.outbox.hear.suppressions import remove_suppression
+from portal.outbox.operate.reads import receipt_counts
 from tests.builders import at, event
 
 

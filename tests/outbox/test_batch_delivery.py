@@ -12,14 +12,14 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.outbox.batch_seal import seal_batch_request
-from portal.outbox.batches import claim_batch
-from portal.outbox.claims import claim_outbox_row
-from portal.outbox.intents import EmailIntent, add_outbox_rows
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import BULK_EMAIL_QUEUE, queue_named
-from portal.outbox.rate_limit import PAUSE_KEY
-from portal.outbox.rows import cancel_unsent
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, queue_named
+from portal.outbox.ground.rows import cancel_unsent
+from portal.outbox.send.batch.claim import claim_batch
+from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.claims import claim_outbox_row
+from portal.outbox.send.rate_limit import PAUSE_KEY
+from portal.outbox.write.intents import EmailIntent, add_outbox_rows
+from portal.outbox.write.publish import publish_outbox_rows
 
 BATCH = "/emails/batch"
 
@@ -319,7 +319,7 @@ def test_a_sealed_members_payload_outlives_its_own_settlement_until_the_batch_se
     deliver(ids[0])
     (request,) = batch_requests(provider_model)
     # A receipt settles one member alone (found by its outbox_id tag) before the batch's retry.
-    from portal.outbox.rows import settle_from_receipt_tag
+    from portal.outbox.ground.rows import settle_from_receipt_tag
 
     with ctx.db.write() as conn:
         settle_from_receipt_tag(

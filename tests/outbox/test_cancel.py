@@ -5,7 +5,7 @@ import sqlalchemy as sa
 
 from portal.core import clock, schema
 from portal.core.db import Database
-from portal.outbox.rows import cancel_unsent
+from portal.outbox.ground.rows import cancel_unsent
 
 
 def test_only_rows_of_which_nothing_can_have_been_sent_are_cancelled(ctx, make_outbox_row, outbox_row):

@@ -6,9 +6,9 @@ from hypothesis import strategies as st
 
 from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope, is_valid_envelope
-from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, OUTBOX_ID_UNCLAIMED
+from portal.outbox.ground.queues import build_envelope, is_valid_envelope
+from portal.outbox.ground.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, FAILED, OUTBOX_ID_UNCLAIMED
+from portal.outbox.send.consumer import handle_message
 
 
 def test_invalid_envelopes_are_acknowledged_without_touching_the_database(
@@ -66,7 +66,7 @@ def test_dead_letter_queue_hands_the_row_to_its_final_state(ctx, make_outbox_row
 
 
 def test_exhausted_attempts_go_to_the_dead_letter_queue(ctx, make_outbox_row, provider_model):
-    from portal.outbox.queues import DEAD_LETTER_QUEUE, dead_letter_queue
+    from portal.outbox.ground.queues import DEAD_LETTER_QUEUE, dead_letter_queue
 
     outbox_id = make_outbox_row()
     provider_model.fail_next("http_500")

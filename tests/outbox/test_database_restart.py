@@ -15,9 +15,9 @@ from rq.serializers import JSONSerializer
 from devtools.sqld import SqldServer, copy_data
 from devtools.testing import wait_until
 from portal.core import clock
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope, dead_letter_queue, email_queue
-from portal.outbox.statuses import SENT
+from portal.outbox.ground.queues import build_envelope, dead_letter_queue, email_queue
+from portal.outbox.ground.statuses import SENT
+from portal.outbox.send.consumer import handle_message
 
 EMAILS = 12
 

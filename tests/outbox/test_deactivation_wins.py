@@ -13,12 +13,12 @@ import sqlalchemy as sa
 from devtools.testing import wait_until
 from portal.context import build_context
 from portal.core import clock
-from portal.outbox.batch_seal import seal_batch_request
-from portal.outbox.batches import claim_batch
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope
-from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for
-from portal.outbox.rows import cancel_unsent
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.ground.rows import cancel_unsent
+from portal.outbox.send.batch.claim import claim_batch
+from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.consumer import handle_message
+from portal.outbox.send.rate_limit import PAUSE_KEY, rate_limit_for
 from portal.people.operations import deactivate_colleague
 from tests.outbox.test_batch_delivery import batch_of, batch_requests, campaign_rows, emails_by_row, publish
 
@@ -170,7 +170,7 @@ def test_a_member_asked_to_stop_while_its_sealed_batch_waits_for_a_slot_leaves_u
     """The batch is sealed for its first request, then waits for a slot (the slot comes after the
     seal, so the request follows it at once). A member cancelled during that wait leaves: the
     request is taken back, and the list goes without it under a new key."""
-    from portal.outbox.consumer import use_context
+    from portal.outbox.send.consumer import use_context
 
     long_claims = build_context(settings.with_overrides(outbox_claim_seconds=30))
     use_context(long_claims)

@@ -6,11 +6,11 @@ import sqlalchemy as sa
 
 from devtools.testing import wait_until
 from portal.core import clock
-from portal.outbox import rendering
-from portal.outbox.actions import eligible_actions
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope
-from portal.outbox.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME
+from portal.outbox.ground import rendering
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.ground.statuses import DEAD_LETTER, FAILED, RETRY, SENT, SUPPRESSED, UNKNOWN_OUTCOME
+from portal.outbox.operate.actions import eligible_actions
+from portal.outbox.send.consumer import handle_message
 
 
 def deliver(ctx, outbox_id, attempt=1, now=None):
@@ -50,7 +50,7 @@ def test_lost_response_then_layout_change_replays_the_frozen_payload(
         "render_bodies",
         lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)),
     )
-    monkeypatch.setattr("portal.outbox.families.render_bodies", rendering.render_bodies)
+    monkeypatch.setattr("portal.outbox.ground.families.render_bodies", rendering.render_bodies)
     make_due(outbox_id)
     assert deliver(ctx, outbox_id, attempt=2) == "ack:sent"
 
@@ -234,8 +234,8 @@ def test_a_row_out_of_attempts_records_no_first_attempt(ctx, make_outbox_row, ou
 def test_more_than_one_attachment_is_refused_before_sending(ctx, make_outbox_row, provider_model):
     import pytest
 
-    from portal.outbox.freeze import FreezeError, freeze_or_replay
-    from portal.outbox.rendering import Attachment, RenderedEmail
+    from portal.outbox.ground.rendering import Attachment, RenderedEmail
+    from portal.outbox.send.freeze import FreezeError, freeze_or_replay
 
     two = RenderedEmail("a@b.example", "s", "<p>h</p>", "t", attachments=(Attachment("a", "QQ==", "text/plain"),) * 2)
     with pytest.raises(FreezeError):
@@ -262,8 +262,8 @@ def test_a_row_that_may_have_gone_out_never_settles_as_unsent(
 
 
 def test_a_stale_claim_holder_cannot_release_anothers_claim(ctx, make_outbox_row, outbox_row):
-    from portal.outbox.claims import claim_outbox_row
-    from portal.outbox.rows import mark_retry
+    from portal.outbox.ground.rows import mark_retry
+    from portal.outbox.send.claims import claim_outbox_row
 
     outbox_id = make_outbox_row()
     first = claim_outbox_row(ctx.db, outbox_id, claim_seconds=60, now=clock.utcnow())

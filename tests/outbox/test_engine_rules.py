@@ -11,20 +11,20 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.email_families import FAMILIES
-from portal.outbox.batch_seal import seal_batch_request
-from portal.outbox.batches import claim_batch
-from portal.outbox.consumer import handle_message
-from portal.outbox.freeze import (
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.ground.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
+from portal.outbox.send.batch.claim import claim_batch
+from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.consumer import handle_message
+from portal.outbox.send.freeze import (
     claim_and_freeze,
     freeze_or_replay,
     frozen_messages,
     payload_of,
     validated_by_row,
 )
-from portal.outbox.intents import EmailIntent, add_outbox_rows
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import build_envelope
-from portal.outbox.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
+from portal.outbox.write.intents import EmailIntent, add_outbox_rows
+from portal.outbox.write.publish import publish_outbox_rows
 from tests.outbox.test_batch_delivery import batch_of, campaign_rows, publish
 
 NOTICE = FAMILIES["notice"]

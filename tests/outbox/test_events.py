@@ -9,13 +9,13 @@ import pytest
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.outbox import listing
-from portal.outbox.actions import ELIGIBLE, eligible_actions
-from portal.outbox.consumer import handle_message
-from portal.outbox.events import raw_events, timeline
-from portal.outbox.queues import build_envelope
-from portal.outbox.retention import purge
-from portal.outbox.statuses import ALL
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.ground.statuses import ALL
+from portal.outbox.operate import listing
+from portal.outbox.operate.actions import ELIGIBLE, eligible_actions
+from portal.outbox.operate.events import raw_events, timeline
+from portal.outbox.operate.retention import purge
+from portal.outbox.send.consumer import handle_message
 
 
 def deliver(ctx, outbox_id, attempt=1, now=None):
@@ -55,15 +55,15 @@ def test_a_delivery_leaves_its_whole_history(ctx, make_outbox_row, provider_mode
 
 def test_an_operators_action_is_the_kind_of_its_entry():
     """Every action actions.py stores in a history event has a kind of its own."""
-    from portal.outbox.actions import ACTIONS
-    from portal.outbox.events import BY_OPERATOR, KINDS
+    from portal.outbox.operate.actions import ACTIONS
+    from portal.outbox.operate.events import BY_OPERATOR, KINDS
 
     assert set(BY_OPERATOR) == set(ACTIONS)
     assert set(BY_OPERATOR.values()) <= set(KINDS)
 
 
 def test_a_reason_code_is_read_from_what_last_error_stores():
-    from portal.outbox.events import reason_code
+    from portal.outbox.operate.events import reason_code
 
     assert reason_code("provider_error: 500 application_error") == "provider_error"
     assert reason_code("rate_limited: rate_limit_exceeded") == "rate_limited"
@@ -180,7 +180,7 @@ def test_receipts_and_suppressions_join_the_history(ctx, make_outbox_row, outbox
     import json
     import uuid
 
-    from portal.outbox.receipts import apply_receipt_event
+    from portal.outbox.hear.receipts import apply_receipt_event
     from tests.builders import event
 
     outbox_id = make_outbox_row(recipient="ada@example.com", status="sent", provider_message_id="re_msg_1")
@@ -203,7 +203,7 @@ def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, ma
     import json
     import uuid
 
-    from portal.outbox.receipts import NOT_ELIGIBLE, apply_receipt_event
+    from portal.outbox.hear.receipts import NOT_ELIGIBLE, apply_receipt_event
     from tests.builders import event
 
     failed = make_outbox_row(status="failed", provider_message_id=None)
@@ -220,7 +220,7 @@ def test_a_receipt_its_tag_matched_but_could_not_apply_is_in_the_history(ctx, ma
 
 
 def test_the_receipts_of_a_row_are_read_through_indexes(db):
-    from portal.outbox.events import _RECEIPTS
+    from portal.outbox.operate.events import _RECEIPTS
 
     with db.read() as conn:
         rows = conn.execute(sa.text("EXPLAIN QUERY PLAN " + _RECEIPTS.text), {"id": "row_1", "message_id": "re_1"})

@@ -14,8 +14,8 @@ from devtools.processes import free_port, stop_process
 from devtools.testing import PrivateRedis, wait_until
 from portal.context import build_context
 from portal.core import clock
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.statuses import SENT
+from portal.outbox.ground.statuses import SENT
+from portal.outbox.write.publish import publish_outbox_rows
 from tests.outbox.conftest import ROOT
 
 

@@ -10,12 +10,12 @@ from datetime import timedelta
 import sqlalchemy as sa
 
 from portal.core import clock
-from portal.outbox import batch_composition
-from portal.outbox.batch_seal import seal_batch_request
-from portal.outbox.batches import claim_batch, first_attempt_inputs
-from portal.outbox.claims import claim_outbox_row
-from portal.outbox.freeze import claim_and_freeze, freeze_steps, payload_of
-from portal.outbox.rows import cancel_unsent
+from portal.outbox.ground.rows import cancel_unsent
+from portal.outbox.send.batch.claim import claim_batch, first_attempt_inputs
+from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.claims import claim_outbox_row
+from portal.outbox.send.freeze import claim_and_freeze, freeze_steps, payload_of
+from portal.outbox.write import composition
 from tests.outbox.test_batch_delivery import batch_of, campaign_rows, publish, rows
 from tests.outbox.test_engine_rules import CAMPAIGN, render
 
@@ -109,7 +109,7 @@ class _ComposedMeanwhile:
 
     def read_steps(self, steps):
         found = self.db.read_steps(steps)
-        batch_composition.messages_to_publish(self.db, self.others, {"campaign"}, 100, now=clock.utcnow())
+        composition.messages_to_publish(self.db, self.others, {"campaign"}, 100, now=clock.utcnow())
         return found
 
     def __getattr__(self, name):
@@ -119,7 +119,7 @@ class _ComposedMeanwhile:
 def test_rows_composed_by_another_publication_meanwhile_join_no_second_batch(ctx):
     ids = campaign_rows(ctx, 4)
     db = _ComposedMeanwhile(ctx.db, ids[2:], ctx)
-    carriers = batch_composition.messages_to_publish(db, ids, {"campaign"}, 100, now=clock.utcnow())
+    carriers = composition.messages_to_publish(db, ids, {"campaign"}, 100, now=clock.utcnow())
     with ctx.db.read() as conn:
         batches = conn.execute(sa.text("SELECT id FROM email_batches")).scalars().all()
         members = conn.execute(

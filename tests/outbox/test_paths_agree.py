@@ -13,15 +13,15 @@ import sqlalchemy as sa
 
 from portal.context import build_context
 from portal.core import clock
-from portal.outbox.batch_outcomes import release_batch, settle_batch_unsent
-from portal.outbox.batch_seal import recheck_after_wait, seal_batch_request
-from portal.outbox.batches import claim_batch
-from portal.outbox.claims import CLAIM_LOST
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope
-from portal.outbox.rate_limit import PAUSE_KEY, rate_limit_for
-from portal.outbox.rows import cancel_unsent
-from portal.outbox.statuses import FAILED
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.ground.rows import cancel_unsent
+from portal.outbox.ground.statuses import FAILED
+from portal.outbox.send.batch.claim import claim_batch
+from portal.outbox.send.batch.outcomes import release_batch, settle_batch_unsent
+from portal.outbox.send.batch.seal import recheck_after_wait, seal_batch_request
+from portal.outbox.send.claims import CLAIM_LOST
+from portal.outbox.send.consumer import handle_message
+from portal.outbox.send.rate_limit import PAUSE_KEY, rate_limit_for
 from tests.outbox.test_batch_delivery import (
     BATCH,
     batch_of,

@@ -11,10 +11,10 @@ from portal.core.db import AmbiguousCommitError
 from portal.invitations.emails import INVITATION
 from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
-from portal.outbox.intents import add_outbox_rows
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import email_queue
-from portal.outbox.statuses import ENQUEUED, PENDING, PROCESSING
+from portal.outbox.ground.queues import email_queue
+from portal.outbox.ground.statuses import ENQUEUED, PENDING, PROCESSING
+from portal.outbox.write.intents import add_outbox_rows
+from portal.outbox.write.publish import publish_outbox_rows
 
 
 def intent(n=1, key=None):

@@ -8,10 +8,10 @@ from rq.serializers import JSONSerializer
 
 from devtools.testing import wait_until
 from portal.core import clock
-from portal.outbox.consumer import handle_message
-from portal.outbox.queues import build_envelope, dead_letter_queue
-from portal.outbox.rate_limit import PAUSE_KEY, SLOT_MARGIN_SECONDS, ProviderRateLimit, rate_limit_for, stopping
-from portal.outbox.statuses import RETRY, SENT
+from portal.outbox.ground.queues import build_envelope, dead_letter_queue
+from portal.outbox.ground.statuses import RETRY, SENT
+from portal.outbox.send.consumer import handle_message
+from portal.outbox.send.rate_limit import PAUSE_KEY, SLOT_MARGIN_SECONDS, ProviderRateLimit, rate_limit_for, stopping
 
 
 def test_three_workers_share_the_limit_and_draw_no_429(ctx, make_outbox_row, outbox_rows, workers, provider_model):

@@ -12,18 +12,18 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.periods import report_timezone
-from portal.outbox.handles import PortalContext
-from portal.outbox.provider import ResendProvider
-from portal.outbox.rate_limit import PAUSE_KEY
-from portal.outbox.receipt_lookup import (
+from portal.outbox.ground.handles import PortalContext
+from portal.outbox.ground.provider import ResendProvider
+from portal.outbox.ground.statuses import BOUNCED, COMPLAINED, DELIVERED, SENT
+from portal.outbox.hear.receipt_lookup import (
     HOURLY_BUDGET_SPENT,
     PROVIDER_UNREACHABLE,
     SENDING_FIRST,
     look_up_missing_receipts,
 )
-from portal.outbox.receipts import apply_receipt_event
-from portal.outbox.reconciliation import reconcile
-from portal.outbox.statuses import BOUNCED, COMPLAINED, DELIVERED, SENT
+from portal.outbox.hear.receipts import apply_receipt_event
+from portal.outbox.hear.reconciliation import reconcile
+from portal.outbox.send.rate_limit import PAUSE_KEY
 from tests.builders import event
 
 

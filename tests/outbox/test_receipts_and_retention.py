@@ -12,9 +12,9 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.settings import ConfigError, Settings
-from portal.outbox.receipts import apply_receipt_event
-from portal.outbox.retention import purge, retention_glance
-from portal.outbox.statuses import DELIVERED, ENQUEUED, FAILED, SENT, SUPPRESSED
+from portal.outbox.ground.statuses import DELIVERED, ENQUEUED, FAILED, SENT, SUPPRESSED
+from portal.outbox.hear.receipts import apply_receipt_event
+from portal.outbox.operate.retention import purge, retention_glance
 from tests.builders import event
 
 

@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from devtools.processes import stop_process
 from portal.core import clock, schema
 from portal.core.db import Database
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import build_envelope
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.write.publish import publish_outbox_rows
 
 # The previous release's insert (before migration 0022): it does not know the provider_key column.
 PREVIOUS_RELEASE_INSERT = sa.text(
@@ -99,7 +99,7 @@ import sys
 sys.path.insert(0, {root!r})
 import dataclasses
 import sqlalchemy as sa
-from portal.outbox import single
+from portal.outbox.send import single
 {key_function}
 claim_and_freeze = single.claim_and_freeze
 
@@ -167,7 +167,7 @@ def test_a_lost_answer_to_the_previous_release_is_retried_by_this_one_under_the_
 def test_a_retry_reads_the_stored_key_even_when_what_keys_are_made_of_changed(ctx, make_outbox_row, provider_model):
     """The install's identity changes between two attempts (a restore, a rename of the environment's
     database): a key made again would be new, and the provider would send a second email."""
-    from portal.outbox.consumer import handle_message
+    from portal.outbox.send.consumer import handle_message
 
     outbox_id = make_outbox_row(publish=True)
     provider_model.fail_next("drop_after_accept")

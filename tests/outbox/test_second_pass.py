@@ -9,13 +9,21 @@ import sqlalchemy as sa
 
 from devtools.testing import wait_until
 from portal.core import clock
-from portal.outbox.actions import eligible_actions
-from portal.outbox.claims import claim_outbox_row
-from portal.outbox.consumer import handle_message
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import build_envelope
-from portal.outbox.relay import RELAY_QUERY, relay_pass
-from portal.outbox.statuses import DEAD_LETTER, DELIVERED, DELIVERY_EXHAUSTED, FAILED, RETRY, SENT, UNKNOWN_OUTCOME
+from portal.outbox.ground.queues import build_envelope
+from portal.outbox.ground.statuses import (
+    DEAD_LETTER,
+    DELIVERED,
+    DELIVERY_EXHAUSTED,
+    FAILED,
+    RETRY,
+    SENT,
+    UNKNOWN_OUTCOME,
+)
+from portal.outbox.operate.actions import eligible_actions
+from portal.outbox.send.claims import claim_outbox_row
+from portal.outbox.send.consumer import handle_message
+from portal.outbox.write.publish import publish_outbox_rows
+from portal.outbox.write.relay import RELAY_QUERY, relay_pass
 
 
 def deliver(ctx, outbox_id, attempt=1, now=None):
@@ -95,7 +103,7 @@ def test_the_dead_letter_queue_treats_an_attempt_in_flight_as_unknown(ctx, make_
 
 
 def test_a_receipt_proving_delivery_wins_over_a_dead_letter(ctx, make_outbox_row, outbox_row):
-    from portal.outbox.receipts import apply_receipt_event
+    from portal.outbox.hear.receipts import apply_receipt_event
     from tests.builders import event
 
     outbox_id = make_outbox_row(status=DEAD_LETTER, provider_message_id=None, last_error=DELIVERY_EXHAUSTED)
@@ -239,7 +247,7 @@ def test_a_reset_database_never_meets_the_keys_of_the_old_one(
     try:
         from portal.email_families import FAMILIES
         from portal.outbox import EmailIntent
-        from portal.outbox.intents import add_outbox_rows
+        from portal.outbox.write.intents import add_outbox_rows
 
         intent = EmailIntent(FAMILIES["notice"], "x@example.org", "invitation:1:send:1", {"subject": "S", "body": "B"})
         with other.db.write() as conn:

@@ -8,10 +8,10 @@ import sys
 from rq.utils import import_attribute
 
 from portal.core import clock
-from portal.outbox.claims import claim_outbox_row
-from portal.outbox.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
-from portal.outbox.relay import rows_to_publish
-from portal.outbox.statuses import ALL, SETTLED, UNSETTLED
+from portal.outbox.ground.statuses import ALL, SETTLED, UNSETTLED
+from portal.outbox.send.claims import claim_outbox_row
+from portal.outbox.write.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION
+from portal.outbox.write.relay import rows_to_publish
 from tests.test_floors import AREAS
 
 
@@ -80,7 +80,7 @@ print("\\n".join(sorted(sys.modules)))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     loaded = set(result.stdout.split())
-    assert "portal.outbox.worker" in loaded and "portal.outbox.receipts" in loaded, "every module was imported"
+    assert "portal.outbox.worker" in loaded and "portal.outbox.hear.receipts" in loaded, "every module was imported"
     forbidden = {"flask", "portal.web", "portal.context", "portal.email_families"} | {
         f"portal.{area}" for area in AREAS
     }
@@ -112,7 +112,11 @@ print("\\n".join(sorted(sys.modules)))
 
 
 # Every statement that changes a table stands in that table's statement book, and nowhere else.
-BOOKS = {"email_outbox": "rows.py", "email_batches": "batch_rows.py", "email_batch_requests": "batch_rows.py"}
+BOOKS = {
+    "email_outbox": "ground/rows.py",
+    "email_batches": "ground/batch_rows.py",
+    "email_batch_requests": "ground/batch_rows.py",
+}
 CHANGES = re.compile(r"\b(?:UPDATE|INSERT(?:\s+OR\s+\w+)?\s+INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+\"?(\w+)\b", re.I)
 
 

@@ -12,13 +12,13 @@ import rq
 
 from devtools.testing import redis_dump, wait_until
 from portal.core import clock
-from portal.outbox.consumer import handle_message
-from portal.outbox.periodic import run_once_with_lock
-from portal.outbox.publish import publish_outbox_rows
-from portal.outbox.queues import build_envelope, email_queue
-from portal.outbox.relay import relay_pass, relay_task
-from portal.outbox.retention import purge_task
-from portal.outbox.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
+from portal.outbox.ground.periodic import run_once_with_lock
+from portal.outbox.ground.queues import build_envelope, email_queue
+from portal.outbox.ground.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, SENT
+from portal.outbox.operate.retention import purge_task
+from portal.outbox.send.consumer import handle_message
+from portal.outbox.write.publish import publish_outbox_rows
+from portal.outbox.write.relay import relay_pass, relay_task
 
 
 def test_the_worker_listens_on_every_queue_the_engine_puts_jobs_on(ctx, make_outbox_row, workers, provider_model):
@@ -90,7 +90,7 @@ def test_the_same_envelope_many_times_to_several_workers_sends_once(
     provider_model.fail_next("slow_accept", delay=0.5)  # keep the first send in flight while others arrive
     queue = email_queue(ctx.redis)
     for _ in range(30):
-        queue.enqueue("portal.outbox.consumer.deliver_outbox_message", build_envelope(outbox_id))
+        queue.enqueue("portal.outbox.send.consumer.deliver_outbox_message", build_envelope(outbox_id))
     processes = [workers(burst=True) for _ in range(3)]
     for process in processes:
         process.communicate(timeout=60)

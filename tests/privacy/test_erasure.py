@@ -25,7 +25,7 @@ from portal.demo.operations import request_demo
 from portal.invitations import tokens as invitation_tokens
 from portal.invitations.operations import accept_invitation, invite_colleagues
 from portal.invitations.tokens import token_hash
-from portal.outbox.receipts import apply_receipt_event
+from portal.outbox.hear.receipts import apply_receipt_event
 from tests.attendance.conftest import sign
 from tests.builders import event
 from tests.pages import csrf_from

@@ -4,8 +4,8 @@ that replays byte-identical after a template change."""
 import base64
 
 from portal.core.clock import parse, utcnow
-from portal.outbox import rendering
-from portal.outbox.statuses import RETRY, SENT
+from portal.outbox.ground import rendering
+from portal.outbox.ground.statuses import RETRY, SENT
 from portal.report_emails.operations import run_due
 from tests.reports.conftest import utc
 
@@ -45,7 +45,7 @@ def test_frozen_report_email_with_its_pdf_replays_byte_identical_after_a_templat
     # A deploy changes the email layout (and every PDF would now be drawn anew) before the retry.
     original = rendering.render_bodies
     monkeypatch.setattr(
-        "portal.outbox.families.render_bodies",
+        "portal.outbox.ground.families.render_bodies",
         lambda template, context: tuple(b.replace("TEEI", "NEW-LAYOUT") for b in original(template, context)),
     )
     make_due(row["id"])

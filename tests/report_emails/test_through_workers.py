@@ -4,7 +4,7 @@ and never sent. Here both go through real `python worker.py` processes and the p
 import re
 from collections import Counter
 
-from portal.outbox.statuses import ENQUEUED, SENT
+from portal.outbox.ground.statuses import ENQUEUED, SENT
 
 
 def test_each_test_send_and_backfill_is_accepted_exactly_once(

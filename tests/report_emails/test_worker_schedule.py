@@ -10,8 +10,8 @@ from devtools.processes import stop_process
 from devtools.testing import process_env, wait_until
 from portal.core import clock
 from portal.core.settings import ConfigError, Settings
-from portal.outbox.periodic import run_once_with_lock
-from portal.outbox.statuses import SENT
+from portal.outbox.ground.periodic import run_once_with_lock
+from portal.outbox.ground.statuses import SENT
 from portal.report_emails.operations import schedule_task
 from tests.report_emails.conftest import ROOT
 

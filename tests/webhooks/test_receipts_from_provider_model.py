@@ -10,9 +10,9 @@ import sqlalchemy as sa
 
 from devtools.provider_model import ProviderModel
 from portal.core import clock
-from portal.outbox.reads import receipt_counts
-from portal.outbox.rows import mark_sent
-from portal.outbox.statuses import BOUNCED, COMPLAINED, DEAD_LETTER, DELIVERED, PROCESSING, UNKNOWN_OUTCOME
+from portal.outbox.ground.rows import mark_sent
+from portal.outbox.ground.statuses import BOUNCED, COMPLAINED, DEAD_LETTER, DELIVERED, PROCESSING, UNKNOWN_OUTCOME
+from portal.outbox.operate.reads import receipt_counts
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def test_a_receipt_the_database_cannot_take_is_503_and_its_redelivery_applies(po
 
 
 def test_an_exception_while_applying_is_503_not_500(post_receipt, make_outbox_row, count, monkeypatch):
-    from portal.outbox import receipts
+    from portal.outbox.hear import receipts
 
     make_outbox_row(status="sent", provider_message_id="re_msg_1")
     monkeypatch.setattr(receipts, "_mark_processed", lambda *args, **kwargs: 1 / 0)
@@ -251,7 +251,7 @@ def test_fuzzed_unsigned_requests_are_refused_and_write_nothing(client, count, b
 
 @pytest.fixture
 def rows_the_fuzz_can_hit(make_outbox_row):
-    from portal.outbox.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
+    from portal.outbox.ground.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
 
     make_outbox_row(status="sent", provider_message_id="re_msg_1")
     make_outbox_row(id="inv_1", provider_message_id=None, status=DEAD_LETTER, last_error=UNKNOWN_OUTCOME)

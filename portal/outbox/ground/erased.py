@@ -1,0 +1,38 @@
+"""An erased address on the suppression list: it survives as a keyed hash, so a bounce or a
+complaint still holds after an erasure, and an email written to the address again restores it
+under the address itself, in the same write (intents.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+import sqlalchemy as sa
+
+from portal.core.driver import Statement
+from portal.core.text import normalise_email
+
+ERASED_PREFIX = "erased:"
+
+# A hashed entry comes back as a plain one when its address is written again (see the docstring).
+RESTORE_SUPPRESSIONS = Statement(
+    """
+    INSERT OR IGNORE INTO email_suppressions (email, reason, source, created_at)
+    SELECT json_each.value ->> '$[0]', s.reason, s.source, s.created_at
+    FROM json_each(:pairs) JOIN email_suppressions s ON s.email = json_each.value ->> '$[1]'
+    """
+)
+
+
+def address_hash(address: str, secret_key: str) -> str:
+    """The keyed hash an erased address survives as on the suppression list."""
+    digest = hmac.new(secret_key.encode(), normalise_email(address).encode(), hashlib.sha256).hexdigest()
+    return ERASED_PREFIX + digest
+
+
+def restore_erased_suppressions(conn: sa.Connection, recipients: list[str], secret_key: str) -> None:
+    """Before emails to `recipients` are written: an erased address that was suppressed is again."""
+    pairs = json.dumps([[recipient, address_hash(recipient, secret_key)] for recipient in set(recipients)])
+    RESTORE_SUPPRESSIONS(conn, {"pairs": pairs})

@@ -1,0 +1,184 @@
+"""Applying a provider receipt to the outbox, once, in one transaction.
+
+The webhook verifies the signature and hands the raw event to `apply_receipt_event`: read it,
+then apply it. `apply_receipt` moves the outbox row, suppresses a bounced or complained address
+and, last, records the receipt as processed with its outcome (INSERT ... ON CONFLICT
+(provider_event_id) DO UPDATE ... WHERE processed_at IS NULL), all in one `db.write()`. Every
+statement before that record carries the guard "no processed receipt with this event ID"
+(rows.RECEIPT_UNPROCESSED), and the record changes nothing for a receipt processed before, so a
+redelivered receipt whose first delivery committed changes nothing and is answered as a
+duplicate, and one whose first delivery rolled back applies once. The common receipt (a
+delivery report for a row we sent) costs two statements: the guarded UPDATE, and the record.
+
+Which status may replace which:
+
+    sent < delivered < bounced = complained
+
+A row moves only when the event is not older than its last_event_at (by julianday) and its status
+ranks at least as high as the row's: newer or equally new, and never back to an earlier status.
+A bounce and a complaint are both the last word on an email and both stop mail to the address, so
+neither outranks the other and time decides between them. Two contradictory receipts where the
+higher-ranked one is older (a bounce dated before a delivery) leave the row at whichever arrived
+first; both receipts are kept, with their outcome, for a person to read.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.driver import Statement
+from portal.outbox.ground import metrics
+from portal.outbox.ground.rows import advance_on_receipt, settle_from_receipt_tag
+from portal.outbox.ground.statuses import (
+    BOUNCED,
+    COMPLAINED,
+    DELIVERED,
+    FAILED,
+    RECEIPT_RANK,
+    RECEIPT_STATUSES,
+    SENT,
+    SUPPRESSED,
+)
+from portal.outbox.hear.receipt_events import MalformedReceipt, Receipt, parse_receipt
+from portal.outbox.hear.suppressions import suppress_from_receipt
+
+# Event type -> the outbox status it reports (None: recorded, but says nothing about status).
+EVENT_STATUS = {
+    "email.sent": SENT,
+    "email.delivered": DELIVERED,
+    "email.delivery_delayed": None,
+    "email.bounced": BOUNCED,
+    "email.complained": COMPLAINED,
+    # As Resend documents them: the provider could not send the email (email.failed), or did not
+    # because the address is on its own suppression list (email.suppressed). Nothing went out.
+    "email.failed": FAILED,
+    "email.suppressed": SUPPRESSED,
+}
+SUPPRESSING_EVENTS = {
+    "email.bounced": "bounced (permanent)",
+    "email.complained": "complained",
+    "email.suppressed": "suppressed by the provider",
+}
+
+# What happened to a receipt: the `outcome` column, and the webhook's answer.
+APPLIED = "applied"  # the outbox row moved (or was settled through its outbox_id tag)
+STALE = "stale"  # our row, but older or lower-ranked than its state: nothing moved
+NOT_ELIGIBLE = "not_eligible"  # our row, in a state no receipt may change (e.g. failed)
+NO_STATUS_CHANGE = "no_status_change"  # our row; the event carries no status (email.delivery_delayed)
+UNMATCHED = "unmatched"  # our environment, but no outbox row of ours: stored, ignored
+OTHER_ENVIRONMENT = "other_environment"  # another environment's mail: counted, not applied, no payload kept
+IGNORED_TYPE = "ignored_type"  # an event type we do not act on (opened, clicked, contact.*)
+UNDATED = "undated"  # no usable created_at: it cannot be ordered, so it is not applied
+DUPLICATE = "duplicate"  # answer only: this event was processed before
+OUTCOMES = (APPLIED, STALE, NOT_ELIGIBLE, NO_STATUS_CHANGE, UNMATCHED, OTHER_ENVIRONMENT, IGNORED_TYPE, UNDATED)
+
+assert {status for status in EVENT_STATUS.values() if status} == set(RECEIPT_RANK)
+
+# Only the fields the portal reads are kept (Receipt.kept_fields), and none for an event type we
+# ignore or another environment's mail; retention.py deletes them after RECEIPT_RETENTION_DAYS.
+# The receipt is stored already processed, the transaction's last statement; a row stored
+# unprocessed (by an older version that stored first) is completed, never one processed before.
+# The receipts face: what the webhook area uses (portal.outbox.FACES).
+__all__ = ["DUPLICATE", "OUTCOMES", "MalformedReceipt", "apply_receipt_event"]
+
+_RECORD_RECEIPT = Statement(
+    """
+    INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
+                                environment, payload, received_at, processed_at, outcome, outbox_id, source)
+    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now, :now, :outcome, :outbox_id,
+            :source)
+    ON CONFLICT (provider_event_id) DO UPDATE
+    SET processed_at = excluded.processed_at, outcome = excluded.outcome, outbox_id = excluded.outbox_id
+    WHERE email_receipts.processed_at IS NULL
+    """
+)
+_FIND_BY_MESSAGE_ID = Statement("SELECT id, status FROM email_outbox WHERE provider_message_id = :email_id")
+_FIND_BY_ID = Statement("SELECT id FROM email_outbox WHERE id = :outbox_id")
+
+
+def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str, now: datetime) -> str:
+    """A verified receipt as the webhook received it at `now`; raises MalformedReceipt (400); returns the outcome."""
+    return apply_receipt(db, parse_receipt(event_id, body), environment=environment, now=now)
+
+
+def apply_receipt(db: Database, receipt: Receipt, *, environment: str, now: datetime) -> str:
+    ours = receipt.environment == environment
+    params = {
+        "event_id": receipt.event_id,
+        "now": clock.iso(now),
+        "email_id": receipt.email_id,
+        "event_at": receipt.event_at,
+    }
+    with db.write() as conn:
+        outbox_id = None
+        if receipt.type not in EVENT_STATUS:
+            outcome = IGNORED_TYPE
+        elif not ours:
+            outcome = OTHER_ENVIRONMENT
+        elif receipt.event_at is None:
+            # It cannot be ordered against the row's other receipts, so the row does not move;
+            # but a bounce or complaint is a fact about the address whenever it happened.
+            outcome, outbox_id = UNDATED, _FIND_BY_MESSAGE_ID(conn, params).scalar()
+            if outbox_id is not None:
+                _suppress_recipient(conn, receipt, params)
+        else:
+            outcome, outbox_id = _apply_to_outbox(conn, receipt, params)
+            if outbox_id is not None:
+                _suppress_recipient(conn, receipt, params)
+        if not _mark_processed(conn, receipt, outcome, outbox_id, params, keep=ours and receipt.type in EVENT_STATUS):
+            return DUPLICATE
+    metrics.receipt_processed(receipt.type, outcome)
+    return outcome
+
+
+def _apply_to_outbox(conn, receipt: Receipt, params: dict) -> tuple[str, str | None]:
+    """Move the matched row; return the outcome and the row's ID (None: not one of ours)."""
+    status = EVENT_STATUS[receipt.type]
+    if receipt.email_id is None:
+        return UNMATCHED, None
+    if status is not None:
+        # The common case first, in one statement: our row, and the receipt moves it.
+        moved = advance_on_receipt(conn, params, status)
+        if moved is not None:
+            return APPLIED, moved
+    matched = _FIND_BY_MESSAGE_ID(conn, params).first()
+    if matched is not None:
+        if matched.status not in RECEIPT_STATUSES:
+            return NOT_ELIGIBLE, matched.id
+        return (STALE if status is not None else NO_STATUS_CHANGE), matched.id
+    if receipt.outbox_id is not None:
+        tagged = _FIND_BY_ID(conn, {"outbox_id": receipt.outbox_id}).scalar()
+        if tagged is not None:
+            # The provider accepted this row's email, though we never recorded its answer.
+            settled = settle_from_receipt_tag(conn, params, tagged, status or SENT)
+            return (APPLIED if settled else NOT_ELIGIBLE), tagged
+    return UNMATCHED, None
+
+
+def _suppress_recipient(conn, receipt: Receipt, params: dict) -> None:
+    """A permanent (or untyped) bounce, or a complaint, puts the address on the suppression list.
+
+    It applies whether or not the row's status moved: an old bounce is still a fact about the address.
+    """
+    reason = SUPPRESSING_EVENTS.get(receipt.type)
+    if reason is None or receipt.recipient is None:
+        return
+    if receipt.type == "email.bounced" and (receipt.bounce_type or "permanent").lower() != "permanent":
+        return
+    suppress_from_receipt(conn, params, email=receipt.recipient, reason=reason)
+
+
+def _mark_processed(conn, receipt: Receipt, outcome: str, outbox_id: str | None, params: dict, *, keep: bool) -> bool:
+    """The last statement of the transaction; False when this receipt was processed before."""
+    values = {
+        **params,
+        "type": receipt.type,
+        "environment": receipt.environment,
+        "payload": receipt.kept_fields if keep else None,
+        "outcome": outcome,
+        "outbox_id": outbox_id,
+        "source": receipt.source,
+    }
+    return _RECORD_RECEIPT(conn, values).rowcount == 1

@@ -1,0 +1,166 @@
+"""The suppression list: addresses the portal must not email, and who put them there.
+
+Each change and its audit row commit in one transaction. An admin changes the list by hand, with
+a reason that is kept; a bounce or complaint receipt adds to it in the receipt's own transaction
+(`suppress_from_receipt`, source 'webhook'). The send path reads the list in the claim itself
+(claims.py: the claim reads it in its own transaction), so a suppressed address is never sent to.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from portal.core import clock
+from portal.core.db import Database
+from portal.core.driver import Statement
+from portal.core.text import normalise_email
+from portal.outbox.ground.rows import RECEIPT_UNPROCESSED
+
+LIST_LIMIT = 200
+SOURCE_ADMIN = "admin"
+SOURCE_WEBHOOK = "webhook"
+ADD, REMOVE = "add", "remove"
+
+
+class SuppressionError(ValueError):
+    """A change that cannot be made; the message is safe to show."""
+
+
+def list_suppressions(
+    db: Database, search: str | None = None, limit: int = LIST_LIMIT, offset: int = 0
+) -> tuple[list[dict], int]:
+    """Suppressed addresses, newest first, whose address contains `search` (from `offset` on); and how many match."""
+    needle = normalise_email(search or "")
+    # instr() rather than LIKE: a search for "a_b" or "50%" means those characters.
+    where = "WHERE instr(email, :needle) > 0" if needle else ""
+    with db.read() as conn:
+        total = conn.execute(sa.text(f"SELECT COUNT(*) FROM email_suppressions {where}"), {"needle": needle}).scalar()
+        rows = (
+            conn.execute(
+                sa.text(
+                    f"""
+                SELECT email, reason, source, created_at FROM email_suppressions {where}
+                ORDER BY created_at DESC, email LIMIT :limit OFFSET :offset
+                """
+                ),
+                {"needle": needle, "limit": limit, "offset": offset},
+            )
+            .mappings()
+            .all()
+        )
+    return [dict(row) for row in rows], total
+
+
+def is_suppressed(db: Database, email: str) -> bool:
+    with db.read() as conn:
+        return (
+            conn.execute(
+                sa.text("SELECT 1 FROM email_suppressions WHERE email = :email"), {"email": normalise_email(email)}
+            ).first()
+            is not None
+        )
+
+
+def history(db: Database, email: str | None = None, limit: int = 20) -> list[dict]:
+    """Audit rows, newest first, with the acting admin's address (or none, for the webhook)."""
+    where = "WHERE e.email = :email" if email else ""
+    with db.read() as conn:
+        rows = (
+            conn.execute(
+                sa.text(
+                    f"""
+                SELECT e.email, e.action, e.reason, e.source, e.created_at, u.email AS actor_email
+                FROM email_suppression_events e LEFT JOIN users u ON u.id = e.actor_user_id
+                {where} ORDER BY e.created_at DESC, e.id DESC LIMIT :limit
+                """
+                ),
+                {"email": normalise_email(email or ""), "limit": limit},
+            )
+            .mappings()
+            .all()
+        )
+    return [dict(row) for row in rows]
+
+
+def add_suppression(db: Database, *, email: str, reason: str, actor_user_id: int, now: datetime) -> None:
+    email, reason = normalise_email(email), reason.strip()
+    _check(email, reason)
+    at = clock.iso(now)
+    with db.write() as conn:
+        added = conn.execute(
+            sa.text(
+                """
+                INSERT INTO email_suppressions (email, reason, source, created_at)
+                VALUES (:email, :reason, :source, :now) ON CONFLICT (email) DO NOTHING
+                """
+            ),
+            {"email": email, "reason": reason, "source": SOURCE_ADMIN, "now": at},
+        ).rowcount
+        if not added:
+            raise SuppressionError("That address is already on the suppression list.")
+        _audit(conn, email, ADD, reason, actor_user_id, at)
+
+
+def remove_suppression(db: Database, *, email: str, reason: str, actor_user_id: int, now: datetime) -> None:
+    email, reason = normalise_email(email), reason.strip()
+    _check(email, reason)
+    at = clock.iso(now)
+    with db.write() as conn:
+        removed = conn.execute(
+            sa.text("DELETE FROM email_suppressions WHERE email = :email"), {"email": email}
+        ).rowcount
+        if not removed:
+            raise SuppressionError("That address is not on the suppression list.")
+        _audit(conn, email, REMOVE, reason, actor_user_id, at)
+
+
+def _check(email: str, reason: str) -> None:
+    # The form validates first; this keeps the domain rule true for any caller.
+    if "@" not in email or len(email) > 254:
+        raise SuppressionError("Enter a valid email address.")
+    if not reason:
+        raise SuppressionError("Give a reason; it is kept with the change.")
+
+
+def _audit(conn, email: str, action: str, reason: str, actor_user_id: int, now: str) -> None:
+    conn.execute(
+        sa.text(
+            """
+            INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, created_at)
+            VALUES (:email, :action, :reason, :actor, :source, :now)
+            """
+        ),
+        {
+            "email": email,
+            "action": action,
+            "reason": reason,
+            "actor": actor_user_id,
+            "source": SOURCE_ADMIN,
+            "now": now,
+        },
+    )
+
+
+# WHERE is required before ON CONFLICT after a SELECT (SQLite's parsing rule), and is the guard.
+_SUPPRESS_FROM_RECEIPT = Statement(
+    f"""
+    INSERT INTO email_suppressions (email, reason, source, created_at)
+    SELECT :email, :reason, '{SOURCE_WEBHOOK}', :now WHERE {RECEIPT_UNPROCESSED}
+    ON CONFLICT (email) DO NOTHING
+    """
+)
+_AUDIT_FROM_RECEIPT = Statement(
+    f"""
+    INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, created_at)
+    SELECT :email, '{ADD}', :reason, NULL, '{SOURCE_WEBHOOK}', :now WHERE {RECEIPT_UNPROCESSED}
+    """
+)
+
+
+def suppress_from_receipt(conn, params: dict, *, email: str, reason: str) -> None:
+    """Inside a receipt's transaction: add the address (once) and its audit row."""
+    values = {**params, "email": email, "reason": reason}
+    if _SUPPRESS_FROM_RECEIPT(conn, values).rowcount:
+        _AUDIT_FROM_RECEIPT(conn, values)

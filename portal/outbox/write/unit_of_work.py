@@ -1,0 +1,169 @@
+"""The one way an area writes rows that send email: one transaction, then publication.
+
+    with write_then_publish(ctx, now=now) as work:
+        ... write the domain rows on work.conn ...
+        work.add(intent)
+    return Result(..., queued=work.queued)
+
+The block is a single `db.write()`: the domain rows, their outbox rows and the batches those rows
+ride in (composition.compose_steps) commit together or not at all. Only after the commit
+are the new rows published to the queue, with one message per batch, and their publication is
+marked in one more write; a block that raises publishes nothing. A block that returns early (a
+replay that writes nothing) still commits. `now` is the caller's moment (its request's, its
+pass's): the rows are created and published at it.
+
+A write whose statements are all known before the first runs can be given whole instead
+(`write_steps_then_publish`): on a libSQL server the domain rows, the outbox rows, their batches
+and the reads the caller asks for are one request, where a `db.write()` costs one per statement.
+
+If publication fails after the commit, the rows stay `pending` with the reason and the relay
+publishes them, in the batches the write composed; the caller's request still succeeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from portal.core.driver import DriverResult, Statement
+from portal.core.settings import Settings
+from portal.outbox.ground.families import FamilyRegistry
+from portal.outbox.write.composition import carried_step, carriers, compose_steps
+from portal.outbox.write.intents import EmailIntent, WrittenWith, add_outbox_rows, outbox_row_steps
+from portal.outbox.write.publish import PublishResult, publish_outbox_rows
+
+
+class EmailWork:
+    """The open transaction of a `write_then_publish` block and the emails added in it."""
+
+    def __init__(self, conn: sa.Connection, settings: Settings, now: datetime):
+        self.conn = conn
+        self.settings = settings
+        self.now = now
+        self.outbox_ids: list[str] = []
+        self.carriers: list[str] | None = None  # the messages to publish, once composed
+        self.publication: PublishResult | None = None
+        self._families: dict[str, str] = {}
+
+    def add(self, *intents: EmailIntent) -> list[str]:
+        """Add intents in this transaction; returns their outbox IDs (a replayed key keeps its row)."""
+        ids = add_outbox_rows(self.conn, list(intents), self.settings, now=self.now)
+        self.outbox_ids.extend(ids)
+        self._families.update(zip(ids, (intent.family.name for intent in intents), strict=True))
+        return ids
+
+    def compose(self, families: FamilyRegistry) -> None:
+        """Compose the added rows into batches, in this transaction (the block's last statements).
+
+        Rows a block names in `outbox_ids` itself (the console's retry of committed rows) were
+        written before: publication composes those as it composes the relay's."""
+        added = [outbox_id for outbox_id in self.outbox_ids if outbox_id in self._families]
+        rows = [(outbox_id, self._families[outbox_id], self.settings.portal_env) for outbox_id in added]
+        steps = compose_steps(rows, families.batchable_names(), self.settings.outbox_batch_size, now=self.now)
+        batch_of: dict[str, str | None] = dict.fromkeys(added)
+        written = [statement(self.conn, values) for statement, values in steps]
+        if written and written[0].rowcount:  # batches were written: which rows joined which
+            statement, values = carried_step(added)
+            batch_of.update({row.id: row.batch_id for row in statement(self.conn, values).all()})
+        self.carriers = carriers(self.outbox_ids, batch_of) if len(added) == len(self.outbox_ids) else None
+
+    @property
+    def queued(self) -> bool:
+        """False when the emails are committed but wait for the relay (Redis did not take them)."""
+        return self.publication is None or self.publication.queued
+
+
+@contextmanager
+def write_then_publish(handles, *, now: datetime, request_id: str | None = None) -> Iterator[EmailWork]:
+    """`handles` has `db`, `redis`, `settings` and `families` (a PortalContext)."""
+    with handles.db.write() as conn:
+        work = EmailWork(conn, handles.settings, now)
+        yield work
+        work.compose(handles.families)
+    work.publication = _publish(handles, work.outbox_ids, work.carriers, request_id, now)
+
+
+class WriteSteps:
+    """The named steps of a write given whole: `steps.add("opened", statement, values)`, then
+    `written["opened"].rowcount` or `.all()` once it ran."""
+
+    def __init__(self):
+        self.steps: list[tuple[Statement, Mapping]] = []
+        self.names: list[str] = []
+
+    def add(self, name: str, statement: Statement, values: Mapping) -> None:
+        if name in self.names:
+            raise ValueError(f"a step named {name!r} is already in this write")
+        self.names.append(name)
+        self.steps.append((statement, values))
+
+
+class WrittenSteps:
+    """What `write_steps_then_publish` wrote: each named step's result, the outbox rows that are
+    there (in the order of the intents) and their publication."""
+
+    def __init__(self, results: dict[str, DriverResult], outbox_ids: list[str], publication: PublishResult | None):
+        self.results = results
+        self.outbox_ids = outbox_ids
+        self.publication = publication
+
+    def __getitem__(self, name: str) -> DriverResult:
+        return self.results[name]
+
+    @property
+    def queued(self) -> bool:
+        """False when the emails are committed but wait for the relay (Redis did not take them)."""
+        return self.publication is None or self.publication.queued
+
+
+def write_steps_then_publish(
+    handles,
+    steps: WriteSteps,
+    intents: list[EmailIntent],
+    *,
+    now: datetime,
+    written_with: WrittenWith | None = None,
+    reads: WriteSteps | None = None,
+    request_id: str | None = None,
+) -> WrittenSteps:
+    """One write given whole (Database.write_steps): the caller's `steps`, then the `intents`' rows
+    (with `written_with`, only those whose domain row the steps wrote: intents.WrittenWith), the
+    batches they ride in, and the caller's `reads`, which see the write; published after the commit.
+
+    The same promises as `write_then_publish`: all of it commits or none, a busy lock is waited for
+    before anything ran, and an answer lost after the commit was asked is an AmbiguousCommitError,
+    never sent again."""
+    reads = reads or WriteSteps()
+    email_steps, candidates = outbox_row_steps(intents, handles.settings, now=now, written_with=written_with)
+    environment = handles.settings.portal_env
+    composition = compose_steps(
+        [(outbox_id, intent.family.name, environment) for outbox_id, intent in zip(candidates, intents, strict=True)],
+        handles.families.batchable_names(),
+        handles.settings.outbox_batch_size,
+        now=now,
+    )
+    results = handles.db.write_steps([*steps.steps, *email_steps, *composition, carried_step(candidates), *reads.steps])
+    carried = results[len(steps.steps) + len(email_steps) + len(composition)]
+    batch_of = {row.id: row.batch_id for row in carried.all()}
+    named = dict(zip(steps.names, results[: len(steps.steps)], strict=True))
+    named.update(zip(reads.names, results[len(results) - len(reads.steps) :], strict=True))
+    outbox_ids = [outbox_id for outbox_id in candidates if outbox_id in batch_of]
+    publication = _publish(handles, outbox_ids, carriers(candidates, batch_of), request_id, now)
+    return WrittenSteps(named, outbox_ids, publication)
+
+
+def _publish(handles, outbox_ids: list[str], carried_by: list[str] | None, request_id: str | None, now: datetime):
+    return publish_outbox_rows(
+        handles.db,
+        handles.redis,
+        outbox_ids,
+        request_id,
+        handles.settings.outbox_job_timeout_seconds,
+        families=handles.families,
+        batch_size=handles.settings.outbox_batch_size,
+        carriers=carried_by,
+        now=now,
+    )
