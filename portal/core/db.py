@@ -37,6 +37,7 @@ from portal.core import hrana
 from portal.core.driver import (
     DriverResult,
     Statement,
+    Steps,
     execute_on_driver,
     may_repeat_after,
     send_statements_through_driver,
@@ -196,9 +197,11 @@ class Database:
         AmbiguousCommitError, never sent again."""
         if self.pipeline is None:
             with self.write(retries=retries) as conn:
-                return [statement(conn, values) for statement, values in steps]
-        with self._writer_turn():
-            return self._run_on_server(steps, begin="BEGIN IMMEDIATE", retries=retries, writes=True)
+                results = [statement(conn, values) for statement, values in steps]
+        else:
+            with self._writer_turn():
+                results = self._run_on_server(steps, begin="BEGIN IMMEDIATE", retries=retries, writes=True)
+        return steps.written(results) if isinstance(steps, Steps) else results
 
     def write_steps_then_read(
         self, steps: Sequence[tuple[Statement, Mapping]], reads: Sequence[tuple[Statement, Mapping]]
@@ -210,7 +213,8 @@ class Database:
         if self.pipeline is None:
             return self.write_steps(steps), self.read_steps(reads)
         results = self.write_steps([*steps, *reads])
-        return results[: len(steps)], results[len(steps) :]
+        written = results[: len(steps)]
+        return (steps.written(written) if isinstance(steps, Steps) else written), results[len(steps) :]
 
     def read_steps(self, steps: Sequence[tuple[Statement, Mapping]]) -> list[DriverResult]:
         """`read()` of these statements, and their results: one request on a libSQL server."""

@@ -10,6 +10,7 @@ interrupt (see `execute_on_driver`) is stepped past wherever it lands.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
@@ -116,6 +117,58 @@ class Statement:
     def bind(self, values) -> tuple:
         """The values in the order of the statement's placeholders."""
         return tuple(values[name] for name in self.names)
+
+
+class Steps:
+    """The statements of one transaction given whole (Database.write_steps), in order, the ones whose
+    results are read each under a name: `steps.add("sealed", SEAL, values)`, then, once it ran,
+    `written["sealed"].rowcount`. Steps nobody reads go in unnamed (`extend`). Never a position:
+    a step added before another one would move every position after it."""
+
+    def __init__(self):
+        self.statements: list[tuple[Statement, Mapping]] = []
+        self.positions: dict[str, int] = {}
+
+    def add(self, name: str, statement: Statement, values: Mapping) -> Steps:
+        if name in self.positions:
+            raise ValueError(f"a step named {name!r} is already in this write")
+        self.positions[name] = len(self.statements)
+        self.statements.append((statement, values))
+        return self
+
+    def extend(self, steps) -> Steps:
+        """Steps whose results nobody reads: (statement, values) pairs, or another Steps, whose
+        names are kept."""
+        if isinstance(steps, Steps):
+            for name, position in steps.positions.items():
+                if name in self.positions:
+                    raise ValueError(f"a step named {name!r} is already in this write")
+                self.positions[name] = len(self.statements) + position
+            steps = steps.statements
+        self.statements.extend(steps)
+        return self
+
+    def __iter__(self):
+        return iter(self.statements)
+
+    def __len__(self) -> int:
+        return len(self.statements)
+
+    def written(self, results: Sequence[DriverResult]) -> Written:
+        return Written({name: results[position] for name, position in self.positions.items()})
+
+
+class Written:
+    """The results of a write's named steps, by name (Steps)."""
+
+    def __init__(self, results: dict[str, DriverResult]):
+        self._results = results
+
+    def __getitem__(self, name: str) -> DriverResult:
+        return self._results[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._results
 
 
 class DriverResult:

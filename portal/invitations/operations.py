@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from portal.auth import AccountError, hash_password, insert_user
 from portal.core import clock
 from portal.core.db import Database, json_array, json_rows
-from portal.core.driver import Statement
+from portal.core.driver import Statement, Steps
 from portal.core.i18n import ENGLISH, N_
 from portal.core.programmes import PROGRAMMES
 from portal.core.settings import Settings
@@ -28,7 +28,7 @@ from portal.core.text import InputError, one_line
 from portal.invitations import tokens
 from portal.invitations.addresses import MAX_ADDRESSES, MAX_NAME_LENGTH
 from portal.invitations.emails import OPENED_INVITATION, invitation_email, invitation_subject, opening_email
-from portal.outbox import WriteSteps, write_steps_then_publish, write_then_publish
+from portal.outbox import write_steps_then_publish, write_then_publish
 from portal.outbox.ground.statuses import SETTLED
 from portal.outbox.operate import reads
 
@@ -198,7 +198,7 @@ def invite_colleagues(
         for link in links
     ]
     found = {"emails": json_array(addresses), "company_id": manager.company_id, "now": clock.iso(now)}
-    steps = WriteSteps()
+    steps = Steps()
     steps.add("members", _COMPANY_MEMBERS, found)
     steps.add("live", _LIVE_INVITATIONS, found)
     steps.add(
@@ -213,7 +213,7 @@ def invite_colleagues(
             "expires": expires,
         },
     )
-    opened = WriteSteps()
+    opened = Steps()
     opened.add("opened_now", _OPENED_NOW, {"rows": json_rows(links)})
     written = write_steps_then_publish(ctx, steps, emails, now=now, written_with=OPENED_INVITATION, reads=opened)
     members = set(written["members"].scalars())

@@ -4,7 +4,7 @@ their handles (`PortalContext`: a database, Redis, settings, the provider and th
 Everything above the engine reaches it through its faces, named in `FACES` and nowhere else:
 - this module, for an area's emails: `Family` to declare them (in `<area>/emails.py`, listed in
   `portal/email_families.py`), `EmailIntent` and `write_then_publish` to write rows and their
-  emails in one transaction (or `write_steps_then_publish` with `WriteSteps` and `WrittenWith`,
+  emails in one transaction (or `write_steps_then_publish` with `portal.core.driver.Steps` and `WrittenWith`,
   a write given whole), `PeriodicTask` for a scheduled pass, `erase_address` for a person's
   erasure, `cancel_and_count` to stop emails and say which may still go out;
 - `portal.outbox.operate.reads` to show email state, and `portal.outbox.ground.statuses` to name it;
@@ -21,7 +21,7 @@ from portal.outbox.ground.retry import RetryPolicy
 from portal.outbox.ground.rows import Cancellation, cancel_and_count, cancel_unsent
 from portal.outbox.operate.personal_data import EmailsInFlight, erase_address, unsettled_about
 from portal.outbox.write.intents import EmailIntent, WrittenWith
-from portal.outbox.write.unit_of_work import EmailWork, WriteSteps, write_steps_then_publish, write_then_publish
+from portal.outbox.write.unit_of_work import EmailWork, write_steps_then_publish, write_then_publish
 
 FACES = (
     "portal.outbox",
@@ -45,7 +45,6 @@ __all__ = [
     "PeriodicTask",
     "PortalContext",
     "RetryPolicy",
-    "WriteSteps",
     "WrittenWith",
     "cancel_and_count",
     "cancel_unsent",

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database, json_array, json_rows
-from portal.core.driver import Statement
+from portal.core.driver import Statement, Steps
 from portal.outbox.ground.rendering import Attachment, RenderedEmail
 from portal.outbox.ground.rows import CLAIM, CLAIMABLE, record_first_attempt
 from portal.outbox.ground.statuses import PROCESSING
@@ -146,16 +146,16 @@ def claim_and_freeze(
         first_attempt_at=frozen_at,
         max_attempts=max_attempts,
     )
-    steps = [(CLAIM, values)]
+    steps = Steps().add("claim", CLAIM, values)
     if payload is not None:
-        steps.append((_FREEZE_CLAIMED, {**payload, "claim_expires_at": values["claim_expires_at"]}))
-    results = db.write_steps([*steps, (CLAIMED, values)])
-    row = claimed_row(results[0], results[-1])
+        steps.add("froze", _FREEZE_CLAIMED, {**payload, "claim_expires_at": values["claim_expires_at"]})
+    written = db.write_steps(steps.add("claimed", CLAIMED, values))
+    row = claimed_row(written["claim"], written["claimed"])
     # The claim recorded our first attempt only for a row that may be sent and had none: an
     # earlier attempt's time is an earlier instant than this one's.
     if row is None or frozen_at is None or row.first_attempt_at != frozen_at:
         return row, None
-    if results[1].rowcount == 1:
+    if written["froze"].rowcount == 1:
         return row, _validated(payload)
     # A payload without a first attempt is none of ours: what is stored is what is sent (the
     # first stored payload never changes, so reading it after the commit reads the same).

@@ -22,7 +22,7 @@ from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database, json_array
-from portal.core.driver import Statement
+from portal.core.driver import Statement, Steps
 from portal.outbox.ground.batch_rows import INSERT_BATCHES
 from portal.outbox.ground.families import new_row_id
 from portal.outbox.ground.provider import BATCH_LIMIT
@@ -45,19 +45,21 @@ _JOINABLE = Statement(
 _CARRIED = Statement("SELECT id, batch_id FROM email_outbox WHERE id IN (SELECT value FROM json_each(:ids))")
 
 
-def compose_steps(
-    rows: Iterable[tuple[str, str, str]], batchable: set[str], size: int, *, now: datetime
-) -> list[tuple[Statement, dict]]:
+# The step of compose_steps whose rowcount says how many batches were written.
+COMPOSED = "batches_composed"
+
+
+def compose_steps(rows: Iterable[tuple[str, str, str]], batchable: set[str], size: int, *, now: datetime) -> Steps:
     """The two statements that compose these rows (ID, family, environment; in the order
     written), or none: rows of a `batchable` family, `size` at a time per family and environment,
-    each group one batch. Run them inside a write; the first's rowcount is how many batches were
-    written, and `carried_step` reads which rows joined which.
+    each group one batch. Run them inside a write; the rowcount of the step named COMPOSED is how
+    many batches were written, and `carried_step` reads which rows joined which.
 
     A group of one stays a single email, so a lone invitation costs no batch at all.
     """
     size = min(size, BATCH_LIMIT)
     if size < 2:
-        return []
+        return Steps()
     by_kind: dict[tuple[str, str], list[str]] = {}
     for outbox_id, family, environment in rows:
         if family in batchable:
@@ -69,9 +71,9 @@ def compose_steps(
         if len(ids[i : i + size]) >= 2
     ]
     if not groups:
-        return []
+        return Steps()
     values = {"groups": json.dumps(groups), "now": clock.iso(now)}
-    return [(INSERT_BATCHES, values), (JOIN_BATCHES, values)]
+    return Steps().add(COMPOSED, INSERT_BATCHES, values).extend([(JOIN_BATCHES, values)])
 
 
 def carried_step(outbox_ids: list[str]) -> tuple[Statement, dict]:
@@ -113,8 +115,8 @@ def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str]
             loose.append((row["id"], row["family"], row["environment"]))
     steps = compose_steps(loose, batchable, size, now=now)
     if steps:
-        (batches, _), (carried,) = db.write_steps_then_read(steps, [carried_step(outbox_ids)])
-        if batches.rowcount:
+        written, (carried,) = db.write_steps_then_read(steps, [carried_step(outbox_ids)])
+        if written[COMPOSED].rowcount:
             batch_of = {row.id: row.batch_id for row in carried.all()}
     # A row the read did not find (settled or taken meanwhile) still has its own message: the
     # claim decides what it finds.

@@ -22,16 +22,16 @@ publishes them, in the batches the write composed; the caller's request still su
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
 import sqlalchemy as sa
 
-from portal.core.driver import DriverResult, Statement
+from portal.core.driver import DriverResult, Steps, Written
 from portal.core.settings import Settings
 from portal.outbox.ground.families import FamilyRegistry
-from portal.outbox.write.composition import carried_step, carriers, compose_steps
+from portal.outbox.write.composition import COMPOSED, carried_step, carriers, compose_steps
 from portal.outbox.write.intents import EmailIntent, WrittenWith, add_outbox_rows, outbox_row_steps
 from portal.outbox.write.publish import PublishResult, publish_outbox_rows
 
@@ -64,8 +64,8 @@ class EmailWork:
         rows = [(outbox_id, self._families[outbox_id], self.settings.portal_env) for outbox_id in added]
         steps = compose_steps(rows, families.batchable_names(), self.settings.outbox_batch_size, now=self.now)
         batch_of: dict[str, str | None] = dict.fromkeys(added)
-        written = [statement(self.conn, values) for statement, values in steps]
-        if written and written[0].rowcount:  # batches were written: which rows joined which
+        written = steps.written([statement(self.conn, values) for statement, values in steps])
+        if steps and written[COMPOSED].rowcount:  # batches were written: which rows joined which
             statement, values = carried_step(added)
             batch_of.update({row.id: row.batch_id for row in statement(self.conn, values).all()})
         self.carriers = carriers(self.outbox_ids, batch_of) if len(added) == len(self.outbox_ids) else None
@@ -86,26 +86,15 @@ def write_then_publish(handles, *, now: datetime, request_id: str | None = None)
     work.publication = _publish(handles, work.outbox_ids, work.carriers, request_id, now)
 
 
-class WriteSteps:
-    """The named steps of a write given whole: `steps.add("opened", statement, values)`, then
-    `written["opened"].rowcount` or `.all()` once it ran."""
-
-    def __init__(self):
-        self.steps: list[tuple[Statement, Mapping]] = []
-        self.names: list[str] = []
-
-    def add(self, name: str, statement: Statement, values: Mapping) -> None:
-        if name in self.names:
-            raise ValueError(f"a step named {name!r} is already in this write")
-        self.names.append(name)
-        self.steps.append((statement, values))
+# The step that reads which batch each new row joined (named so a caller's steps cannot take its name).
+CARRIED = "outbox_rows_and_their_batches"
 
 
 class WrittenSteps:
     """What `write_steps_then_publish` wrote: each named step's result, the outbox rows that are
     there (in the order of the intents) and their publication."""
 
-    def __init__(self, results: dict[str, DriverResult], outbox_ids: list[str], publication: PublishResult | None):
+    def __init__(self, results: Written, outbox_ids: list[str], publication: PublishResult | None):
         self.results = results
         self.outbox_ids = outbox_ids
         self.publication = publication
@@ -121,12 +110,12 @@ class WrittenSteps:
 
 def write_steps_then_publish(
     handles,
-    steps: WriteSteps,
+    steps: Steps,
     intents: list[EmailIntent],
     *,
     now: datetime,
     written_with: WrittenWith | None = None,
-    reads: WriteSteps | None = None,
+    reads: Steps | None = None,
     request_id: str | None = None,
 ) -> WrittenSteps:
     """One write given whole (Database.write_steps): the caller's `steps`, then the `intents`' rows
@@ -136,7 +125,6 @@ def write_steps_then_publish(
     The same promises as `write_then_publish`: all of it commits or none, a busy lock is waited for
     before anything ran, and an answer lost after the commit was asked is an AmbiguousCommitError,
     never sent again."""
-    reads = reads or WriteSteps()
     email_steps, candidates = outbox_row_steps(intents, handles.settings, now=now, written_with=written_with)
     environment = handles.settings.portal_env
     composition = compose_steps(
@@ -145,14 +133,13 @@ def write_steps_then_publish(
         handles.settings.outbox_batch_size,
         now=now,
     )
-    results = handles.db.write_steps([*steps.steps, *email_steps, *composition, carried_step(candidates), *reads.steps])
-    carried = results[len(steps.steps) + len(email_steps) + len(composition)]
-    batch_of = {row.id: row.batch_id for row in carried.all()}
-    named = dict(zip(steps.names, results[: len(steps.steps)], strict=True))
-    named.update(zip(reads.names, results[len(results) - len(reads.steps) :], strict=True))
+    whole = Steps().extend(steps).extend(email_steps).extend(composition)
+    whole.add(CARRIED, *carried_step(candidates)).extend(reads or Steps())
+    written = handles.db.write_steps(whole)
+    batch_of = {row.id: row.batch_id for row in written[CARRIED].all()}
     outbox_ids = [outbox_id for outbox_id in candidates if outbox_id in batch_of]
     publication = _publish(handles, outbox_ids, carriers(candidates, batch_of), request_id, now)
-    return WrittenSteps(named, outbox_ids, publication)
+    return WrittenSteps(written, outbox_ids, publication)
 
 
 def _publish(handles, outbox_ids: list[str], carried_by: list[str] | None, request_id: str | None, now: datetime):

@@ -32,7 +32,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database, json_array
-from portal.core.driver import Statement
+from portal.core.driver import Statement, Steps
 from portal.outbox.ground.batch_rows import (
     CLAIM_BATCH,
     LOG_REQUEST_IF_SEALED,
@@ -122,25 +122,27 @@ def claim_batch(
         "relay_since": clock.iso_in(claim_seconds - republish_after_seconds, now),
         "max_attempts": max_attempts,
     }
-    steps = [(CLAIM_BATCH, values), *leaver_steps(values), (CLAIM_MEMBERS, values)]
-    members_claimed = len(steps) - 1
-    steps += [(UNCLAIM_IF_NONE_DUE, values), *sealed_leaver_steps(values)]
+    steps = Steps().add("batch_claimed", CLAIM_BATCH, values).extend(leaver_steps(values))
+    # UNCLAIM_IF_NONE_DUE asks changes() of CLAIM_MEMBERS: it comes right after.
+    steps.add("members_claimed", CLAIM_MEMBERS, values).extend([(UNCLAIM_IF_NONE_DUE, values)])
+    steps.extend(sealed_leaver_steps(values))
     if not payloads:
         written, (batch_row, members, frozen) = db.write_steps_then_read(steps, read_steps(values))
-        if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
+        if written["batch_claimed"].rowcount != 1 or written["members_claimed"].rowcount == 0:
             return None
         return if_still_ours(claimed_from(batch_row, members, frozen.mappings().all()), values["token"])
-    steps += freeze_steps(payloads, claim=values)
-    froze, sealed = len(steps) - 1, len(steps)
-    steps += [(SEAL_WHOLE_CLAIMED, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+    for statement, stored_values in freeze_steps(payloads, claim=values):
+        steps.add("froze", statement, stored_values)
+    steps.add("sealed", SEAL_WHOLE_CLAIMED, values)
+    steps.extend([(LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)])
     ours = {**values, "ours": json_array(payload["id"] for payload in payloads)}
     reads = [*batch_reads(values), (_FROZEN_OF_OTHER_MEMBERS, ours)]
     written, (batch_row, members, others) = db.write_steps_then_read(steps, reads)
-    if written[0].rowcount != 1 or written[members_claimed].rowcount == 0:
+    if written["batch_claimed"].rowcount != 1 or written["members_claimed"].rowcount == 0:
         return None
-    frozen = frozen_after_storing(db, values, payloads, written[froze].rowcount, others.mappings().all())
+    frozen = frozen_after_storing(db, values, payloads, written["froze"].rowcount, others.mappings().all())
     claimed = if_still_ours(claimed_from(batch_row, members, frozen), values["token"])
-    if claimed is not None and written[sealed].rowcount == 1:
+    if claimed is not None and written["sealed"].rowcount == 1:
         return dataclasses.replace(claimed, sealed_by_claim=True)
     return claimed
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.db import Database, json_array
-from portal.core.driver import Statement
+from portal.core.driver import Statement, Steps
 from portal.outbox.ground.batch_rows import (
     RECORD_ANSWER,
     RELEASE_BATCH,
@@ -43,10 +43,10 @@ def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *
     params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now), "answer": "sent"}
     if len(message_ids) != len(batch.members):
         raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
-    steps = answer_steps(params, f"accepted: {len(message_ids)} message IDs")
-    marked = len(steps)
-    steps += [(MARK_MEMBERS_SENT, {**params, "message_ids": json_array(message_ids)}), *_finish_steps(params)]
-    return db.write_steps(steps)[marked].rowcount
+    steps = Steps().extend(answer_steps(params, f"accepted: {len(message_ids)} message IDs"))
+    steps.add("marked", MARK_MEMBERS_SENT, {**params, "message_ids": json_array(message_ids)})
+    steps.extend(_finish_steps(params))
+    return db.write_steps(steps)["marked"].rowcount
 
 
 def release_batch(

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from portal.core import clock
 from portal.core.db import Database
-from portal.core.driver import Statement
+from portal.core.driver import Statement, Steps
 from portal.outbox.ground.batch_rows import (
     LOG_REQUEST_IF_SEALED,
     RECOMPOSE,
@@ -80,18 +80,19 @@ def seal_batch_request(
     so that the request reaches the provider right after its slot (a seal waiting for the write lock
     between the two let a request reach the provider's window late, with a 429 for it)."""
     values = {"batch": batch.id, "attempt": batch.attempt_count, "token": batch.claim_token, "now": clock.iso(now)}
-    steps = answer_steps(values, previous_answer)
+    steps = Steps().extend(answer_steps(values, previous_answer))
     if previous_answer is not None:
-        steps.append((UNSEAL_IF_NOTHING_TAKEN, values))
+        steps.extend([(UNSEAL_IF_NOTHING_TAKEN, values)])
     if batch.sealed_at is None or previous_answer is not None:
-        steps += leaver_steps(values)
-    steps += freeze_steps(payloads)
-    froze, sealed = len(steps) - 1, len(steps)
-    steps += [(SEAL, values), (LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)]
+        steps.extend(leaver_steps(values))
+    for statement, stored_values in freeze_steps(payloads):
+        steps.add("froze", statement, stored_values)
+    steps.add("sealed", SEAL, values)
+    steps.extend([(LOG_REQUEST_IF_SEALED, values), (STAMP_FIRST_ATTEMPT_IF_LOGGED, values)])
     written, (batch_row, members) = db.write_steps_then_read(steps, batch_reads(values))
-    if written[sealed].rowcount != 1:
+    if written["sealed"].rowcount != 1:
         return None
-    stored = written[froze].rowcount if payloads else 0  # without payloads, `froze` is another step
+    stored = written["froze"].rowcount if "froze" in written else 0
     frozen = frozen_after_storing(db, values, payloads, stored, batch.frozen)
     return if_still_ours(claimed_from(batch_row, members, frozen), batch.claim_token)
 
