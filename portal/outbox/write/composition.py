@@ -121,17 +121,3 @@ def messages_to_publish(db: Database, outbox_ids: list[str], batchable: set[str]
     # A row the read did not find (settled or taken meanwhile) still has its own message: the
     # claim decides what it finds.
     return carriers(outbox_ids, {**dict.fromkeys(outbox_ids), **batch_of})
-
-
-_BATCH_OF_ROW = Statement(
-    """
-    SELECT o.batch_id FROM email_outbox o JOIN email_batches b ON b.id = o.batch_id
-    WHERE o.id = :id AND b.settled_at IS NULL
-    """
-)
-
-
-def batch_of_row(db: Database, outbox_id: str) -> str | None:
-    """The open batch this row rides in, or None: a row of no batch, or of one already settled."""
-    (found,) = db.read_steps([(_BATCH_OF_ROW, {"id": outbox_id})])
-    return found.scalar()
