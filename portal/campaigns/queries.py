@@ -31,6 +31,8 @@ STATUS_WORDS = {
 # A cancelled campaign some of whose emails reached the provider (before the cancel, or on their way
 # when it came) is not named as if the cancel had stopped it all.
 PARTLY_SENT = N_("Partly sent, then cancelled")
+# ...and one the cancel stopped nothing of: every email reached the provider.
+SENT_BEFORE_THE_CANCEL = N_("Cancelled after every email was sent")
 # The outcomes the page shows, from the recipients' outbox rows (every status is counted once).
 OUTCOME_OF = {
     **{status: "waiting" for status in statuses.UNSETTLED},
@@ -98,7 +100,7 @@ def sent_to(outcomes: dict[str, int]) -> int:
 def status_label(status: str, outcomes: dict[str, int]) -> str:
     """How the pages name a campaign's status, from its own status and its emails' outcomes."""
     if status == "cancelled" and sent_to(outcomes):
-        return PARTLY_SENT
+        return SENT_BEFORE_THE_CANCEL if sent_to(outcomes) == sum(outcomes.values()) else PARTLY_SENT
     return STATUS_WORDS[status]
 
 

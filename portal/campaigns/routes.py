@@ -271,6 +271,12 @@ def cancel(campaign_id: int):
 
 def _cancel_said(done: operations.CancelResult) -> str:
     """What a cancel did, in the page's language: what it stopped, and what it could not promise to."""
+    if not done.stopped and done.may_still_go_out:
+        return ngettext(
+            "Cancelled, but its %(num)d email was already with the provider, or on its way to it, and may still go out.",
+            "Cancelled, but its %(num)d emails were already with the provider, or on their way to it, and may still go out.",
+            done.may_still_go_out,
+        )
     said = ngettext(
         "Cancelled. %(num)d email not yet sent will not go out.",
         "Cancelled. %(num)d emails not yet sent will not go out.",

@@ -90,3 +90,24 @@ def test_a_cancel_before_any_request_stops_every_email(ctx, people, draft, outbo
     assert (result.stopped, result.may_still_go_out) == (4, 0)
     assert {row["status"] for row in outbox_rows(family="campaign")} == {"cancelled"}
     assert provider_model.requests() == []
+
+
+def test_a_cancelled_campaign_is_named_by_what_reached_the_provider():
+    from portal.campaigns.queries import PARTLY_SENT, SENT_BEFORE_THE_CANCEL, STATUS_WORDS, outcomes_from, status_label
+
+    assert status_label("cancelled", outcomes_from({"delivered": 3})) == SENT_BEFORE_THE_CANCEL
+    assert status_label("cancelled", outcomes_from({"delivered": 1, "cancelled": 2})) == PARTLY_SENT
+    assert status_label("cancelled", outcomes_from({"cancelled": 3})) == STATUS_WORDS["cancelled"]
+
+
+def test_a_cancel_that_stopped_nothing_says_so_without_a_count_of_zero(app):
+    from portal.campaigns.operations import CancelResult
+    from portal.campaigns.routes import _cancel_said
+
+    with app.test_request_context():
+        assert _cancel_said(CancelResult(stopped=0, may_still_go_out=3)) == (
+            "Cancelled, but its 3 emails were already with the provider, or on their way to it, and may still go out."
+        )
+        assert _cancel_said(CancelResult(stopped=2, may_still_go_out=1)).startswith(
+            "Cancelled. 2 emails not yet sent will not go out. 1 was already with the provider"
+        )
