@@ -369,15 +369,6 @@ def cancel_and_count(conn: sa.Connection, outbox_ids: list[str], reason: str, *,
     )
 
 
-_STOP_REASON = Statement("SELECT cancel_reason FROM email_outbox WHERE id = :id AND cancel_requested_at IS NOT NULL")
-
-
-def stop_reason(db: Database, outbox_id: str) -> str | None:
-    """Why the row was cancelled while a delivery held it (cancel_unsent); None if it was not."""
-    with db.read() as conn:
-        return _STOP_REASON(conn, {"id": outbox_id}).scalar()
-
-
 _NOT_YET_DUE = Statement(
     f"""
     SELECT next_attempt_at FROM email_outbox
