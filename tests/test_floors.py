@@ -191,10 +191,10 @@ def test_the_engine_is_laid_out_by_an_emails_life_and_no_import_runs_back_up():
 def test_the_engine_floors_refuse_what_they_promise_to():
     assert engine_refusal("portal.outbox.ground.rows", "portal.outbox.send.attempt")
     assert engine_refusal("portal.outbox.send.attempt", "portal.outbox.operate.reads")
-    assert engine_refusal("portal.outbox.send.batch.way", "portal.outbox.hear.receipts")
+    assert engine_refusal("portal.outbox.send.batch", "portal.outbox.hear.receipts")
     assert engine_refusal("portal.outbox.operate.reads", "portal.outbox")
-    assert engine_refusal("portal.outbox.send.batch.way", "portal.outbox.write.publish") is None
-    assert engine_refusal("portal.outbox.send.attempt", "portal.outbox.send.batch.held") is None
+    assert engine_refusal("portal.outbox.send.batch", "portal.outbox.write.publish") is None
+    assert engine_refusal("portal.outbox.send.attempt", "portal.outbox.send.batch") is None
     assert engine_refusal("portal.outbox", "portal.outbox.operate.reads") is None
 
 

@@ -323,7 +323,7 @@ def kept(items) -> list:
     return [replace(item, what=_(item.what), rule=_(item.rule, days=item.days or 0)) for item in items]
 
 
-# batch/outcomes.py stores an accepted request's answer as this text, its number of IDs in the
+# send/batch.py stores an accepted request's answer as this text, its number of IDs in the
 # middle (any other answer is a status and a reason code, shown as stored); it is read here by its
 # two ends until the request log stores the count as a value of its own.
 ACCEPTED_ANSWER = ("accepted: ", " message IDs")

@@ -14,8 +14,7 @@ from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, queue_named
 from portal.outbox.ground.rows import cancel_unsent
-from portal.outbox.send.batch.claim import claim_batch
-from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.batch import claim_batch, seal_batch_request
 from portal.outbox.send.claims import claim_outbox_row
 from portal.outbox.send.rate_limit import PAUSE_KEY
 from portal.outbox.write.intents import EmailIntent, add_outbox_rows

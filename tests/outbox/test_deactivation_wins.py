@@ -15,8 +15,7 @@ from portal.context import build_context
 from portal.core import clock
 from portal.outbox.ground.queues import build_envelope
 from portal.outbox.ground.rows import cancel_unsent
-from portal.outbox.send.batch.claim import claim_batch
-from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.batch import claim_batch, seal_batch_request
 from portal.outbox.send.consumer import handle_message
 from portal.outbox.send.rate_limit import PAUSE_KEY, rate_limit_for
 from portal.people.operations import deactivate_colleague

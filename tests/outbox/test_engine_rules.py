@@ -13,8 +13,7 @@ from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.outbox.ground.queues import build_envelope
 from portal.outbox.ground.statuses import DEAD_LETTER, UNKNOWN_OUTCOME
-from portal.outbox.send.batch.claim import claim_batch
-from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.batch import claim_batch, seal_batch_request
 from portal.outbox.send.consumer import handle_message
 from portal.outbox.send.freeze import (
     claim_and_freeze,

@@ -11,8 +11,7 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.outbox.ground.rows import cancel_unsent
-from portal.outbox.send.batch.claim import claim_batch, first_attempt_inputs
-from portal.outbox.send.batch.seal import seal_batch_request
+from portal.outbox.send.batch import claim_batch, first_attempt_inputs, seal_batch_request
 from portal.outbox.send.claims import claim_outbox_row
 from portal.outbox.send.freeze import claim_and_freeze, freeze_steps, payload_of
 from portal.outbox.write import composition

@@ -15,11 +15,14 @@ from portal.context import build_context
 from portal.core import clock
 from portal.outbox.ground.queues import build_envelope
 from portal.outbox.ground.rows import cancel_unsent
-from portal.outbox.ground.statuses import FAILED
-from portal.outbox.send.batch.claim import claim_batch
-from portal.outbox.send.batch.outcomes import release_batch, settle_batch_unsent
-from portal.outbox.send.batch.seal import recheck_after_wait, seal_batch_request
-from portal.outbox.send.claims import CLAIM_LOST
+from portal.outbox.ground.statuses import CLAIM_LOST, FAILED
+from portal.outbox.send.batch import (
+    claim_batch,
+    recheck_after_wait,
+    release_batch,
+    seal_batch_request,
+    settle_batch_unsent,
+)
 from portal.outbox.send.consumer import handle_message
 from portal.outbox.send.rate_limit import PAUSE_KEY, rate_limit_for
 from tests.outbox.test_batch_delivery import (

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 import portal.outbox
 from portal.core.driver import Statement
 
-# Every module of the engine, found rather than listed: splitting batch/claim.py once took three
+# Every module of the engine, found rather than listed: splitting send/batch.py once took three
 # statements out of a hand-written list, and nothing said so.
 MODULES = tuple(
     importlib.import_module(found.name)

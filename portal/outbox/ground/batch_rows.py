@@ -1,5 +1,5 @@
 """The statement book of email_batches and email_batch_requests: every statement that changes a
-batch or its request log, here and nowhere else (a test holds it). batch/claim.py says which facts
+batch or its request log, here and nowhere else (a test holds it). send/batch.py says which facts
 they keep; the members' own statements are in rows.py, with every statement of email_outbox.
 
 The request log: every request recorded at its seal, then answered, or taken back. Its functions

@@ -71,7 +71,7 @@ class Family:
     # EMAIL_QUEUE, or BULK_EMAIL_QUEUE for a family that sends thousands at once: workers take
     # the bulk queue only when the transactional one is empty.
     queue: str = EMAIL_QUEUE
-    # Whether rows of this family published together may ride in one provider request (batch/claim.py):
+    # Whether rows of this family published together may ride in one provider request (send/batch.py):
     # a family sent to many people at once, without attachments (Resend refuses them in a batch).
     batchable: bool = False
     # Prepared values that differ from one recipient of a shared input to the next and that the

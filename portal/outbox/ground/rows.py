@@ -58,7 +58,7 @@ CLAIMABLE = f"""
          OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))
 """
 
-# A row riding in a batch is sent with it (batch/claim.py), never alone: the batch may be sealed, and
+# A row riding in a batch is sent with it (send/batch.py), never alone: the batch may be sealed, and
 # the row's email may already have gone out under the batch's key.
 NOT_IN_OPEN_BATCH = """(email_outbox.batch_id IS NULL OR EXISTS (
     SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id AND b.settled_at IS NOT NULL))"""
@@ -274,7 +274,7 @@ def _settle(
 # A row of which no email can have gone out: every answer that might have sent one (a lost answer, a
 # 5xx, a claim that expired after its first attempt) sets outcome_unknown, and nothing clears it. A
 # row that only waited for a rate slot, met a 429 or failed before its call has outcome_unknown = 0,
-# whatever its first_attempt_at says. A member of a sealed batch stays: its list is frozen (batch/claim.py).
+# whatever its first_attempt_at says. A member of a sealed batch stays: its list is frozen (send/batch.py).
 NOTHING_SENT = """
     provider_message_id IS NULL AND outcome_unknown = 0
     AND (batch_id IS NULL OR NOT EXISTS (SELECT 1 FROM email_batches b WHERE b.id = email_outbox.batch_id
@@ -291,11 +291,11 @@ _CANCEL_WAITING = sa.text(
     RETURNING id
     """
 )
-# In flight: the holder settles it before its provider call (attempt.py, batch/claim.py), or the next
+# In flight: the holder settles it before its provider call (attempt.py, send/batch.py), or the next
 # claim does. Stamped once: the first reason stands. A member of a sealed batch is asked too, while
 # no request of its list may have been taken (its outcome is not unknown): the batch takes the slot
 # after the seal, and a member asked during that wait, or before a request the provider refused with
-# a 429, leaves (batch.seal.recheck_after_wait, seal_batch_request), as a single email would.
+# a 429, leaves (batch.recheck_after_wait, seal_batch_request), as a single email would.
 _ASK_TO_STOP = sa.text(
     f"""
     UPDATE email_outbox SET cancel_requested_at = :now, cancel_reason = :reason
@@ -716,9 +716,9 @@ INSERT_ROWS = Statement(
 # not at all: a batch is written only if every one of them may still join (a publication reading
 # before its write may find them composed meanwhile) and at least two are there, and they join
 # only a batch written, at their places among the rows that are there (0, 1, 2...: the provider's
-# answer is read by position, batch/outcomes.py). Every group of a write in one statement each.
+# answer is read by position, send/batch.py). Every group of a write in one statement each.
 # The provider's key for a batch's first composition: unique across databases (the install ID) and
-# environments (batch/claim.py makes a new one whenever the list changes before its first request).
+# environments (send/batch.py makes a new one whenever the list changes before its first request).
 GROUP_MEMBERS = "json_each(g.value -> '$.ids') AS m JOIN email_outbox o ON o.id = m.value"
 
 JOIN_BATCHES = Statement(

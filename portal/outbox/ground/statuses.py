@@ -74,6 +74,9 @@ RECIPIENT_SUPPRESSED = "recipient_suppressed"  # the reason of a row that settle
 CANCELLED_BY_OPERATOR = "cancelled_by_operator"
 CONFIRMED_BY_OPERATOR = "confirmed_by_operator"
 SENT_AGAIN = "sent_again"  # an operator wrote a new email for this one (actions.py)
+# What a delivery decides, never written: its claim is no longer its own (it expired, and may have
+# been taken over), so it must not make its request, and it changes nothing.
+CLAIM_LOST = "claim_lost"
 
 # A row that may have gone out with no answer, and that no person has settled yet (by confirming
 # it, or sending it again): a condition on email_outbox's own columns.

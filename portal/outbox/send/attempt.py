@@ -6,7 +6,7 @@
     → the provider's window → the provider call → classify the answer → settle
 
 Two ways of sending share this path: one email to POST /emails (`single.OneEmail`) and a list to
-POST /emails/batch (`batch.way.EmailList`), as River's job completer has inline and batch
+POST /emails/batch (`batch.EmailList`), as River's job completer has inline and batch
 ways behind one "set state if still running". A way says how its claim, its list, its request and
 its settles are written; this module says when each happens, so every promise is decided once.
 
@@ -34,8 +34,7 @@ from portal.outbox.ground import provider as answers
 from portal.outbox.ground.families import Family
 from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.retry import family_max_attempts, family_retry_delay
-from portal.outbox.ground.statuses import DEAD_LETTER, DELIVERY_EXHAUSTED, UNKNOWN_OUTCOME
-from portal.outbox.send.claims import CLAIM_LOST
+from portal.outbox.ground.statuses import CLAIM_LOST, DEAD_LETTER, DELIVERY_EXHAUSTED, UNKNOWN_OUTCOME
 from portal.outbox.send.freeze import FreezeError
 from portal.outbox.send.rate_limit import rate_limit_for
 

@@ -16,13 +16,10 @@ from portal.core.db import Database
 from portal.core.driver import DriverResult, Statement
 from portal.core.settings import Settings
 from portal.outbox.ground.rows import CLAIM, SUPPRESSED_RECIPIENT
-from portal.outbox.ground.statuses import CANCELLED, PROCESSING, RECIPIENT_SUPPRESSED, SUPPRESSED
+from portal.outbox.ground.statuses import CANCELLED, CLAIM_LOST, PROCESSING, RECIPIENT_SUPPRESSED, SUPPRESSED
 from portal.outbox.write.intents import TEMPLATE_INPUT
 
 DEFAULT_REPUBLISH_AFTER = Settings.outbox_republish_after_seconds
-# What a delivery finds when its claim is no longer its own (it expired, and may have been taken
-# over): it must not make its request, and it changes nothing.
-CLAIM_LOST = "claim_lost"
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ from portal.outbox.ground.queues import EMAIL_QUEUE, dead_letter_queue, is_valid
 from portal.outbox.ground.retry import family_max_attempts, family_retry_delay
 from portal.outbox.ground.rows import mark_unclaimed_row_failed, row_age_seconds, settle_exhausted
 from portal.outbox.send.attempt import NOT_YET_DUE, RATE_WAITED, RETRYING, Way, deliver
-from portal.outbox.send.batch.claim import BATCH_OF_ROW, FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH, inputs_of
-from portal.outbox.send.batch.way import EmailList
+from portal.outbox.send.batch import BATCH_OF_ROW, FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH, EmailList, inputs_of
 from portal.outbox.send.freeze import FIRST_ATTEMPT_INPUT
 from portal.outbox.send.single import OneEmail
 from portal.outbox.write.publish import DEAD_LETTER_FUNCTION, JOB_FUNCTION

@@ -18,9 +18,16 @@ from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.rendering import RenderedEmail
 from portal.outbox.ground.retry import family_max_attempts
 from portal.outbox.ground.rows import mark_retry, mark_sent, seconds_until_due, settle_unsent
-from portal.outbox.ground.statuses import CANCELLED, FAILED, RECIPIENT_SUPPRESSED, SUPPRESSED, UNKNOWN_OUTCOME
+from portal.outbox.ground.statuses import (
+    CANCELLED,
+    CLAIM_LOST,
+    FAILED,
+    RECIPIENT_SUPPRESSED,
+    SUPPRESSED,
+    UNKNOWN_OUTCOME,
+)
 from portal.outbox.send.attempt import SETTLED, DeliveryOutcome, Release, Unsent
-from portal.outbox.send.claims import CLAIM_LOST, ClaimedRow, recheck_after_wait
+from portal.outbox.send.claims import ClaimedRow, recheck_after_wait
 from portal.outbox.send.freeze import claim_and_freeze, freeze_or_replay, payload_of, replay_frozen
 
 

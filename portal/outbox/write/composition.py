@@ -11,7 +11,7 @@ by two statements (`compose_steps`). There is one way to compose, and it runs in
   write, or by a write that does not compose), reads them and composes them in a write of its own
   (`messages_to_publish`).
 
-What happens to a batch after that is batch/claim.py's (claim, seal) and batch/outcomes.py's.
+What happens to a batch after that is send/batch.py's (claim, seal, settles).
 """
 
 from __future__ import annotations
