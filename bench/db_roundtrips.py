@@ -4,12 +4,13 @@
 
 The portal reaches sqld through a counting proxy (devtools/counting_proxy.py); the bench counts the
 requests each unit of work adds:
-  email:    one notice from its committed intent to "accepted by the provider": the publication
-            mark, the claim with its frozen payload, the send, the settle;
+  email:    one notice from its committed intent to "accepted by the provider": its publication
+            (rows written by `write_then_publish` are `enqueued` from the commit: no write), the
+            read of its input to render, the claim with its frozen payload, the settle;
   batch100: 100 campaign rows published together and sent in one POST /emails/batch;
   invite20: a manager's POST inviting 20 colleagues, every request the POST makes: the web
-            process's own reads (the signed-in user), the write of the invitations with their
-            emails and batch, and the publication mark (checked: 20 rows in one batch, one message);
+            process's own reads (the signed-in user) and the write of the invitations with their
+            emails and batch (checked: 20 rows in one batch, one message);
   report:   a manager's GET /reports of last quarter.
 Each count is compared with the issue's goal in the same run (goal / measured: above 1 meets it).
 Ends with: db round trips over sqld: email R1, batch100 R2, invite20 R3, report R4
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-GOALS = {"email": 6, "batch100": 10, "invite20": 6, "report": 10}  # invite20: issue 45
+GOALS = {"email": 3, "batch100": 6, "invite20": 6, "report": 10}  # issue 45's
 
 
 def _notice(EmailIntent, families, name: str):
@@ -95,8 +96,8 @@ def main() -> int:
             return proxy.requests() - before
 
         def write(intents) -> list[str]:
-            with ctx.db.write() as conn:
-                return add_outbox_rows(conn, intents, settings, now=clock.utcnow())
+            with ctx.db.write() as conn:  # as write_then_publish writes them: its publication follows
+                return add_outbox_rows(conn, intents, settings, now=clock.utcnow(), publishing=True)
 
         def deliver(ids, queue_name):
             def run():
@@ -107,6 +108,7 @@ def main() -> int:
                     families=ctx.families,
                     batch_size=settings.outbox_batch_size,
                     now=clock.utcnow(),
+                    recorded=True,
                 )
                 for job in queue_named(ctx.redis, queue_name).jobs:
                     decision = handle_message(ctx, job.args[0], attempt=1, dead_letter=False, now=clock.utcnow())

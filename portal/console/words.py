@@ -72,6 +72,7 @@ def engine_text(text: str | None) -> str:
 # and after (status words).
 TITLES = {
     events.WRITTEN: N_("Written, waiting to be sent"),
+    events.WRITTEN_AND_QUEUED: N_("Written and queued for sending"),
     events.WRITTEN_TO_SEND_AGAIN: N_("Written by an operator to send again an email whose outcome was unknown"),
     events.QUEUED: N_("Queued for sending"),
     events.NOT_QUEUED: N_("Not queued yet; it will be queued again by itself"),
@@ -231,7 +232,7 @@ def details(entry: TimelineEntry) -> list[str]:
     kind, attempt = entry.kind, entry.attempt or 0
     may_have_gone = [_("an attempt may have reached the provider")] if entry.outcome_unknown else []
     frozen = _("payload frozen: the first request to the provider follows")
-    if kind == events.WRITTEN:
+    if kind in (events.WRITTEN, events.WRITTEN_AND_QUEUED):
         return [_("committed to the outbox; status: %(status)s", status=entry.status)]
     if kind == events.ERASED:
         return [_("the status and times stay")]

@@ -24,8 +24,8 @@ ERRORS = (None, "publish_failed: ConnectionError", "sent_again", "provider_error
 
 def stored_events():
     """Every shape of stored event the engine's history can hold (kind, statuses, flags, reason)."""
-    for kind in ("created", "erased"):
-        yield {"kind": kind, "status_before": None, "status_after": "pending", "action": None}
+    for kind, status in itertools.product(("created", "erased"), ("pending", "enqueued")):
+        yield {"kind": kind, "status_before": None, "status_after": status, "action": None}
     for before, after, action in itertools.product((None, *ALL), ALL, ACTIONS):
         yield {"kind": "operator", "status_before": before, "status_after": after, "action": action}
     for before, after, published, first, error, message_id in itertools.product(

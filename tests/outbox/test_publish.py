@@ -1,5 +1,6 @@
 """Intents inside the caller's transaction; publication after commit, and what happens when it fails."""
 
+import dataclasses
 import json
 
 import pytest
@@ -13,8 +14,10 @@ from portal.notices.emails import NOTICE
 from portal.outbox import EmailIntent, write_then_publish
 from portal.outbox.ground.queues import email_queue
 from portal.outbox.ground.statuses import ENQUEUED, PENDING, PROCESSING
+from portal.outbox.operate.events import WRITTEN_AND_QUEUED, timeline
 from portal.outbox.write.intents import add_outbox_rows
 from portal.outbox.write.publish import publish_outbox_rows
+from portal.outbox.write.relay import relay_pass
 
 
 def intent(n=1, key=None):
@@ -145,6 +148,46 @@ def test_the_unit_of_work_publishes_only_after_its_commit(ctx, count, outbox_row
     assert queued_jobs(ctx) == 1
 
 
+def unreachable_redis():
+    import redis
+
+    return redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=0.2)
+
+
+def test_a_block_writes_its_rows_enqueued_and_its_publication_writes_nothing_more(ctx, monkeypatch, outbox_row):
+    writes = count_write_transactions(ctx.db, monkeypatch)
+    now = clock.utcnow()
+    with write_then_publish(ctx, now=now) as work:
+        (outbox_id,) = work.add(intent(1))
+    assert len(writes) == 1 and work.queued and queued_jobs(ctx) == 1
+    row = outbox_row(outbox_id)
+    assert (row["status"], row["enqueued_at"]) == (ENQUEUED, clock.iso(now))
+    assert [entry.kind for entry in timeline(ctx.db, row)] == [WRITTEN_AND_QUEUED]
+    assert relay_pass(ctx.db, ctx.redis, ctx.settings, now=now).published == (), "its message is in the queue"
+
+
+def test_a_failed_publication_after_a_block_leaves_its_rows_pending_for_the_relays_next_pass(ctx, outbox_row):
+    now = clock.utcnow()
+    with write_then_publish(dataclasses.replace(ctx, redis=unreachable_redis()), now=now) as work:
+        (outbox_id,) = work.add(intent(1))
+    assert not work.queued and queued_jobs(ctx) == 0
+    row = outbox_row(outbox_id)
+    assert (row["status"], row["last_error"]) == (PENDING, "publish_failed: ConnectionError")
+    report = relay_pass(ctx.db, ctx.redis, ctx.settings, families=ctx.families, now=now)
+    assert report.published == (outbox_id,), "due at once, not a stale period later: its message is not queued"
+    assert outbox_row(outbox_id)["status"] == ENQUEUED and queued_jobs(ctx) == 1
+
+
+def test_a_replayed_intent_whose_publication_failed_is_marked_once_a_block_publishes_it(ctx, outbox_row):
+    with write_then_publish(dataclasses.replace(ctx, redis=unreachable_redis()), now=clock.utcnow()) as work:
+        (outbox_id,) = work.add(intent(1))
+    assert outbox_row(outbox_id)["status"] == PENDING
+    with write_then_publish(ctx, now=clock.utcnow()) as work:
+        assert work.add(intent(1)) == [outbox_id], "the replay keeps its row"
+    row = outbox_row(outbox_id)
+    assert (row["status"], row["last_error"]) == (ENQUEUED, None), "the block wrote no row: it marks the publication"
+
+
 def test_a_block_that_raises_writes_and_publishes_nothing(ctx, count):
     with pytest.raises(RuntimeError):
         with write_then_publish(ctx, now=clock.utcnow()) as work:
@@ -204,7 +247,7 @@ def test_the_unit_of_work_composes_its_batch_in_its_own_transaction(ctx, monkeyp
     with write_then_publish(ctx, now=clock.utcnow()) as work:
         ids = work.add(batchable(1), batchable(2))
         ids += work.add(batchable(3), intent(4))  # a notice rides in no batch
-    assert len(writes) == 2, "the block with its batch, then the publication mark"
+    assert len(writes) == 1, "the block with its batch; a publication that succeeds writes nothing"
     batch = outbox_row(ids[0])["batch_id"]
     assert batch is not None
     assert [(outbox_row(i)["batch_id"], outbox_row(i)["batch_position"]) for i in ids] == [

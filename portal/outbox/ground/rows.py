@@ -400,8 +400,10 @@ def delete_frozen_payload(conn: sa.Connection, outbox_id: str) -> None:
 
 
 # A publication moves `pending` to `enqueued` and restarts the stale period of every row it
-# published, so the relay republishes a lost message once per period, not on every pass. A late
-# write never turns `retry` into `enqueued` (the retry time stands) and never touches a live claim.
+# published, so the relay republishes a lost message once per period, not on every pass. A failed
+# one moves `enqueued` (a row its write wrote so, intents.py) back to `pending` with the reason, due
+# for the relay's next pass: its message is not in the queue. A late write never turns `retry` into
+# `enqueued` (the retry time stands) and never touches a live claim.
 _STILL_PUBLISHABLE = (
     f"(status IN {sql_list(WAITING)}"
     f" OR (status = '{PROCESSING}' AND (claim_expires_at IS NULL OR claim_expires_at <= :now)))"
@@ -409,12 +411,13 @@ _STILL_PUBLISHABLE = (
 _RECORD_PUBLICATION = Statement(
     f"""
     UPDATE email_outbox
-    SET status = CASE WHEN status = '{PENDING}' THEN :status ELSE status END,
+    SET status = CASE WHEN status IN ('{PENDING}', '{ENQUEUED}') THEN :status ELSE status END,
         last_error = CASE WHEN :error IS NULL AND last_error LIKE 'publish_failed%'
                           THEN NULL ELSE COALESCE(:error, last_error) END,
         enqueued_at = CASE WHEN :status = '{ENQUEUED}' AND status IN ('{PENDING}', '{ENQUEUED}')
                            THEN :now ELSE enqueued_at END,
-        relay_since = CASE WHEN :status = '{ENQUEUED}' THEN :now ELSE relay_since END,
+        relay_since = CASE WHEN :status = '{ENQUEUED}' THEN :now
+                           WHEN status = '{ENQUEUED}' THEN '{ALWAYS_DUE}' ELSE relay_since END,
         updated_at = :now
     WHERE provider_message_id IS NULL AND {among_named(_STILL_PUBLISHABLE)}
     """
@@ -693,13 +696,14 @@ ERASE_OUTBOX = Statement(
 INSERT_ROWS_FROM = """
     INSERT INTO email_outbox (id, family, recipient, idempotency_key, status, template,
         template_version, layout_version, template_input, environment, subject_ref,
-        provider_key, shared_input_id, relay_since, created_at, updated_at)
+        provider_key, shared_input_id, relay_since, enqueued_at, created_at, updated_at)
     SELECT r.value ->> '$.id', r.value ->> '$.family', r.value ->> '$.recipient', {key},
         r.value ->> '$.status', r.value ->> '$.template', r.value ->> '$.template_version',
         r.value ->> '$.layout_version', {data}, r.value ->> '$.environment', {subject_ref},
         (r.value ->> '$.environment') || ':' || (SELECT install_id FROM portal_install WHERE id = 1)
             || ':' || (r.value ->> '$.id'),
-        r.value ->> '$.shared_input_id', r.value ->> '$.relay_since', r.value ->> '$.now', r.value ->> '$.now'
+        r.value ->> '$.shared_input_id', r.value ->> '$.relay_since', r.value ->> '$.enqueued_at',
+        r.value ->> '$.now', r.value ->> '$.now'
     FROM json_each(:rows) AS r {join}
     WHERE true
     ON CONFLICT (idempotency_key) DO NOTHING

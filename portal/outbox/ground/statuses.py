@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 PENDING = "pending"  # committed; publication not recorded
-ENQUEUED = "enqueued"  # a queue message was published
+ENQUEUED = "enqueued"  # its message is published (right after the commit that wrote it, or by the relay)
 PROCESSING = "processing"  # claimed by one delivery until claim_expires_at
 RETRY = "retry"  # waiting for next_attempt_at
 SENT = "sent"  # accepted by the provider

@@ -18,6 +18,7 @@ from portal.core.db import Database
 from portal.outbox.ground.statuses import (
     CANCELLED,
     DEAD_LETTER,
+    ENQUEUED,
     FAILED,
     PENDING,
     PROCESSING,
@@ -30,6 +31,7 @@ from portal.outbox.ground.statuses import (
 
 # The kinds of entry a history holds, in the order of an email's life.
 WRITTEN = "written"  # committed to the outbox
+WRITTEN_AND_QUEUED = "written_and_queued"  # committed, and published right after the commit (intents.py)
 WRITTEN_TO_SEND_AGAIN = "written_to_send_again"  # a person sent an email of unknown outcome again: this is the new one
 QUEUED = "queued"  # published to the queue
 NOT_QUEUED = "not_queued"  # the publication failed; the relay publishes it later
@@ -61,6 +63,7 @@ UPDATED = "updated"  # any other change
 
 KINDS = (
     WRITTEN,
+    WRITTEN_AND_QUEUED,
     WRITTEN_TO_SEND_AGAIN,
     QUEUED,
     NOT_QUEUED,
@@ -225,7 +228,7 @@ def _describe(event: dict) -> TimelineEntry:
         "status": event["status_after"],
     }
     if event["kind"] == "created":
-        return TimelineEntry(kind=WRITTEN, **values)
+        return TimelineEntry(kind=WRITTEN_AND_QUEUED if event["status_after"] == ENQUEUED else WRITTEN, **values)
     if event["kind"] == "erased":
         return TimelineEntry(kind=ERASED, **values)
     if event["kind"] == "operator":

@@ -5,6 +5,12 @@ and adds their intents on it, so the domain change and the email intent commit t
 at all; `write_steps_then_publish` adds them as steps of a write given whole (`outbox_row_steps`).
 Replaying the same intent (same idempotency key) creates no second row. Publication happens
 after the commit.
+
+A write that publishes its rows right after its commit (`publishing`: unit_of_work's, the only
+one) writes them `enqueued`, their stale period starting at the commit: a successful publication
+then costs no write of its own, and only a failed one is recorded (`pending`, with the reason,
+due for the relay's next pass). Should the process die between the commit and the publication,
+the relay finds the rows a stale period later, as it finds a message Redis lost.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from portal.outbox.ground.erased import RESTORE_SUPPRESSIONS, address_hash, rest
 from portal.outbox.ground.families import Family
 from portal.outbox.ground.rendering import LAYOUT_VERSION
 from portal.outbox.ground.rows import ALWAYS_DUE, INSERT_ROWS, INSERT_ROWS_FROM
-from portal.outbox.ground.statuses import PENDING
+from portal.outbox.ground.statuses import ENQUEUED, PENDING
 
 
 @dataclass(frozen=True)
@@ -79,23 +85,44 @@ _IDS_BY_KEY = sa.text(
 )
 
 
-def add_outbox_rows(conn: sa.Connection, intents: list[EmailIntent], settings: Settings, *, now: datetime) -> list[str]:
+def add_outbox_rows(
+    conn: sa.Connection, intents: list[EmailIntent], settings: Settings, *, now: datetime, publishing: bool = False
+) -> list[str]:
     """Insert one row per intent (ON CONFLICT DO NOTHING), created at `now`; return the row IDs,
-    existing or new, in order."""
+    existing or new, in order. `publishing`: see the module's docstring."""
+    return write_outbox_rows(conn, intents, settings, now=now, publishing=publishing).ids
+
+
+@dataclass(frozen=True)
+class AddedRows:
+    ids: list[str]  # each intent's row, in order: a replayed key's is the row written first
+    written: frozenset[str]  # the rows this write wrote
+
+
+def write_outbox_rows(
+    conn: sa.Connection, intents: list[EmailIntent], settings: Settings, *, now: datetime, publishing: bool
+) -> AddedRows:
+    """`add_outbox_rows`, saying which of the rows it wrote (and which a replayed key kept)."""
     if not intents:
-        return []
-    rows, shared = _rows(intents, settings, now)
+        return AddedRows([], frozenset())
+    rows, shared = _rows(intents, settings, now, publishing)
     if shared:
         _INSERT_SHARED(conn, {"shared": json.dumps(shared)})
     restore_erased_suppressions(conn, [row["recipient"] for row in rows], settings.secret_key)
     INSERT_ROWS(conn, {"rows": json_rows(rows)})
     # A replayed intent kept its first row: read every ID back by key.
     ids_by_key = dict(conn.execute(_IDS_BY_KEY, {"keys": json_array(row["key"] for row in rows)}).all())
-    return [ids_by_key[row["key"]] for row in rows]
+    ids = [ids_by_key[row["key"]] for row in rows]
+    return AddedRows(ids, frozenset(row["id"] for row in rows if ids_by_key[row["key"]] == row["id"]))
 
 
 def outbox_row_steps(
-    intents: list[EmailIntent], settings: Settings, *, now: datetime, written_with: WrittenWith | None = None
+    intents: list[EmailIntent],
+    settings: Settings,
+    *,
+    now: datetime,
+    written_with: WrittenWith | None = None,
+    publishing: bool = False,
 ) -> tuple[list[tuple[Statement, dict]], list[str]]:
     """`add_outbox_rows` as steps of a write given whole (Database.write_steps: one request on a
     libSQL server), and the IDs of the rows they write, in order. An ID names no row when its
@@ -103,7 +130,7 @@ def outbox_row_steps(
     had no row for its `match`: read which are there after the steps (unit_of_work does)."""
     if not intents:
         return [], []
-    rows, shared = _rows(intents, settings, now)
+    rows, shared = _rows(intents, settings, now, publishing)
     pairs = json.dumps([[r, address_hash(r, settings.secret_key)] for r in {row["recipient"] for row in rows}])
     steps = [(_INSERT_SHARED, {"shared": json.dumps(shared)})] if shared else []
     steps.append((RESTORE_SUPPRESSIONS, {"pairs": pairs}))
@@ -111,7 +138,9 @@ def outbox_row_steps(
     return steps, [row["id"] for row in rows]
 
 
-def _rows(intents: list[EmailIntent], settings: Settings, now: datetime) -> tuple[list[dict], list[dict]]:
+def _rows(
+    intents: list[EmailIntent], settings: Settings, now: datetime, publishing: bool
+) -> tuple[list[dict], list[dict]]:
     """Each intent's row as the insert reads it, and the shared inputs they name (each once)."""
     rows, shared, shared_ids, stamp = [], {}, {}, clock.iso(now)
     for intent in intents:
@@ -132,7 +161,7 @@ def _rows(intents: list[EmailIntent], settings: Settings, now: datetime) -> tupl
                 "recipient": intent.recipient.strip().lower(),
                 "key": intent.idempotency_key,
                 "match": intent.match,
-                "status": PENDING,
+                "status": ENQUEUED if publishing else PENDING,
                 "template": family.template,
                 "template_version": family.template_version,
                 "layout_version": LAYOUT_VERSION,
@@ -140,7 +169,8 @@ def _rows(intents: list[EmailIntent], settings: Settings, now: datetime) -> tupl
                 "environment": settings.portal_env,
                 "subject_ref": intent.subject_ref,
                 "shared_input_id": shared_id,
-                "relay_since": ALWAYS_DUE,
+                "relay_since": stamp if publishing else ALWAYS_DUE,
+                "enqueued_at": stamp if publishing else None,
                 "now": stamp,
             }
         )

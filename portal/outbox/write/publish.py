@@ -2,8 +2,9 @@
 
 All envelopes of one call go out in one Redis pipeline, with three tries and a short doubling
 pause. Rows move to `enqueued` only while they are still waiting and have no provider message ID,
-so a late update cannot overwrite a claim or a settled row. If publishing fails the rows stay
-`pending` with the reason and the relay publishes them later; the caller's request still succeeds.
+so a late update cannot overwrite a claim or a settled row; rows their own write wrote `enqueued`
+(`recorded`: intents.py says why) need no such write. If publishing fails the rows are `pending`
+with the reason and the relay publishes them later; the caller's request still succeeds.
 We may publish a row twice (a try whose answer was lost, then the relay): the claim makes that
 harmless.
 """
@@ -75,6 +76,7 @@ def publish_outbox_rows(
     *,
     now: datetime,
     carriers: list[str] | None = None,
+    recorded: bool = False,
 ) -> PublishResult:
     """`families` names each row's queue, and which rows may ride in a batch; without it, every row
     goes to the email queue alone. `carriers`: the messages that carry these rows, when the write
@@ -82,8 +84,8 @@ def publish_outbox_rows(
     `batch_size` above one, rows of a batchable family that no write composed (the relay's) are
     grouped into batches first (composition.messages_to_publish). One message carries each batch.
 
-    The rows' publication is marked in one write, whatever happened: `enqueued`, or `pending`
-    with the reason. `now` is the caller's moment: a row published at it is not republished for a
+    The rows' publication is marked in one write: `enqueued` (unless the write that wrote them
+    `recorded` it: they are `enqueued` from its commit), or `pending` with the reason. `now` is the caller's moment: a row published at it is not republished for a
     stale period."""
     if not outbox_ids:
         return PublishResult(queued=True, outbox_ids=())
@@ -112,7 +114,8 @@ def publish_outbox_rows(
                 time.sleep(pause)
                 pause *= 2
     if error is None:
-        record_publication(db, outbox_ids, ENQUEUED, None, now=now)
+        if not recorded:
+            record_publication(db, outbox_ids, ENQUEUED, None, now=now)
         return PublishResult(queued=True, outbox_ids=tuple(outbox_ids))
     log.warning("outbox rows remain pending after %d publish tries (%s): %s", PUBLISH_TRIES, error, outbox_ids)
     # Only a failure to record this state reaches the caller.

@@ -7,8 +7,9 @@
 
 The block is a single `db.write()`: the domain rows, their outbox rows and the batches those rows
 ride in (composition.compose_steps) commit together or not at all. Only after the commit
-are the new rows published to the queue, with one message per batch, and their publication is
-marked in one more write; a block that raises publishes nothing. A block that returns early (a
+are the new rows published to the queue, with one message per batch. The rows are written
+`enqueued`, since they are published next (intents.py): a publication that succeeds writes
+nothing more, one that fails records it in one more write. A block that raises publishes nothing. A block that returns early (a
 replay that writes nothing) still commits. `now` is the caller's moment (its request's, its
 pass's): the rows are created and published at it.
 
@@ -16,8 +17,9 @@ A write whose statements are all known before the first runs can be given whole 
 (`write_steps_then_publish`): on a libSQL server the domain rows, the outbox rows, their batches
 and the reads the caller asks for are one request, where a `db.write()` costs one per statement.
 
-If publication fails after the commit, the rows stay `pending` with the reason and the relay
-publishes them, in the batches the write composed; the caller's request still succeeds.
+If publication fails after the commit, the rows are `pending` with the reason and the relay
+publishes them at its next pass, in the batches the write composed; the caller's request still
+succeeds.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from portal.core.driver import DriverResult, Steps, Written
 from portal.core.settings import Settings
 from portal.outbox.ground.families import FamilyRegistry
 from portal.outbox.write.composition import COMPOSED, carried_step, carriers, compose_steps
-from portal.outbox.write.intents import EmailIntent, WrittenWith, add_outbox_rows, outbox_row_steps
+from portal.outbox.write.intents import EmailIntent, WrittenWith, outbox_row_steps, write_outbox_rows
 from portal.outbox.write.publish import PublishResult, publish_outbox_rows
 
 
@@ -44,14 +46,17 @@ class EmailWork:
         self.settings = settings
         self.now = now
         self.outbox_ids: list[str] = []
+        self.written: set[str] = set()  # the IDs of rows this block wrote (not a replay's, not named ones)
         self.carriers: list[str] | None = None  # the messages to publish, once composed
         self.publication: PublishResult | None = None
         self._families: dict[str, str] = {}
 
     def add(self, *intents: EmailIntent) -> list[str]:
         """Add intents in this transaction; returns their outbox IDs (a replayed key keeps its row)."""
-        ids = add_outbox_rows(self.conn, list(intents), self.settings, now=self.now)
+        added = write_outbox_rows(self.conn, list(intents), self.settings, now=self.now, publishing=True)
+        ids = added.ids
         self.outbox_ids.extend(ids)
+        self.written.update(added.written)
         self._families.update(zip(ids, (intent.family.name for intent in intents), strict=True))
         return ids
 
@@ -83,7 +88,8 @@ def write_then_publish(handles, *, now: datetime, request_id: str | None = None)
         work = EmailWork(conn, handles.settings, now)
         yield work
         work.compose(handles.families)
-    work.publication = _publish(handles, work.outbox_ids, work.carriers, request_id, now)
+    recorded = work.written.issuperset(work.outbox_ids)  # every row is `enqueued` from the commit
+    work.publication = _publish(handles, work.outbox_ids, work.carriers, request_id, now, recorded)
 
 
 # The step that reads which batch each new row joined (named so a caller's steps cannot take its name).
@@ -125,7 +131,9 @@ def write_steps_then_publish(
     The same promises as `write_then_publish`: all of it commits or none, a busy lock is waited for
     before anything ran, and an answer lost after the commit was asked is an AmbiguousCommitError,
     never sent again."""
-    email_steps, candidates = outbox_row_steps(intents, handles.settings, now=now, written_with=written_with)
+    email_steps, candidates = outbox_row_steps(
+        intents, handles.settings, now=now, written_with=written_with, publishing=True
+    )
     environment = handles.settings.portal_env
     composition = compose_steps(
         [(outbox_id, intent.family.name, environment) for outbox_id, intent in zip(candidates, intents, strict=True)],
@@ -138,11 +146,19 @@ def write_steps_then_publish(
     written = handles.db.write_steps(whole)
     batch_of = {row.id: row.batch_id for row in written[CARRIED].all()}
     outbox_ids = [outbox_id for outbox_id in candidates if outbox_id in batch_of]
-    publication = _publish(handles, outbox_ids, carriers(candidates, batch_of), request_id, now)
+    # Only rows these steps wrote are there (a replayed key's row is not): each is `enqueued` already.
+    publication = _publish(handles, outbox_ids, carriers(candidates, batch_of), request_id, now, recorded=True)
     return WrittenSteps(written, outbox_ids, publication)
 
 
-def _publish(handles, outbox_ids: list[str], carried_by: list[str] | None, request_id: str | None, now: datetime):
+def _publish(
+    handles,
+    outbox_ids: list[str],
+    carried_by: list[str] | None,
+    request_id: str | None,
+    now: datetime,
+    recorded: bool,
+):
     return publish_outbox_rows(
         handles.db,
         handles.redis,
@@ -153,4 +169,5 @@ def _publish(handles, outbox_ids: list[str], carried_by: list[str] | None, reque
         batch_size=handles.settings.outbox_batch_size,
         carriers=carried_by,
         now=now,
+        recorded=recorded,
     )
