@@ -106,3 +106,29 @@ def test_every_index_a_migration_creates_exists(db):
     with db.read() as conn:
         present = set(conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'index'")).scalars())
     assert wanted - dropped <= present, wanted - dropped - present
+
+
+def test_a_batch_answer_logged_as_a_sentence_becomes_its_code(tmp_path):
+    """0042: an accepted request logged by an earlier release reads as every new one does."""
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    for migration in sorted(schema.MIGRATIONS_DIR.glob("0*.sql")):
+        if migration.name < "0042":
+            (earlier / migration.name).write_text(migration.read_text())
+    db = Database(f"sqlite+libsql:///{tmp_path / 'portal.db'}")
+    schema.upgrade(db, earlier)
+    with db.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO email_batches (id, family, provider_key, created_at, updated_at) "
+            "VALUES ('bat_1', 'campaign', 'k', '2026-01-01', '2026-01-01')"
+        )
+        for number, answer in ((1, "429: rate_limited: rate_limit_exceeded"), (2, "accepted: 3 message IDs")):
+            conn.exec_driver_sql(
+                "INSERT INTO email_batch_requests (batch_id, number, provider_key, size, requested_at, answer) "
+                f"VALUES ('bat_1', {number}, 'k', 3, '2026-01-01', '{answer}')"
+            )
+    assert schema.upgrade(db) == ["0042_batch_answer_codes.sql"]
+    with db.read() as conn:
+        answers = conn.exec_driver_sql("SELECT answer FROM email_batch_requests ORDER BY number").scalars().all()
+    assert answers == ["429: rate_limited: rate_limit_exceeded", "accepted"]
+    db.dispose()

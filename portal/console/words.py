@@ -28,6 +28,7 @@ from portal.outbox.ground.statuses import (
     FAILED,
     PENDING,
     PROCESSING,
+    REQUEST_ACCEPTED,
     RETRY,
     SENT,
     SUPPRESSED,
@@ -324,17 +325,10 @@ def kept(items) -> list:
     return [replace(item, what=_(item.what), rule=_(item.rule, days=item.days or 0)) for item in items]
 
 
-# send/batch.py stores an accepted request's answer as this text, its number of IDs in the
-# middle (any other answer is a status and a reason code, shown as stored); it is read here by its
-# two ends until the request log stores the count as a value of its own.
-ACCEPTED_ANSWER = ("accepted: ", " message IDs")
-
-
-def batch_answer(answer: str | None) -> str:
-    """A batch request's answer, as the request table shows it."""
-    text = answer or ""
-    start, end = ACCEPTED_ANSWER
-    count = text.removeprefix(start).removesuffix(end)
-    if text.startswith(start) and text.endswith(end) and count.isdigit():
-        return _("accepted: %(count)d message IDs", count=int(count))
-    return text
+def batch_answer(request) -> str:
+    """A batch request's answer (operate.listing.BatchRequest), as the request table shows it: a
+    list the provider took, with its number of message IDs (one per member of the request); any
+    other answer is the provider's status and reason code, shown as stored."""
+    if request.answer == REQUEST_ACCEPTED:
+        return _("accepted: %(count)d message IDs", count=request.size)
+    return request.answer or ""

@@ -15,6 +15,7 @@ __all__ = [
     "FAILED",
     "PENDING",
     "PROCESSING",
+    "REQUEST_ACCEPTED",
     "RETRY",
     "SENT",
     "SETTLED",
@@ -74,6 +75,10 @@ RECIPIENT_SUPPRESSED = "recipient_suppressed"  # the reason of a row that settle
 CANCELLED_BY_OPERATOR = "cancelled_by_operator"
 CONFIRMED_BY_OPERATOR = "confirmed_by_operator"
 SENT_AGAIN = "sent_again"  # an operator wrote a new email for this one (actions.py)
+# The batch request log's answer to a request the provider took (the others are the provider's
+# status and reason code): the whole list, one message ID for each of the request's `size` members
+# (send/batch.py refuses an answer with any other number).
+REQUEST_ACCEPTED = "accepted"
 # What a delivery decides, never written: its claim is no longer its own (it expired, and may have
 # been taken over), so it must not make its request, and it changes nothing.
 CLAIM_LOST = "claim_lost"

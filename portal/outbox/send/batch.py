@@ -94,7 +94,16 @@ from portal.outbox.ground.rows import (
     STAMP_FIRST_ATTEMPT_IF_LOGGED,
     SUPPRESSED_RECIPIENT,
 )
-from portal.outbox.ground.statuses import CLAIM_LOST, DEAD_LETTER, FAILED, UNKNOWN_OUTCOME, UNSETTLED, WAITING, sql_list
+from portal.outbox.ground.statuses import (
+    CLAIM_LOST,
+    DEAD_LETTER,
+    FAILED,
+    REQUEST_ACCEPTED,
+    UNKNOWN_OUTCOME,
+    UNSETTLED,
+    WAITING,
+    sql_list,
+)
 from portal.outbox.send.attempt import SETTLED, DeliveryOutcome, Release, Unsent
 from portal.outbox.send.freeze import (
     FreezeError,
@@ -518,7 +527,7 @@ def mark_batch_sent(db: Database, batch: ClaimedBatch, message_ids: list[str], *
     params = {"batch": batch.id, "attempt": batch.attempt_count, "now": clock.iso(now), "answer": "sent"}
     if len(message_ids) != len(batch.members):
         raise ValueError(f"{len(message_ids)} message IDs for a list of {len(batch.members)}")
-    steps = Steps().extend(answer_steps(params, f"accepted: {len(message_ids)} message IDs"))
+    steps = Steps().extend(answer_steps(params, REQUEST_ACCEPTED))
     steps.add("marked", MARK_MEMBERS_SENT, {**params, "message_ids": json_array(message_ids)})
     steps.extend(_finish_steps(params))
     return db.write_steps(steps)["marked"].rowcount
