@@ -36,8 +36,7 @@ class OwnRedis(PrivateRedis):
 def own_redis():
     server = OwnRedis(free_port())
     yield server
-    if server.process is not None:
-        stop_process(server.process)
+    server.stop()  # the process, if it runs, and its folder
 
 
 @pytest.fixture
