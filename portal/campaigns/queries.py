@@ -35,7 +35,8 @@ PARTLY_SENT = N_("Partly sent, then cancelled")
 SENT_BEFORE_THE_CANCEL = N_("Cancelled after every email was sent")
 # The outcomes the page shows, from the recipients' outbox rows (every status is counted once).
 OUTCOME_OF = {
-    **{status: "waiting" for status in statuses.UNSETTLED},
+    **{status: "waiting" for status in statuses.WAITING},
+    statuses.PROCESSING: "being sent",
     statuses.SENT: "accepted",
     statuses.DELIVERED: "delivered",
     statuses.BOUNCED: "bounced",
@@ -48,6 +49,7 @@ OUTCOME_OF = {
 assert set(OUTCOME_OF) == set(statuses.ALL)
 OUTCOME_ORDER = (
     "waiting",
+    "being sent",
     "accepted",
     "delivered",
     "bounced",
@@ -59,6 +61,7 @@ OUTCOME_ORDER = (
 # How the page names each outcome.
 OUTCOME_LABEL = {
     "waiting": N_("Waiting"),
+    "being sent": N_("Being sent"),
     "accepted": N_("Accepted"),
     "delivered": N_("Delivered"),
     "bounced": N_("Bounced"),
@@ -72,6 +75,7 @@ assert set(OUTCOME_LABEL) == set(OUTCOME_ORDER)
 SENT_TO = ("accepted", "delivered", "bounced", "complained")
 OUTCOME_MEANING = {
     "waiting": N_("Not yet with the provider: queued, or waiting for the provider's rate limit."),
+    "being sent": N_("A worker is sending it now: it may already be with the provider."),
     "accepted": N_("The provider took it; no receipt has come back yet."),
     "delivered": N_("The recipient's mail server took it (from the provider's receipt)."),
     "bounced": N_("The receiving mail server refused it (from the provider's receipt)."),
@@ -176,7 +180,12 @@ class CampaignPage:
         # "sent" means every batch is written, not delivered: at the provider's rate the rest of a
         # large campaign is still waiting for minutes, and those emails can still be stopped.
         status = self.campaign["status"]
-        return status in ("draft", "scheduled", "sending") or (status == "sent" and self.outcomes["waiting"] > 0)
+        return status in ("draft", "scheduled", "sending") or (status == "sent" and self.unsettled > 0)
+
+    @property
+    def unsettled(self) -> int:
+        """Emails not yet with the provider, or on their way to it."""
+        return self.outcomes["waiting"] + self.outcomes["being sent"]
 
 
 # The fixed list's versions; a list fixed before versions existed (NULL) got English.

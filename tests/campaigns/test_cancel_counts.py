@@ -44,6 +44,12 @@ def test_a_cancel_while_a_batch_is_at_the_provider_does_not_count_it_as_stopped(
 
     assert decisions == ["ack:sent"], "the request was on its way: the provider took both emails"
     assert len(provider_model.sent()) == 2
+    table = page[page.index('id="outcomes"') :]
+    assert "Being sent" in table and "it may already be with the provider" in table
+    being_sent = table[table.index("Being sent") :]
+    assert being_sent[being_sent.index('class="num">') :].startswith('class="num">2<'), "the batch at the provider"
+    waiting = table[table.index("Waiting") :]
+    assert waiting[waiting.index('class="num">') :].startswith('class="num">2<'), "the batch not yet claimed"
     said = answer.get_data(as_text=True)
     assert "4 emails not yet sent will not go out" not in said
     assert "Cancelled. 2 emails not yet sent will not go out." in said
