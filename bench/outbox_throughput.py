@@ -7,8 +7,8 @@
 For each worker class (worker.py's EmailWorker, RQ's SimpleWorker sending fewer heartbeats, and
 then the forking rq.Worker unless --no-fork) on a fresh libSQL file and a private Redis:
   outbox: start W workers and wait until they listen (production's are running when an email
-          commits), then commit N "notice" intents (--batch per transaction, each published after
-          its commit); drain; emails/s from first commit to last `sent_at`, and the latency of each
+          commits), then commit N "notice" intents (--batch per transaction, each an area's
+          write_then_publish: written, then published after its commit); drain; emails/s from first commit to last `sent_at`, and the latency of each
           row from its commit to its `sent_at`;
   batched: the same with --batched-n campaign emails (10 x N by default), committed and published
           as the campaign pass writes them (portal/campaigns/sending.py: 500 recipients a write), so
@@ -52,6 +52,7 @@ import urllib.request
 from contextlib import ExitStack
 from datetime import UTC
 from pathlib import Path
+from types import SimpleNamespace
 
 from redis import Redis
 from rq import Queue, SimpleWorker, Worker
@@ -264,11 +265,9 @@ class Run:
         from portal.core.db import Database
         from portal.core.settings import Settings
         from portal.email_families import FAMILIES
-        from portal.outbox import EmailIntent
+        from portal.outbox import EmailIntent, write_then_publish
         from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
         from portal.outbox.ground.statuses import UNSETTLED
-        from portal.outbox.write.intents import add_outbox_rows
-        from portal.outbox.write.publish import publish_outbox_rows
 
         n, batch = (self.args.batched_n, CAMPAIGN_WRITE) if batched else (self.args.n, self.args.batch)
         self.redis.flushall()
@@ -280,7 +279,8 @@ class Run:
         schema.upgrade(db)
 
         committed, prepared = {}, {}
-        families = build_context(settings).families if batched else None
+        # What an area's write hands write_then_publish (a PortalContext has these and more).
+        handles = SimpleNamespace(db=db, redis=self.redis, settings=settings, families=build_context(settings).families)
         # One campaign: every recipient's intent carries the same shared input, as campaigns/emails.py's do.
         campaign = {"campaign_id": 1, "subject": "News", "body": "Hello.\n\nSecond paragraph."}
 
@@ -304,14 +304,11 @@ class Run:
                     )
                     for i in range(start, min(start + batch, n))
                 ]
-                with db.write() as conn:
-                    ids = add_outbox_rows(conn, intents, settings, now=clock.utcnow())
-                at = clock.utcnow()
+                at = clock.utcnow()  # the write's moment: its rows' created_at
+                with write_then_publish(handles, now=at) as work:  # as an area writes them
+                    ids = work.add(*intents)
                 committed.update((outbox_id, at) for outbox_id in ids)
-                published_rows = publish_outbox_rows(
-                    db, self.redis, ids, families=families, batch_size=settings.outbox_batch_size, now=at
-                )
-                if not published_rows.queued:
+                if not work.queued:
                     raise BenchError("publishing to the private Redis failed")
             prepared["at"] = time.time()
 
