@@ -40,6 +40,7 @@ from portal.core.driver import (
     Steps,
     execute_on_driver,
     may_repeat_after,
+    run_steps,
     send_statements_through_driver,
 )
 from portal.core.writer_turns import DatabaseBusyError, ProcessWriterTurns, WriterTurns
@@ -197,7 +198,7 @@ class Database:
         AmbiguousCommitError, never sent again."""
         if self.pipeline is None:
             with self.write(retries=retries) as conn:
-                results = [statement(conn, values) for statement, values in steps]
+                results = run_steps(conn, steps)
         else:
             with self._writer_turn():
                 results = self._run_on_server(steps, begin="BEGIN IMMEDIATE", retries=retries, writes=True)
@@ -220,7 +221,7 @@ class Database:
         """`read()` of these statements, and their results: one request on a libSQL server."""
         if self.pipeline is None:
             with self.read() as conn:
-                return [statement(conn, values) for statement, values in steps]
+                return run_steps(conn, steps)
         return self._run_on_server(steps, begin="BEGIN DEFERRED", retries=LOCK_RETRIES, writes=False)
 
     def _run_on_server(self, steps, *, begin: str, retries: int, writes: bool) -> list[DriverResult]:

@@ -119,6 +119,13 @@ class Statement:
         return tuple(values[name] for name in self.names)
 
 
+def run_steps(conn: Connection, steps) -> list[DriverResult]:
+    """(statement, values) pairs, or a Steps, run in order on the caller's open transaction: their
+    results. A write given whole that a local file runs (Database.write_steps), and the rare paths
+    that decide between statements inside their own `db.write()`."""
+    return [statement(conn, values) for statement, values in steps]
+
+
 class Steps:
     """The statements of one transaction given whole (Database.write_steps), in order, the ones whose
     results are read each under a name: `steps.add("sealed", SEAL, values)`, then, once it ran,

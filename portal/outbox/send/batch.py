@@ -49,11 +49,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-import sqlalchemy as sa
-
 from portal.core import clock
 from portal.core.db import Database, json_array
-from portal.core.driver import Statement, Steps
+from portal.core.driver import Statement, Steps, run_steps
 from portal.outbox.ground import metrics
 from portal.outbox.ground.batch_rows import (
     CLAIM_BATCH,
@@ -383,11 +381,6 @@ def frozen_after_storing(db: Database, values: dict, payloads: Sequence[dict], s
     return frozen.mappings().all()
 
 
-def run_in(conn: sa.Connection, steps: list) -> list:
-    """Steps inside the caller's write: for the rare paths that decide between statements."""
-    return [statement(conn, values) for statement, values in steps]
-
-
 _NEXT_DUE = Statement(
     f"""
     SELECT MIN(next_attempt_at) FROM email_outbox
@@ -500,8 +493,8 @@ def recheck_after_wait(db: Database, batch: ClaimedBatch, *, now: datetime) -> C
     steps = leaver_steps(params) if not batch.outcome_unknown else sealed_leaver_steps(params)
     with db.write() as conn:
         close_request(conn, params, None, withdraw=True)
-        run_in(conn, steps)
-        batch_row, members, frozen = run_in(conn, read_steps(params))
+        run_steps(conn, steps)
+        batch_row, members, frozen = run_steps(conn, read_steps(params))
         reopened = if_still_ours(claimed_from(batch_row, members, frozen.mappings().all()), batch.claim_token)
     return reopened if reopened is not None else CLAIM_LOST
 
@@ -577,7 +570,7 @@ def settle_batch_unsent(
     with db.write() as conn:
         close_request(conn, params, request_answer, withdraw=withdraw)
         changed = SETTLE_MEMBERS_UNSENT(conn, params).rowcount
-        _finish(conn, params)
+        run_steps(conn, _finish_steps(params))
     return changed
 
 
@@ -593,11 +586,6 @@ def dissolve_batch(
         left = list(DISSOLVE_MEMBERS(conn, params).scalars())
         SETTLE_DISSOLVED(conn, params)
     return left
-
-
-def _finish(conn: sa.Connection, params: dict) -> None:
-    for statement, values in _finish_steps(params):
-        statement(conn, values)
 
 
 def _finish_steps(params: dict) -> list:

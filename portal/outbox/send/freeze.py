@@ -42,20 +42,22 @@ REQUIRED_COLUMNS = frozenset(
 )
 _verified_databases: set[str] = set()
 # Stores our fields only if no attempt froze first, and only while the row is still ours to send.
-_FREEZE = Statement(
-    f"""
+_INSERT_FROZEN = """
     INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
         html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
+"""
+_ONE_PAYLOAD = """
     SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags,
            :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers
+"""
+_FREEZE = Statement(
+    f"""{_INSERT_FROZEN}{_ONE_PAYLOAD}
     WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
                   AND provider_message_id IS NULL)
     """
 )
 # A claimed batch's members at once (payload_of's fields, as json_rows), each under the same guard.
-_FREEZE_MANY_SQL = f"""
-    INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
-        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
+_FREEZE_MANY_SQL = f"""{_INSERT_FROZEN}
     SELECT p.value ->> '$.id', p.value ->> '$.from_address', p.value ->> '$.reply_to',
            p.value ->> '$.subject', p.value ->> '$.html', p.value ->> '$.text', p.value ->> '$.tags',
            p.value ->> '$.attachment_filename', p.value ->> '$.attachment_content',
@@ -78,11 +80,7 @@ _READ_FROZEN_MANY = Statement(
 # recorded our first attempt (its time and the claim's expiry are this attempt's own), so the three
 # statements need no answer in between and go to a libSQL server as one request.
 _FREEZE_CLAIMED = Statement(
-    f"""
-    INSERT OR IGNORE INTO email_frozen_payloads (outbox_id, from_address, reply_to, subject,
-        html, text, tags, attachment_filename, attachment_content, attachment_content_type, created_at, headers)
-    SELECT :id, :from_address, :reply_to, :subject, :html, :text, :tags,
-           :attachment_filename, :attachment_content, :attachment_content_type, :now, :headers
+    f"""{_INSERT_FROZEN}{_ONE_PAYLOAD}
     WHERE EXISTS (SELECT 1 FROM email_outbox WHERE id = :id AND status = '{PROCESSING}'
                   AND first_attempt_at = :now AND claim_expires_at = :claim_expires_at
                   AND provider_message_id IS NULL)

@@ -30,7 +30,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from portal.core.driver import DriverResult, Steps, Written
+from portal.core.driver import DriverResult, Steps, Written, run_steps
 from portal.core.settings import Settings
 from portal.outbox.ground.families import FamilyRegistry
 from portal.outbox.write.composition import COMPOSED, carried_step, carriers, compose_steps
@@ -69,7 +69,7 @@ class EmailWork:
         rows = [(outbox_id, self._families[outbox_id], self.settings.portal_env) for outbox_id in added]
         steps = compose_steps(rows, families.batchable_names(), self.settings.outbox_batch_size, now=self.now)
         batch_of: dict[str, str | None] = dict.fromkeys(added)
-        written = steps.written([statement(self.conn, values) for statement, values in steps])
+        written = steps.written(run_steps(self.conn, steps))
         if steps and written[COMPOSED].rowcount:  # batches were written: which rows joined which
             statement, values = carried_step(added)
             batch_of.update({row.id: row.batch_id for row in statement(self.conn, values).all()})
