@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import time
 import urllib.request
-from pathlib import Path
 
 import sqlalchemy as sa
 from playwright.sync_api import expect
 from prometheus_client.parser import text_string_to_metric_families
 
-from e2e.screenshots import shoot
+from e2e.screenshots import ARTIFACTS, shoot
 from portal.context import build_context
 from portal.core import clock
 from portal.core.settings import Settings
@@ -22,7 +21,7 @@ from portal.outbox.write.intents import add_outbox_rows
 from portal.seed import DEMO_PASSWORD
 
 ADMIN = "admin@teei.example"
-SHOTS = Path("/tmp/shots-reconciliation")
+SHOTS = ARTIFACTS / "reconciliation"
 # The provider model answers by the local part: delivered, a receipt that never comes, a delay,
 # a transient and a permanent bounce, a complaint.
 RECIPIENTS = {

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import sqlalchemy as sa
 from playwright.sync_api import expect
 
 from e2e.keyboard import KeyboardUser
-from e2e.screenshots import shoot
+from e2e.screenshots import ARTIFACTS, shoot
 from portal.core import clock
 from portal.core.settings import Settings
 from portal.email_families import FAMILIES
@@ -21,7 +20,7 @@ from portal.outbox.write.intents import add_outbox_rows
 from portal.seed import DEMO_PASSWORD
 
 ADMIN = "admin@teei.example"
-SHOTS = Path("/tmp/shots-console13")
+SHOTS = ARTIFACTS / "console"
 
 
 def wait_for_row(db, where: str, timeout: float = 30.0, **params) -> dict:
