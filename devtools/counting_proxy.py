@@ -1,5 +1,6 @@
-"""An HTTP proxy in front of a libSQL server that counts the requests passing through it, and can
-lose the answer to one of them.
+"""An HTTP proxy in front of a libSQL server that counts the requests passing through it (and of
+those, the ones that open a new stream, a connection of the server's), and can lose the answer to
+one of them.
 
 bench/db_roundtrips.py points the portal's DATABASE_URL here, and tests/ops/test_hrana_on_sqld.py. sqld's own request log is not a
 count: under its debug trace, some requests on a kept-alive connection never reach the log. The
@@ -12,6 +13,7 @@ so a proxy thread in the client's process would never get to answer it.
 from __future__ import annotations
 
 import http.client
+import json
 import subprocess
 import sys
 import threading
@@ -22,6 +24,7 @@ from pathlib import Path
 from devtools.processes import free_port, stop_process, wait_for_port
 
 COUNT_PATH = "/__requests"  # the proxy's own: how many it has passed on
+STREAMS_PATH = "/__new_streams"  # how many of them opened a stream (a pipeline without a baton)
 DROP_PATH = "/__drop_next_answer"  # the next request reaches the server; its answer never comes back
 
 
@@ -44,6 +47,11 @@ class CountingProxy:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{COUNT_PATH}", timeout=10) as answer:
             return int(answer.read())
 
+    def new_streams(self) -> int:
+        """Requests passed on so far that opened a new stream on the server."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{STREAMS_PATH}", timeout=10) as answer:
+            return int(answer.read())
+
     def drop_next_answer(self) -> None:
         """The next request is passed on and answered by the server, and the answer is thrown away:
         the client's connection closes without one (a lost answer)."""
@@ -56,7 +64,7 @@ class CountingProxy:
 
 
 def serve(upstream_port: int, port: int) -> None:
-    count, dropping = 0, False
+    count, opened, dropping = 0, 0, False
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -67,6 +75,10 @@ def serve(upstream_port: int, port: int) -> None:
             if self.path == COUNT_PATH:
                 with lock:
                     self._answer(200, [], str(count).encode())
+                return
+            if self.path == STREAMS_PATH:
+                with lock:
+                    self._answer(200, [], str(opened).encode())
                 return
             if self.path == DROP_PATH:
                 with lock:
@@ -79,12 +91,13 @@ def serve(upstream_port: int, port: int) -> None:
             self._pass_on()
 
         def _pass_on(self):
-            nonlocal count, dropping
+            nonlocal count, opened, dropping
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             drop = False
             if self.path != "/health":
                 with lock:
                     count += 1
+                    opened += self.path.endswith("/pipeline") and json.loads(body or b"{}").get("baton") is None
                     drop, dropping = dropping, False
             upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
             try:

@@ -1,7 +1,8 @@
 """The portal's own connection to a libSQL server (portal/core/hrana.py) against a real sqld, through
 a proxy that counts requests and can lose an answer: a transaction of steps is one request and
-lands whole or not at all, every stream enforces foreign keys, a server that is down is
-"unavailable" with nothing written, and a lost answer to a commit is never sent again."""
+lands whole or not at all, every stream enforces foreign keys, a stream outlives its transaction
+but never one left open, a server that is down is "unavailable" with nothing written, and a lost
+answer to a commit is never sent again."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 
 from devtools.counting_proxy import CountingProxy
 from devtools.sqld import SqldServer
+from portal.core import hrana
 from portal.core.db import AmbiguousCommitError, Database, DatabaseUnavailable
 from portal.core.driver import Statement
 
@@ -75,6 +77,38 @@ def test_a_transaction_sees_its_own_writes_and_others_see_them_after_its_commit(
         assert conn.execute(sa.text("SELECT name FROM things")).scalars().all() == ["mine"]
         assert names(db) == [], "not before the commit"
     assert names(db) == ["mine"]
+
+
+def test_a_stream_outlives_its_transaction_so_the_server_opens_no_connection_per_request(db, proxy):
+    # Opening a stream makes sqld read the whole schema into a new connection: 3 to 4 times the
+    # server's CPU of a request on an open one (portal/core/hrana.py).
+    names(db)
+    before = proxy.new_streams()
+    for name in ("a", "b", "c"):
+        db.write_steps([(INSERT, {"name": name})])
+        with db.write() as conn:
+            conn.execute(sa.text("INSERT INTO things (name) VALUES (:name)"), {"name": name * 2})
+        assert name in names(db)
+    assert proxy.new_streams() - before == 0, "one idle stream served every transaction and read"
+
+
+def test_a_transaction_left_open_never_serves_another_request(db):
+    abandoned = hrana.HranaConnection(db.pipeline)
+    abandoned.execute("BEGIN")
+    assert abandoned.execute("SELECT count(*) FROM things").fetchall() == [(0,)], "its snapshot starts here"
+    abandoned.close()  # as SQLAlchemy closes a connection it gave up on, its transaction open
+    db.write_steps([(INSERT, {"name": "after"})])
+    assert names(db) == ["after"], "a read inside the abandoned snapshot would not see it"
+
+
+def test_a_stream_the_server_no_longer_knows_is_replaced_and_the_write_lands_once(server, db, proxy):
+    names(db)  # leaves an idle stream, which the restart below makes unknown to the server
+    server.stop()
+    server.start()
+    before = proxy.requests()
+    db.write_steps([(INSERT, {"name": "once"})])
+    assert proxy.requests() - before == 2, "refused whole on the stale stream, then sent on a new one"
+    assert names(db) == ["once"]
 
 
 def test_a_server_that_is_down_is_unavailable_and_nothing_is_written(server):
