@@ -1,7 +1,9 @@
 """Recording a download, and erasing a person: one db.write() each.
 
 An erasure replaces the address everywhere by a pseudonym (erased-<random>@erased.invalid, the same
-in every table, so the rows still join), blanks names and free text the person wrote, removes
+in every table, so the rows still join, and the same again if the address is erased again), records
+the address's keyed hash with it (portal/core/pseudonyms.py: what arrives later is written under
+the pseudonym), blanks names and free text the person wrote, removes
 secrets (password, links) and what only served them (subscriptions, reset requests, failure
 counts), and cancels every email to them of which nothing can have gone out. Hours stay with the
 company: a session keeps its minutes, company and account (now "Former volunteer"), so reports
@@ -24,6 +26,7 @@ from portal.auth import login_failure_key
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.i18n import N_
+from portal.core.pseudonyms import new_pseudonym, pseudonym_of, record_erasure
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
 from portal.outbox import EmailsInFlight, cancel_and_count, erase_address, unsettled_about
@@ -115,15 +118,15 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
     if not holds_data:
         raise NothingToErase(N_("The portal holds nothing under that address."))
     address = normalise_email(address)
-    pseudonym = f"erased-{secrets.token_hex(6)}@erased.invalid"
+    secret_key = ctx.settings.secret_key
     with ctx.db.write() as conn:
+        # Erased before (what arrived since is erased now): the same pseudonym, so the rows still join.
+        pseudonym = pseudonym_of(conn, address, secret_key) or new_pseudonym()
         about = _subjects_about(conn, address)
         unsent = unsettled_ids_for_recipient(conn, address) + unsettled_about(conn, about)
         cancelled = cancel_and_count(conn, unsent, CANCEL_REASON, now=now).cancelled
         try:
-            erased = erase_address(
-                conn, address, about=about, pseudonym=pseudonym, secret_key=ctx.settings.secret_key, now=now
-            )
+            erased = erase_address(conn, address, about=about, pseudonym=pseudonym, secret_key=secret_key, now=now)
         except EmailsInFlight as waiting:
             return Erasure(pseudonym="", emails_cancelled=len(cancelled), emails_erased=0, waiting_for=waiting.count)
         user_id = conn.execute(_USER, {"address": address}).scalar()
@@ -138,6 +141,7 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
         }
         for statement in _ERASE:
             conn.execute(sa.text(statement), params)
+        record_erasure(conn, address, pseudonym=pseudonym, secret_key=secret_key, now=params["now"])
         conn.execute(
             _RECORD,
             {
