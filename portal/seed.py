@@ -30,7 +30,9 @@ DEMO_EMPLOYEES = (
 )
 
 
-def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -> list[tuple[str, str, str]]:
+def seed_demo(
+    db: Database, *, secret_key: str, attendance: bool = True, history: bool = False
+) -> list[tuple[str, str, str]]:
     """Create the demo company, logins and employees, and (unless told not to) their sessions up to
     now; return (email, role, password) of the logins. Running it again changes nothing.
 
@@ -68,10 +70,14 @@ def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -
             backdate_company(conn, company_id, datetime.now(UTC))
     if attendance:
         for platform, sessions in demo_sessions(datetime.now(UTC)).items():
-            import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
+            import_batch(
+                db, [parse_item(session, default_platform=platform) for session in sessions], secret_key=secret_key
+            )
     if history:
         for platform, sessions in history_sessions(datetime.now(UTC)).items():
-            import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
+            import_batch(
+                db, [parse_item(session, default_platform=platform) for session in sessions], secret_key=secret_key
+            )
     return [(email, role, DEMO_PASSWORD) for email, role, _ in DEMO_LOGINS]
 
 

@@ -14,6 +14,7 @@ hash. The audit (`privacy_events`) records who erased, when, and the pseudonym: 
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from portal.auth import login_failure_key
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.i18n import N_
-from portal.core.pseudonyms import new_pseudonym, pseudonym_of, record_erasure
+from portal.core.pseudonyms import new_pseudonym, pseudonym_of, record_erasure, session_key
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
 from portal.outbox import EmailsInFlight, cancel_and_count, erase_address, unsettled_about
@@ -52,7 +53,13 @@ _ERASE = [
     """UPDATE invitations SET email = :pseudonym, name = NULL, token_nonce = :unusable || '-n-' || id,
               token_hash = :unusable || '-h-' || id
        WHERE email = :address""",
-    "UPDATE attendance_sessions SET volunteer_email = :pseudonym WHERE volunteer_email = :address",
+    # Session IDs keyed (a platform's may carry a first name), as a later record's are (attendance).
+    # OR REPLACE: a session the platform sent again under the address, before records for erased
+    # addresses were written under the pseudonym, replaces the pseudonymised one it corrects.
+    """UPDATE OR REPLACE attendance_sessions SET volunteer_email = :pseudonym,
+              session_id = (SELECT k.value ->> '$[1]' FROM json_each(:session_keys) AS k
+                            WHERE k.value ->> '$[0]' = attendance_sessions.id)
+       WHERE volunteer_email = :address""",
     "UPDATE campaign_recipients SET email = :pseudonym, name = :name WHERE email = :address OR user_id = :user_id",
     """UPDATE company_applications SET contact_email = :pseudonym, contact_name = :name, message = ''
        WHERE contact_email = :address""",
@@ -65,6 +72,7 @@ _ERASE = [
 ]
 
 
+_SESSIONS = sa.text("SELECT id, session_id FROM attendance_sessions WHERE volunteer_email = :address")
 _DEMO_REQUESTS = sa.text("SELECT id FROM demo_submissions WHERE email = :address")
 _APPLICATIONS = sa.text("SELECT id FROM company_applications WHERE contact_email = :address")
 
@@ -130,6 +138,7 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
         except EmailsInFlight as waiting:
             return Erasure(pseudonym="", emails_cancelled=len(cancelled), emails_erased=0, waiting_for=waiting.count)
         user_id = conn.execute(_USER, {"address": address}).scalar()
+        sessions = conn.execute(_SESSIONS, {"address": address}).all()
         params = {
             "address": address,
             "pseudonym": pseudonym,
@@ -138,6 +147,7 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
             "now": clock.iso(now),
             "unusable": "erased-" + secrets.token_hex(16),
             "failure_key": login_failure_key(address),
+            "session_keys": json.dumps([[row.id, session_key(row.session_id, secret_key)] for row in sessions]),
         }
         for statement in _ERASE:
             conn.execute(sa.text(statement), params)
