@@ -5,7 +5,10 @@ in every table, so the rows still join, and the same again if the address is era
 the address's keyed hash with it (portal/core/pseudonyms.py: what arrives later is written under
 the pseudonym), blanks names and free text the person wrote, removes
 secrets (password, links) and what only served them (subscriptions, reset requests, failure
-counts), and cancels every email to them of which nothing can have gone out. Hours stay with the
+counts), and cancels every email to them of which nothing can have gone out. What others wrote
+about the person goes too: an admin's decision note, the company name they typed, their name as the
+inviter in the invitations they sent (A_COLLEAGUE instead), and the demo request's replay key (a
+plain hash of what they typed); their sessions' IDs are keyed (a platform's may carry a first name). Hours stay with the
 company: a session keeps its minutes, company and account (now "Former volunteer"), so reports
 keep their totals, and a closed year's snapshot (figures only) never changes. The email tables are
 erased by the engine (portal.outbox.erase_address), which keeps a bounce or complaint as a keyed
@@ -30,7 +33,8 @@ from portal.core.i18n import N_
 from portal.core.pseudonyms import new_pseudonym, pseudonym_of, record_erasure, session_key
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
-from portal.outbox import EmailsInFlight, cancel_and_count, erase_address, unsettled_about
+from portal.invitations import INVITER_FIELD, invitation_subject, inviter_stand_ins
+from portal.outbox import EmailsInFlight, cancel_and_count, erase_address, forget_name_in_emails, unsettled_about
 from portal.outbox.operate.reads import unsettled_ids_for_recipient
 
 log = logging.getLogger(__name__)
@@ -61,10 +65,18 @@ _ERASE = [
                             WHERE k.value ->> '$[0]' = attendance_sessions.id)
        WHERE volunteer_email = :address""",
     "UPDATE campaign_recipients SET email = :pseudonym, name = :name WHERE email = :address OR user_id = :user_id",
-    """UPDATE company_applications SET contact_email = :pseudonym, contact_name = :name, message = ''
+    # What an admin wrote to the person ("Dear ..."), while the applications still hold the address.
+    """UPDATE application_decisions SET note = ''
+       WHERE application_id IN (SELECT id FROM company_applications WHERE contact_email = :address)""",
+    # The company name the person typed goes too (an approved application's company stays, in companies).
+    """UPDATE company_applications SET contact_email = :pseudonym, contact_name = :name, message = '',
+              company_name = '', company_key = 'erased-' || id
        WHERE contact_email = :address""",
-    "UPDATE demo_submissions SET email = :pseudonym, name = :name, message = '', note = '' WHERE email = :address",
-    "UPDATE demo_leads SET email = :pseudonym, name = :name WHERE email = :address",
+    # The replay key was a plain hash of what the person typed: anyone holding it could confirm a guess.
+    """UPDATE demo_submissions SET email = :pseudonym, name = :name, company = '', message = '', note = '',
+              replay_key = 'erased-' || id
+       WHERE email = :address""",
+    "UPDATE demo_leads SET email = :pseudonym, name = :name, company = '' WHERE email = :address",
     "DELETE FROM password_resets WHERE user_id = :user_id",
     "DELETE FROM password_reset_requests WHERE address = :address",
     "DELETE FROM report_subscriptions WHERE user_id = :user_id",
@@ -72,6 +84,7 @@ _ERASE = [
 ]
 
 
+_SENT_INVITATIONS = sa.text("SELECT id FROM invitations WHERE invited_by = :user_id")
 _SESSIONS = sa.text("SELECT id, session_id FROM attendance_sessions WHERE volunteer_email = :address")
 _DEMO_REQUESTS = sa.text("SELECT id FROM demo_submissions WHERE email = :address")
 _APPLICATIONS = sa.text("SELECT id FROM company_applications WHERE contact_email = :address")
@@ -83,6 +96,15 @@ def _subjects_about(conn, address: str) -> list[str]:
     return [submission_subject(i) for i in conn.execute(_DEMO_REQUESTS, params).scalars()] + [
         application_subject(i) for i in conn.execute(_APPLICATIONS, params).scalars()
     ]
+
+
+def _forget_as_inviter(conn, user_id: int | None, *, now: datetime) -> None:
+    """The invitations the person sent to others name them as the inviter: A_COLLEAGUE instead."""
+    if user_id is None:
+        return
+    sent = [invitation_subject(i) for i in conn.execute(_SENT_INVITATIONS, {"user_id": user_id}).scalars()]
+    stand_ins, kept = inviter_stand_ins()
+    forget_name_in_emails(conn, about=sent, field=INVITER_FIELD, stand_ins=stand_ins, kept=kept, now=now)
 
 
 class NothingToErase(ValueError):
@@ -151,6 +173,7 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
         }
         for statement in _ERASE:
             conn.execute(sa.text(statement), params)
+        _forget_as_inviter(conn, user_id, now=now)
         record_erasure(conn, address, pseudonym=pseudonym, secret_key=secret_key, now=params["now"])
         conn.execute(
             _RECORD,

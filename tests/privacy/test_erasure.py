@@ -1,6 +1,6 @@
 """A person put into every table that can hold them, through the portal's own operations, then
-erased: their address, name and tokens are nowhere (database file, Redis, logs), and the company's
-report totals are what they were."""
+erased: their address, name and tokens are nowhere (database file, Redis, logs), nor what others
+wrote about them; and the company's report totals are what they were."""
 
 from __future__ import annotations
 
@@ -15,17 +15,21 @@ import sqlalchemy as sa
 
 from devtools.testing import redis_dump
 from portal.account.operations import ask_for_password_reset, send_requested_reset_links
-from portal.applications.operations import submit_application
+from portal.applications.operations import record_decision, submit_application
 from portal.attendance.queries import company_attendance
 from portal.auth.queries import load_user
 from portal.campaigns import operations as campaigns
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock
-from portal.demo.operations import request_demo
+from portal.core.i18n import translate
+from portal.demo.operations import replay_key, request_demo
+from portal.invitations import invite_manager
 from portal.invitations import tokens as invitation_tokens
 from portal.invitations.operations import accept_invitation, invite_colleagues
 from portal.invitations.tokens import token_hash
 from portal.outbox.hear.receipts import apply_receipt_event
+from portal.privacy.operations import erase_person
+from portal.seed import seed_demo
 from tests.attendance.conftest import sign
 from tests.builders import event
 from tests.pages import csrf_from
@@ -33,6 +37,9 @@ from tests.pages import csrf_from
 ADDRESS = "ada.erasable@acme.example"
 NAME = "Ada Erasable"
 MESSAGE = "Ada's own words about her team"
+COMPANY = "Erasable Co"  # typed on her forms
+NOTE = "Dear Ada, tell us first how many of your twelve would volunteer."  # an admin's, to her
+SESSIONS = ("lang-ada-2", "lang-ada-3")  # the platform's session IDs carry her first name
 
 
 @pytest.fixture
@@ -69,10 +76,13 @@ def ada(ctx, client, make_user, user_id, count):
         == 200
     )
 
-    submit_application(
-        ctx, company_name="Erasable Co", contact_name=NAME, contact_email=ADDRESS, employee_count=12, message=MESSAGE
+    application = submit_application(
+        ctx, company_name=COMPANY, contact_name=NAME, contact_email=ADDRESS, employee_count=12, message=MESSAGE
     )
-    request_demo(ctx, name=NAME, email=ADDRESS, company="Erasable Co", message=MESSAGE)
+    record_decision(
+        ctx, application_id=application.application_id, decision="request_info", note=NOTE, admin_user_id=admin_id
+    )
+    request_demo(ctx, name=NAME, email=ADDRESS, company=COMPANY, message=MESSAGE)
     campaign = campaigns.create_campaign(
         ctx.db,
         admin_id=admin_id,
@@ -128,7 +138,13 @@ def ada(ctx, client, make_user, user_id, count):
             held = conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar()
         # password_reset_requests is emptied by its pass: it held her address until then.
         assert held or table == "password_reset_requests", f"Ada is not in {table}"
-    return {"id": ada_id, "secrets": [ADDRESS, NAME, MESSAGE, token, nonce], "company": manager.company_id}
+    demo_key = replay_key(name=NAME, email=ADDRESS, company=COMPANY, message=MESSAGE)
+    return {
+        "id": ada_id,
+        "secrets": [ADDRESS, NAME, MESSAGE, token, nonce, COMPANY, NOTE, demo_key, *SESSIONS],
+        "company": manager.company_id,
+        "manager": manager.email,
+    }
 
 
 def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
@@ -188,3 +204,74 @@ def test_a_person_downloads_what_the_portal_holds_and_it_is_recorded(ctx, client
     everything = b"".join(archive.read(name) for name in names).decode()
     assert "password_hash" not in everything and ada["secrets"][3] not in everything  # no hash, no token
     assert count("privacy_events", "action = 'download'") == 1
+
+
+def erase(ctx, address, actor):
+    erasure = erase_person(ctx, address=address, actor_user_id=actor, now=clock.utcnow(), holds_data=True)
+    assert erasure.done
+    return erasure
+
+
+def test_what_others_wrote_about_her_goes_with_her(ctx, ada, make_user, user_id):
+    erase(ctx, ADDRESS, user_id(make_user("admin")))
+    with ctx.db.read() as conn:
+        assert conn.execute(sa.text("SELECT note FROM application_decisions")).scalars().all() == [""]
+        assert conn.execute(sa.text("SELECT company_name FROM company_applications")).scalars().all() == [""]
+        assert conn.execute(sa.text("SELECT company FROM demo_submissions")).scalars().all() == [""]
+        assert conn.execute(sa.text("SELECT company FROM demo_leads")).scalars().all() == [""]
+        kept_key = conn.execute(sa.text("SELECT replay_key FROM demo_submissions")).scalar()
+    assert kept_key != replay_key(name=NAME, email=ADDRESS, company=COMPANY, message=MESSAGE)
+
+
+def test_the_export_names_none_of_her_sessions_after_her_erasure(ctx, client, auth, ada, make_user, user_id):
+    erase(ctx, ADDRESS, user_id(make_user("admin")))
+    auth.login(ada["manager"])
+    export = client.get("/reports/export.csv?from=2026-11-01&to=2026-11-30&programme=all").get_data(as_text=True)
+    assert "Former volunteer" in export  # her hours are there...
+    assert not [session for session in SESSIONS if session in export]  # ...under no ID with her name
+
+
+def test_an_erased_managers_name_leaves_the_invitations_they_sent(ctx, make_user, user_id, company_id):
+    """Hers to colleagues (in English and Norwegian) name a colleague instead; an admin's to a manager
+    keeps naming the partnerships team when the admin is erased."""
+    inviter = make_user("manager", company="Acme Ltd")
+    with ctx.db.write() as conn:
+        conn.execute(sa.text("UPDATE users SET name = 'Maja Inviter' WHERE email = :e"), {"e": inviter})
+    manager = load_user(ctx.db, user_id(inviter))
+    invite_colleagues(ctx, manager=manager, addresses=["one@acme.example"], programme="language")
+    invite_colleagues(ctx, manager=manager, addresses=["two@acme.example"], programme="language", language="nb")
+    admin = make_user("admin")
+    invite_manager(
+        ctx,
+        company_id=company_id("Acme Ltd"),
+        email="three@acme.example",
+        inviter_id=user_id(admin),
+        inviter_name="The TEEI partnerships team",
+    )
+    erase(ctx, inviter, user_id(admin))
+    erase(ctx, admin, user_id(make_user("admin")))
+
+    with ctx.db.read() as conn:
+        named = dict(
+            conn.execute(sa.text("SELECT recipient, template_input ->> '$.inviter_name' FROM email_outbox")).all()
+        )
+        everything = " ".join(str(tuple(row)) for row in conn.execute(sa.text("SELECT * FROM email_outbox")))
+    assert named == {
+        "one@acme.example": "A colleague",
+        "two@acme.example": translate("nb", "A colleague"),
+        "three@acme.example": "The TEEI partnerships team",
+    }
+    assert "Maja" not in everything
+
+
+def test_the_demo_seed_does_not_make_an_erased_demo_account_again(ctx, make_user, user_id, settings, count):
+    seed_demo(ctx.db, secret_key=settings.secret_key)
+    users, heidi = count("users"), "heidi@northwind.example"
+    erase(ctx, heidi, user_id(make_user("admin")))
+    erase(ctx, "manager@northwind.example", user_id(make_user("admin")))
+    logins = seed_demo(ctx.db, secret_key=settings.secret_key)  # the next `make run`
+    assert count("users") == users + 2  # the two admins who erased; nobody made again
+    assert count("users", "email IN (:h, :m)", h=heidi, m="manager@northwind.example") == 0
+    assert [email for email, _, _ in logins] == ["admin@teei.example"]
+    # Her sessions, brought again by the seed as a platform would, went to her pseudonym.
+    assert count("attendance_sessions", "volunteer_email = :h OR session_id LIKE '%heidi%'", h=heidi) == 0

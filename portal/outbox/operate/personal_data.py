@@ -28,7 +28,7 @@ from portal.core.db import json_array
 from portal.core.driver import Statement
 from portal.core.text import normalise_email
 from portal.outbox.ground.erased import address_hash
-from portal.outbox.ground.rows import ERASE_ABOUT, ERASE_ROWS
+from portal.outbox.ground.rows import ERASE_ABOUT, ERASE_ROWS, FORGET_NAMED
 from portal.outbox.ground.statuses import UNSETTLED, among_named, sql_list
 
 _EMAILS_TO = Statement(
@@ -107,6 +107,23 @@ def emails_to(conn: sa.Connection, address: str) -> dict[str, list[dict]]:
 def unsettled_about(conn: sa.Connection, subject_refs: list[str]) -> list[str]:
     """Rows about these domain rows that have not settled (for cancel_unsent before an erasure)."""
     return list(_UNSETTLED_ABOUT(conn, {"about": json_array(subject_refs)}).scalars())
+
+
+def forget_name_in_emails(
+    conn: sa.Connection, *, about: list[str], field: str, stand_ins: dict[str, str], kept: list[str], now: datetime
+) -> int:
+    """Inside an erasure's transaction: emails to others `about` these domain rows (subject_refs) that
+    name the erased person in `field` of their input (the inviter of an invitation they sent) name a
+    stand-in instead, in each email's language; values in `kept` (stand-ins already) stay. Returns how
+    many emails changed. An email not yet sent goes out with the stand-in."""
+    params = {
+        "about": json_array(about),
+        "field": field,
+        "stand_ins": json.dumps(stand_ins),
+        "kept": json_array(kept),
+        "now": clock.iso(now),
+    }
+    return len(FORGET_NAMED(conn, params).all())
 
 
 def erase_address(
