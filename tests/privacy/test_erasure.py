@@ -1,6 +1,7 @@
 """A person put into every table that can hold them, through the portal's own operations, then
 erased: their address, name and tokens are nowhere (database file, Redis, logs), nor what others
-wrote about them; and the company's report totals are what they were."""
+wrote about them, even after a late receipt, a late complaint, a late lookup and a late attendance
+record; and the company's report totals are what they were (or what the late correction made them)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from portal.invitations import invite_manager
 from portal.invitations import tokens as invitation_tokens
 from portal.invitations.operations import accept_invitation, invite_colleagues
 from portal.invitations.tokens import token_hash
+from portal.outbox.hear.receipt_lookup import look_up_missing_receipts
 from portal.outbox.hear.receipts import apply_receipt_event
 from portal.privacy.operations import erase_person
 from portal.seed import seed_demo
@@ -43,7 +45,26 @@ SESSIONS = ("lang-ada-2", "lang-ada-3")  # the platform's session IDs carry her 
 
 
 @pytest.fixture
-def ada(ctx, client, make_user, user_id, count):
+def settings(settings, provider_model):
+    return settings.with_overrides(resend_api_url=provider_model.url)
+
+
+@pytest.fixture
+def accepted_long_ago(ctx, make_outbox_row, deliver):
+    """An email to Ada the provider model accepted 49 hours ago, its receipt never come (the worker's
+    lookup will ask about it); before anything bounced. Returns its row ID."""
+    outbox_id = make_outbox_row(recipient=ADDRESS, publish=True)
+    assert deliver(outbox_id) == "ack:sent"
+    with ctx.db.write() as conn:
+        conn.execute(
+            sa.text("UPDATE email_outbox SET sent_at = :then WHERE id = :id"),
+            {"id": outbox_id, "then": clock.iso_in(-49 * 3600)},
+        )
+    return outbox_id
+
+
+@pytest.fixture
+def ada(ctx, client, make_user, user_id, count, accepted_long_ago):
     """Ada in every table that can hold a person; returns the secrets that must vanish with her."""
     manager = load_user(ctx.db, user_id(make_user("manager", company="Acme Ltd")))
     admin_id = user_id(make_user("admin"))
@@ -147,8 +168,49 @@ def ada(ctx, client, make_user, user_id, count):
     }
 
 
+@pytest.fixture
+def awaiting_receipts(ctx, ada):
+    """Ada's password reset link, accepted by the provider, its receipts still to come (and the email
+    accepted long ago, that the worker's lookup will ask about). Returns the reset email's row ID."""
+    with ctx.db.write() as conn:
+        reset_email = conn.execute(
+            sa.text(
+                "UPDATE email_outbox SET status = 'sent', provider_message_id = 're_ada_reset', sent_at = :now "
+                "WHERE recipient = :a AND family = 'password_reset' RETURNING id"
+            ),
+            {"a": ADDRESS, "now": clock.now_iso()},
+        ).scalar()
+    return reset_email
+
+
+def late_news(ctx, client, reset_email):
+    """After the erasure: a delivery receipt and a complaint for the reset link, the worker's lookup,
+    and the platform's correction of one of Ada's sessions (45 minutes were 60)."""
+    for number, (kind, data) in enumerate([("email.delivered", {}), ("email.complained", {})]):
+        receipt = event(kind, email_id="re_ada_reset", to=ADDRESS, outbox_id=reset_email, **data)
+        apply_receipt_event(
+            ctx.db,
+            f"msg_ada_late_{number}",
+            json.dumps(receipt).encode(),
+            environment="development",
+            now=clock.utcnow(),
+        )
+    assert look_up_missing_receipts(ctx, now=clock.utcnow()).learned == 1
+    correction = {
+        "session_id": SESSIONS[0],
+        "volunteer_email": ADDRESS,
+        "held_at": "2026-11-02T17:00:00Z",
+        "minutes": 60,
+        "status": "attended",
+        "updated_at": "2026-11-20T09:00:00Z",
+    }
+    body = json.dumps({"platform": "language", "sessions": [correction]})
+    answer = client.post("/api/attendance", data=body, headers=sign(ctx.settings.attendance_webhook_secret, body))
+    assert answer.json == {"received": 1, "applied": 1, "unmatched": 0, "stale": 0}
+
+
 def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
-    ctx, client, auth, make_user, ada, settings, caplog
+    ctx, client, auth, make_user, ada, awaiting_receipts, settings, caplog
 ):
     caplog.set_level(logging.DEBUG)
     minutes_before = company_attendance(ctx.db, company_id=ada["company"]).minutes
@@ -165,6 +227,8 @@ def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
     assert "Erased." in client.get("/admin/privacy").get_data(as_text=True)
 
     assert company_attendance(ctx.db, company_id=ada["company"]).minutes == minutes_before == 90
+    late_news(ctx, client, awaiting_receipts)
+    assert company_attendance(ctx.db, company_id=ada["company"]).minutes == 105  # the correction counted
     ctx.db.dispose()  # every connection closed: what is on disk is all there is
     database = Path(settings.database_url.split(":///", 1)[1])
     stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
