@@ -192,3 +192,30 @@ def test_the_privacy_page_finds_a_receipt_that_still_names_an_erased_address_and
         recorded = conn.execute(sa.text("SELECT pseudonym FROM privacy_events WHERE action = 'erase'")).scalars()
         assert recorded.all() == [pseudonym, pseudonym]
         assert conn.execute(sa.text("SELECT pseudonym FROM erased_addresses")).scalars().all() == [pseudonym]
+
+
+def test_a_late_bounce_for_an_email_erased_with_no_hash_recorded_suppresses_nothing(ctx, make_outbox_row, count):
+    """A row erased before erasures recorded the address's hash (or blanked by retention): the portal
+    cannot key the address, and does not write it back."""
+    for recipient in ("erased-0123456789ab@erased.invalid", ""):
+        outbox_id = make_outbox_row(status="sent", provider_message_id=f"re_old_{len(recipient)}")
+        with ctx.db.write() as conn:
+            conn.execute(
+                sa.text("UPDATE email_outbox SET recipient = :r WHERE id = :id"), {"r": recipient, "id": outbox_id}
+            )
+        body = event(
+            "email.bounced",
+            email_id=f"re_old_{len(recipient)}",
+            to="long.gone@acme.example",
+            outbox_id=outbox_id,
+            bounce={"type": "Permanent"},
+        )
+        apply_receipt_event(
+            ctx.db,
+            f"msg_old_{len(recipient)}",
+            json.dumps(body).encode(),
+            environment="development",
+            now=clock.utcnow(),
+        )
+    assert count("email_suppressions") == count("email_suppression_events") == 0
+    assert held_anywhere(ctx, "long.gone@acme.example") == []
