@@ -65,11 +65,6 @@ def session_key(session_id: str, secret_key: str) -> str:
     """An erased person's session ID as it is kept: platforms' IDs may carry a first name
     (`lang-heidi-2026w45`). The same ID always gives the same key, so a platform's later correction
     of the session still finds it."""
-    if (
-        session_id.startswith(ERASED_SESSION_PREFIX)
-        and len(session_id) == len(ERASED_SESSION_PREFIX) + SESSION_KEY_DIGITS
-    ):
-        return session_id  # keyed already (a second erasure of the same address)
     return ERASED_SESSION_PREFIX + _keyed(secret_key, "session:" + session_id)[:SESSION_KEY_DIGITS]
 
 

@@ -3,16 +3,16 @@
 An erasure replaces the address everywhere by a pseudonym (erased-<random>@erased.invalid, the same
 in every table, so the rows still join, and the same again if the address is erased again), records
 the address's keyed hash with it (portal/core/pseudonyms.py: what arrives later is written under
-the pseudonym), blanks names and free text the person wrote, removes
-secrets (password, links) and what only served them (subscriptions, reset requests, failure
-counts), and cancels every email to them of which nothing can have gone out. What others wrote
-about the person goes too: an admin's decision note, the company name they typed, their name as the
-inviter in the invitations they sent (A_COLLEAGUE instead), and the demo request's replay key (a
-plain hash of what they typed); their sessions' IDs are keyed (a platform's may carry a first name). Hours stay with the
-company: a session keeps its minutes, company and account (now "Former volunteer"), so reports
-keep their totals, and a closed year's snapshot (figures only) never changes. The email tables are
-erased by the engine (portal.outbox.erase_address), which keeps a bounce or complaint as a keyed
-hash. The audit (`privacy_events`) records who erased, when, and the pseudonym: not the address.
+the pseudonym), blanks names and free text the person wrote, removes secrets (password, links) and
+what only served them (subscriptions, reset requests, failure counts), and cancels every email to
+them of which nothing can have gone out. What others wrote about the person goes too: an admin's
+decision note, the company name they typed, their name as the inviter in the invitations they sent
+(A_COLLEAGUE instead), and the demo request's replay key (a plain hash of what they typed); their
+sessions' IDs are keyed (a platform's may carry a first name). Hours stay with the company: a
+session keeps its minutes, company and account (now "Former volunteer"), so reports keep their
+totals, and a closed year's snapshot (figures only) never changes. The email tables are erased by
+the engine (portal.outbox.erase_address), which keeps a bounce or complaint as a keyed hash. The
+audit (`privacy_events`) records who erased, when, and the pseudonym: not the address.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from portal.applications import application_subject
+from portal.attendance import attach_unmatched_sessions
 from portal.auth import login_failure_key
 from portal.core import clock
 from portal.core.db import Database
@@ -57,9 +58,17 @@ _ERASE = [
     """UPDATE invitations SET email = :pseudonym, name = NULL, token_nonce = :unusable || '-n-' || id,
               token_hash = :unusable || '-h-' || id
        WHERE email = :address""",
+    # A session stored under the address after an earlier erasure (before records for erased
+    # addresses were written under the pseudonym), beside the pseudonymised one it would correct:
+    # not newer than it, it goes; newer, it replaces it (OR REPLACE, below).
+    """DELETE FROM attendance_sessions
+       WHERE volunteer_email = :address
+         AND EXISTS (SELECT 1 FROM attendance_sessions AS kept JOIN json_each(:session_keys) AS k
+                     ON k.value ->> '$[0]' = attendance_sessions.id
+                     WHERE kept.volunteer_email = :pseudonym AND kept.platform = attendance_sessions.platform
+                       AND kept.session_id = k.value ->> '$[1]'
+                       AND kept.updated_at >= attendance_sessions.updated_at)""",
     # Session IDs keyed (a platform's may carry a first name), as a later record's are (attendance).
-    # OR REPLACE: a session the platform sent again under the address, before records for erased
-    # addresses were written under the pseudonym, replaces the pseudonymised one it corrects.
     """UPDATE OR REPLACE attendance_sessions SET volunteer_email = :pseudonym,
               session_id = (SELECT k.value ->> '$[1]' FROM json_each(:session_keys) AS k
                             WHERE k.value ->> '$[0]' = attendance_sessions.id)
@@ -173,6 +182,10 @@ def erase_person(ctx, *, address: str, actor_user_id: int, now: datetime, holds_
         }
         for statement in _ERASE:
             conn.execute(sa.text(statement), params)
+        former = conn.execute(_USER, {"address": pseudonym}).scalar()  # the account, erased now or before
+        if former is not None:
+            # Sessions stored under the address after an earlier erasure count for the former volunteer.
+            attach_unmatched_sessions(conn, user_id=former, email=pseudonym)
         _forget_as_inviter(conn, user_id, now=now)
         record_erasure(conn, address, pseudonym=pseudonym, secret_key=secret_key, now=params["now"])
         conn.execute(

@@ -11,6 +11,7 @@ from portal.attendance.queries import company_attendance
 from portal.core import clock
 from portal.core.pseudonyms import session_key
 from portal.privacy.operations import erase_person
+from portal.privacy.queries import personal_data
 from tests.attendance.conftest import session
 
 HEIDI = "heidi@acme.example"
@@ -84,3 +85,33 @@ def test_a_volunteer_who_came_back_has_her_records_under_her_address_again(
         assert conn.execute(
             sa.text("SELECT session_id FROM attendance_sessions WHERE volunteer_email = :a"), {"a": HEIDI}
         ).scalars().all() == ["lang-heidi-4"]
+
+
+@pytest.mark.parametrize(
+    ("updated_at", "minutes"), [("2026-11-12T09:00:00.000000Z", 150), ("2026-11-01T09:00:00.000000Z", 120)]
+)
+def test_a_record_stored_under_her_address_after_her_erasure_is_found_and_erased_again(
+    ctx, erased_heidi, make_user, user_id, company_id, updated_at, minutes
+):
+    """As an earlier release stored a platform's late correction: under the address (with no account
+        to count for), beside the pseudonymised session it corrects. The privacy page finds it; erasing
+        again keys it and, newer than the session it corrects, replaces it under the same pseudonym, and
+    counts (older, it goes)."""
+    with ctx.db.write() as conn:
+        conn.execute(
+            sa.text(
+                """INSERT INTO attendance_sessions (platform, session_id, volunteer_email, held_at, minutes, status,
+                                                    updated_at, received_at, source)
+                   VALUES ('language', 'lang-heidi-2', :a, '2026-11-10T17:00:00.000000Z', 90, 'attended',
+                           :updated_at, '2026-11-12T09:00:01.000000Z', 'api')"""
+            ),
+            {"a": HEIDI, "updated_at": updated_at},
+        )
+    assert personal_data(ctx.db, HEIDI).counts()["attendance"] == 1
+    again = erase_person(
+        ctx, address=HEIDI, actor_user_id=user_id(make_user("admin")), now=clock.utcnow(), holds_data=True
+    )
+    assert again.done and again.pseudonym == erased_heidi
+    assert [row[1] for row in sessions(ctx)] == [erased_heidi, erased_heidi]
+    assert company_attendance(ctx.db, company_id=company_id("Acme Ltd")).minutes == minutes
+    assert personal_data(ctx.db, HEIDI).total == 0
