@@ -95,7 +95,7 @@ def main() -> int:
     database_url = f"sqlite+libsql:///{workdir / 'portal.db'}"
     db = Database(database_url)
     schema.upgrade(db)
-    seed_demo(db)
+    seed_demo(db, secret_key="bench")  # the portal started below runs with the same SECRET_KEY
     redis_server = PrivateRedis().start()
     port = free_port()
     env = {

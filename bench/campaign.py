@@ -337,7 +337,7 @@ def main() -> int:
     ctx = build_context(settings)
     try:
         schema.upgrade(ctx.db)
-        seed_demo(ctx.db, attendance=False)
+        seed_demo(ctx.db, secret_key=settings.secret_key, attendance=False)
         admin_id = _user_id(ctx.db, "admin@teei.example")
         with ctx.db.write() as conn:
             company_id = conn.execute(

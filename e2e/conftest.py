@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SECRET_KEY = "e2e-secret-key"
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def portal_env(tmp_path, database_url, redis_server):
         **os.environ,
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_server.url,
-        "SECRET_KEY": "e2e-secret-key",
+        "SECRET_KEY": SECRET_KEY,
         "PORTAL_ENV": "development",
         "PORTAL_INSTANCE_PATH": str(tmp_path / "instance"),
     }
@@ -39,8 +40,9 @@ def portal_env(tmp_path, database_url, redis_server):
 class PortalStack:
     """A running portal: gunicorn, one email worker and the provider model, on free ports."""
 
-    def __init__(self, url, model, database_url, logs: Path):
+    def __init__(self, url, model, database_url, logs: Path, secret_key: str = SECRET_KEY):
         self.url = url
+        self.secret_key = secret_key
         self.model = model
         self.db = Database(database_url)
         self.logs = logs  # web.log, access.log (gunicorn's access log) and worker.log
@@ -55,7 +57,7 @@ def running_stack(portal_env, logs: Path, *, log_format: str = "text"):
     from devtools.provider_model import ProviderModel
 
     # As under make run, the people without their sessions: a test adds the hours it checks.
-    seed_demo(Database(portal_env["DATABASE_URL"]), attendance=False)
+    seed_demo(Database(portal_env["DATABASE_URL"]), secret_key=portal_env["SECRET_KEY"], attendance=False)
     logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -79,7 +81,7 @@ def running_stack(portal_env, logs: Path, *, log_format: str = "text"):
     ]
     try:
         wait_for_port(port, timeout=30, process=processes[0])
-        yield PortalStack(url, model, portal_env["DATABASE_URL"], logs)
+        yield PortalStack(url, model, portal_env["DATABASE_URL"], logs, portal_env["SECRET_KEY"])
     finally:
         for process in processes:
             stop_process(process)

@@ -25,7 +25,9 @@ def sign_in(keys: KeyboardUser, url: str, email: str) -> None:
 
 
 def test_sign_in_and_the_report_by_keyboard(page, stack):
-    seed_demo(stack.db, history=True)  # a year of sessions: a company without any sees its first step instead
+    seed_demo(
+        stack.db, secret_key=stack.secret_key, history=True
+    )  # a year of sessions: a company without any sees its first step instead
     keys = KeyboardUser(page)
     page.goto(f"{stack.url}/login")
     keys.assert_no_trap()

@@ -114,7 +114,7 @@ def test_manager_downloads_last_quarter_in_three_formats(pages, page, stack):
 
 
 def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, stack):
-    seed_demo(stack.db, history=True)
+    seed_demo(stack.db, secret_key=stack.secret_key, history=True)
     today = datetime.now(OSLO).date()
     start = today.replace(year=today.year - 1) + timedelta(days=1)
     pages.sign_in(MANAGER, DEMO_PASSWORD)

@@ -395,6 +395,12 @@ CREATE TABLE email_suppressions (
     created_at TEXT NOT NULL
 );
 
+CREATE TABLE erased_addresses (
+    address_hash TEXT PRIMARY KEY,
+    pseudonym TEXT NOT NULL UNIQUE,
+    erased_at TEXT NOT NULL
+);
+
 CREATE TABLE filing_releases (
     id INTEGER PRIMARY KEY,
     company_id INTEGER NOT NULL REFERENCES companies (id),

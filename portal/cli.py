@@ -63,7 +63,8 @@ def users_create(email, role, company, password, name):
 )
 def demo_seed(without_attendance):
     """Demo company, admin, manager, employees and session attendance, with a year of history (idempotent)."""
-    logins = seed_demo(portal_context().db, attendance=not without_attendance, history=True)
+    ctx = portal_context()
+    logins = seed_demo(ctx.db, secret_key=ctx.settings.secret_key, attendance=not without_attendance, history=True)
     click.echo("demo company ready; sign in with:")
     for email, role, password in logins:
         click.echo(f"  {role:8} {email}  password: {password}")

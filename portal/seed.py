@@ -15,6 +15,7 @@ from portal.attendance.operations import import_batch
 from portal.attendance.validation import parse_item
 from portal.auth import ensure_company, hash_password, insert_user
 from portal.core.db import Database
+from portal.core.pseudonyms import pseudonyms_of
 from portal.core.text import normalise_email
 
 DEMO_COMPANY = "Northwind Logistics"
@@ -30,9 +31,12 @@ DEMO_EMPLOYEES = (
 )
 
 
-def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -> list[tuple[str, str, str]]:
+def seed_demo(
+    db: Database, *, secret_key: str, attendance: bool = True, history: bool = False
+) -> list[tuple[str, str, str]]:
     """Create the demo company, logins and employees, and (unless told not to) their sessions up to
-    now; return (email, role, password) of the logins. Running it again changes nothing.
+    now; return (email, role, password) of the logins. Running it again changes nothing, and an
+    account erased since is not made again (its sessions go to its pseudonym, as any platform's would).
 
     history=True (`flask demo seed`, so `make run`) adds a year of colleagues and their sessions
     (demo_history.py), so the report, its filing PDF and its crosswalk show real figures. Tests seed
@@ -41,10 +45,12 @@ def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -
     password_hash = hash_password(DEMO_PASSWORD)  # once, and outside the write (see insert_user)
     with db.write() as conn:
         company_id = ensure_company(conn, DEMO_COMPANY)
+        logins = {}
         for email, role, name in DEMO_LOGINS:
-            _user_once(
+            logins[email] = _user_once(
                 conn,
                 password_hash,
+                secret_key,
                 email=email,
                 role=role,
                 name=name,
@@ -52,13 +58,21 @@ def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -
             )
         for email, name, programme, _sessions in DEMO_EMPLOYEES:
             _user_once(
-                conn, password_hash, email=email, role="employee", name=name, company_id=company_id, programme=programme
+                conn,
+                password_hash,
+                secret_key,
+                email=email,
+                role="employee",
+                name=name,
+                company_id=company_id,
+                programme=programme,
             )
         if history:
             for email, name, programme, *_pattern in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
                 _user_once(
                     conn,
                     password_hash,
+                    secret_key,
                     email=email,
                     role="employee",
                     name=name,
@@ -68,11 +82,15 @@ def seed_demo(db: Database, *, attendance: bool = True, history: bool = False) -
             backdate_company(conn, company_id, datetime.now(UTC))
     if attendance:
         for platform, sessions in demo_sessions(datetime.now(UTC)).items():
-            import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
+            import_batch(
+                db, [parse_item(session, default_platform=platform) for session in sessions], secret_key=secret_key
+            )
     if history:
         for platform, sessions in history_sessions(datetime.now(UTC)).items():
-            import_batch(db, [parse_item(session, default_platform=platform) for session in sessions])
-    return [(email, role, DEMO_PASSWORD) for email, role, _ in DEMO_LOGINS]
+            import_batch(
+                db, [parse_item(session, default_platform=platform) for session in sessions], secret_key=secret_key
+            )
+    return [(email, role, DEMO_PASSWORD) for email, role, _ in DEMO_LOGINS if logins[email] is not None]
 
 
 NOT_YET_REGISTERED = ("sofia@northwind.example", "language", 2)
@@ -106,10 +124,13 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _user_once(conn, password_hash, *, email, role, name, company_id, programme=None) -> int:
+def _user_once(conn, password_hash, secret_key, *, email, role, name, company_id, programme=None) -> int | None:
+    """The account's ID, made if need be; None for an account erased since (it is never made again)."""
     existing = conn.execute(sa.text("SELECT id FROM users WHERE email = :e"), {"e": normalise_email(email)}).scalar()
     if existing is not None:
         return existing
+    if pseudonyms_of(conn, [normalise_email(email)], secret_key):
+        return None
     return insert_user(
         conn, email=email, password_hash=password_hash, role=role, company_id=company_id, name=name, programme=programme
     )

@@ -48,7 +48,7 @@ def test_the_start_banner_names_the_mail_viewer_and_a_login_for_each_person(sett
 
     from portal.seed import seed_demo
 
-    seeded = seed_demo(db, attendance=False)
+    seeded = seed_demo(db, secret_key=settings.secret_key, attendance=False)
     seed_output = "demo company ready; sign in with:\n" + "\n".join(
         f"  {role:8} {email}  password: {password}" for email, role, password in seeded
     )

@@ -42,7 +42,10 @@ def import_attendance(file: Path, platform: str | None):
                 click.echo(f"... and {check.error_count - MAX_REPORTED_ERRORS} more bad lines", err=True)
             raise click.ClickException(f"{check.error_count} of {check.lines} lines are invalid; nothing was imported")
         with click.progressbar(length=size, label="importing", file=sys.stderr) as bar:
-            counts = apply_file(portal_context().db, file, platform=platform, progress=bar.update)
+            ctx = portal_context()
+            counts = apply_file(
+                ctx.db, file, secret_key=ctx.settings.secret_key, platform=platform, progress=bar.update
+            )
     except ImportRefused as error:
         raise click.ClickException(f"{error}; nothing was imported") from None
     click.echo(

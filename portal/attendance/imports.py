@@ -59,6 +59,7 @@ def apply_file(
     db: Database,
     path: Path,
     *,
+    secret_key: str,
     platform: str | None = None,
     progress: Progress | None = None,
     batch_size: int = BATCH_SIZE,
@@ -71,10 +72,10 @@ def apply_file(
             raise ImportRefused(f"line {record.position} changed since the check: {record.reason}")
         batch.append(record)
         if len(batch) >= batch_size:
-            total += import_batch(db, batch)
+            total += import_batch(db, batch, secret_key=secret_key)
             batch = []
     if batch:
-        total += import_batch(db, batch)
+        total += import_batch(db, batch, secret_key=secret_key)
     return total
 
 

@@ -11,6 +11,10 @@ How a record applies (the same for the API and an import):
   created.
 - Only `attended` minutes count; `cancelled` and `no_show` rows stay stored, so a later correction
   can still be ordered against them.
+- A record for an erased address (portal/core/pseudonyms.py: its keyed hash is recorded, and no
+  account holds the address again) is written under the pseudonym, with its session ID keyed as
+  the erasure keyed the person's sessions: a correction reaches the pseudonymised, counted session,
+  and the address is stored nowhere again.
 
 Counts: received = applied + stale; unmatched counts the applied records that wait for an account.
 """
@@ -27,6 +31,7 @@ from portal.attendance.memberships import company_at, end_membership, reattribut
 from portal.attendance.validation import SessionRecord
 from portal.core import clock
 from portal.core.db import Database, json_array
+from portal.core.pseudonyms import pseudonyms_of, session_key
 
 API, IMPORT = "api", "import"
 
@@ -96,18 +101,26 @@ _RECORD_COUNTS = sa.text("""
 """)
 
 
-def apply_sessions(conn: sa.Connection, records: Sequence[SessionRecord], *, source: str, now: str) -> Counts:
+def apply_sessions(
+    conn: sa.Connection, records: Sequence[SessionRecord], *, source: str, now: str, secret_key: str
+) -> Counts:
     """Apply validated records inside the caller's transaction; return what happened."""
     if not records:
         return Counts()
-    returned = (
-        conn.execute(_UPSERT, {"batch": json_array(r.as_row() for r in records), "now": now, "source": source})
-        .scalars()
-        .all()
-    )
+    erased = pseudonyms_of(conn, (r.volunteer_email for r in records), secret_key)
+    batch = json_array(_as_stored(r, erased.get(r.volunteer_email), secret_key) for r in records)
+    returned = conn.execute(_UPSERT, {"batch": batch, "now": now, "source": source}).scalars().all()
     applied = len(returned)
     unmatched = sum(1 for user_id in returned if user_id is None)
     return Counts(received=len(records), applied=applied, unmatched=unmatched, stale=len(records) - applied)
+
+
+def _as_stored(record: SessionRecord, pseudonym: str | None, secret_key: str) -> list:
+    """The record's batch row: as it came, or for an erased address under its pseudonym."""
+    row = record.as_row()
+    if pseudonym is not None:
+        row[1], row[2] = session_key(record.session_id, secret_key), pseudonym
+    return row
 
 
 class DeliveryIdReused(ValueError):
@@ -115,7 +128,7 @@ class DeliveryIdReused(ValueError):
 
 
 def record_delivery(
-    db: Database, *, webhook_id: str, body: bytes, records: Sequence[SessionRecord]
+    db: Database, *, webhook_id: str, body: bytes, records: Sequence[SessionRecord], secret_key: str
 ) -> tuple[Counts, bool]:
     """A signed API delivery, once per webhook-id: (counts, replayed).
 
@@ -130,16 +143,16 @@ def record_delivery(
             if first.body_sha256 is not None and first.body_sha256 != digest:
                 raise DeliveryIdReused(webhook_id)
             return Counts(first.received, first.applied, first.unmatched, first.stale), True
-        counts = apply_sessions(conn, records, source=API, now=now)
+        counts = apply_sessions(conn, records, source=API, now=now, secret_key=secret_key)
         conn.execute(_RECORD_COUNTS, {"webhook_id": webhook_id, **counts.as_dict()})
     return counts, False
 
 
-def import_batch(db: Database, records: Sequence[SessionRecord]) -> Counts:
+def import_batch(db: Database, records: Sequence[SessionRecord], *, secret_key: str) -> Counts:
     """One batch of an import file, in one transaction."""
     now = clock.now_iso()
     with db.write() as conn:
-        return apply_sessions(conn, records, source=IMPORT, now=now)
+        return apply_sessions(conn, records, source=IMPORT, now=now, secret_key=secret_key)
 
 
 class MembershipError(ValueError):

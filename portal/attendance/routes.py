@@ -27,7 +27,10 @@ def receive_attendance():
         body = request.get_data(cache=False)
         webhook_id = signature.verify(portal_context().settings.attendance_webhook_secret, body, request.headers)
         records = parse_request(body)
-        counts, replayed = record_delivery(portal_context().db, webhook_id=webhook_id, body=body, records=records)
+        ctx = portal_context()
+        counts, replayed = record_delivery(
+            ctx.db, webhook_id=webhook_id, body=body, records=records, secret_key=ctx.settings.secret_key
+        )
     except signature.SignatureError as error:
         current_app.logger.warning("attendance refused: signature not verified (%s)", error)
         return jsonify(error="invalid_signature"), 401

@@ -13,6 +13,7 @@ catalogue (`N_`): a page shows it in its own language from `DemoRequestError.mes
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ def request_demo(
     if "@" not in email or len(email) > EMAIL_MAX:
         raise DemoRequestError(N_("Enter an email address like name@company.com."))
     message = paragraphs(message, "the message", MESSAGE_MAX, DemoRequestError)
-    key = replay_key(name=name, email=email, company=company, message=message)
+    key = replay_key(name=name, email=email, company=company, message=message, secret_key=ctx.settings.secret_key)
 
     now = clock.utcnow()
     fields = {"name": name, "email": email, "company": company, "now": clock.iso(now)}
@@ -134,15 +135,16 @@ def request_demo(
     return DemoRequest(submission_id=submission_id, created=True, queued=work.queued)
 
 
-def replay_key(*, name: str, email: str, company: str, message: str) -> str:
-    """SHA-256 of the normalised fields: the same form sent twice gives the same key."""
+def replay_key(*, name: str, email: str, company: str, message: str, secret_key: str) -> str:
+    """HMAC-SHA256 of the normalised fields under SECRET_KEY: the same form sent twice gives the same
+    key, and the key alone confirms no guess at who sent it (a plain hash would)."""
     fields = [
         " ".join(name.split()).lower(),
         normalise_email(email),
         " ".join(company.split()).lower(),
         "\n".join(line.rstrip() for line in message.replace("\r\n", "\n").strip().split("\n")),
     ]
-    return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+    return hmac.new(secret_key.encode(), json.dumps(fields).encode(), hashlib.sha256).hexdigest()
 
 
 class DemoRequestNotFound(LookupError):

@@ -9,7 +9,7 @@ from before languages have none and are English (`language_of`).
 from __future__ import annotations
 
 from portal.core import clock
-from portal.core.i18n import ENGLISH, N_, day, language_of, language_or_default, translate
+from portal.core.i18n import ENGLISH, LANGUAGES, N_, day, language_of, language_or_default, translate
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.tokens import accept_url
 from portal.outbox import EmailIntent, Family, WrittenWith
@@ -54,6 +54,16 @@ MANAGER_INVITATION = Family(
 )
 
 FAMILIES = (INVITATION, MANAGER_INVITATION)
+
+# The input field that names who invited: an erased person's name leaves the invitations they sent
+# (portal/privacy/operations.py), A_COLLEAGUE taking its place; the other stand-ins stay.
+INVITER_FIELD = "inviter_name"
+
+
+def inviter_stand_ins() -> tuple[dict[str, str], list[str]]:
+    """({language: A_COLLEAGUE in it}, every stand-in in every language) for an erased inviter."""
+    replacing = {language: translate(language, A_COLLEAGUE) for language in LANGUAGES}
+    return replacing, sorted({translate(language, name) for language in LANGUAGES for name in _STAND_INS})
 
 
 def _inviter(name: str | None, language: str) -> str:

@@ -52,9 +52,10 @@ def rules(settings) -> list[Rule]:
             settings.demo_request_retention_days,
             "SELECT COUNT(*), MIN(created_at) FROM demo_submissions WHERE email NOT LIKE '%@erased.invalid'",
             (
-                "UPDATE demo_submissions SET name = '', email = 'expired-' || id || '@erased.invalid', message = '', note = '' "
+                "UPDATE demo_submissions SET name = '', email = 'expired-' || id || '@erased.invalid', company = '', "
+                "message = '', note = '', replay_key = 'expired-' || id "
                 "WHERE created_at < :cutoff AND email NOT LIKE '%@erased.invalid'",
-                "UPDATE demo_leads SET name = '', email = 'expired-' || id || '@erased.invalid' "
+                "UPDATE demo_leads SET name = '', email = 'expired-' || id || '@erased.invalid', company = '' "
                 "WHERE last_requested_at < :cutoff AND email NOT LIKE '%@erased.invalid'",
             ),
         ),

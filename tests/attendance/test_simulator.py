@@ -8,7 +8,7 @@ from portal.seed import DEMO_COMPANY, seed_demo
 
 
 def test_demo_hours_arrive_signed_over_http_and_a_rerun_changes_nothing(live_portal, db, settings, company_id):
-    seed_demo(db, attendance=False)
+    seed_demo(db, secret_key=settings.secret_key, attendance=False)
     url = f"{live_portal}/api/attendance"
     now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
     first = send_demo_attendance(url, settings.attendance_webhook_secret, now=now)
@@ -24,7 +24,7 @@ def test_demo_hours_arrive_signed_over_http_and_a_rerun_changes_nothing(live_por
 
 
 def test_demo_seed_writes_the_same_sessions_the_simulator_posts(live_portal, db, settings, company_id):
-    seed_demo(db)
+    seed_demo(db, secret_key=settings.secret_key)
     seeded = company_attendance(db, company_id=company_id(DEMO_COMPANY))
     assert seeded.sessions == 24
     answers = send_demo_attendance(f"{live_portal}/api/attendance", settings.attendance_webhook_secret)

@@ -7,8 +7,8 @@ from portal.seed import seed_demo
 from portal.web.extensions import EXTENSION_KEY
 
 
-def test_development_lists_demo_logins_that_really_sign_in(app, client, auth, db):
-    seed_demo(db, attendance=False)
+def test_development_lists_demo_logins_that_really_sign_in(app, client, auth, db, settings):
+    seed_demo(db, secret_key=settings.secret_key, attendance=False)
     page = client.get("/login").get_data(as_text=True)
     assert "Demo logins (development only)" in page
     logins = app.config["DEMO_LOGINS"]

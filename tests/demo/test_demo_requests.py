@@ -1,5 +1,6 @@
 """A demo request: the lead, the submission and two emails in one transaction, once per submission."""
 
+import hashlib
 import json
 
 import pytest
@@ -99,6 +100,16 @@ def test_differently_typed_identical_content_is_a_replay(ask, count):
     )
     assert not again.created
     assert count("demo_submissions") == 1 and count("email_outbox") == 2
+
+
+def test_the_replay_key_is_keyed_so_that_it_confirms_no_guess_at_the_sender(ask, db):
+    """A plain hash of what the person typed would let anyone holding the database confirm a guess
+    (and outlive the erasure of the fields themselves)."""
+    ask()
+    typed = ["sofia reyes", "sofia@lumen.example", "lumen retail", "About 40 colleagues might join."]
+    with db.read() as conn:
+        stored = conn.execute(sa.text("SELECT replay_key FROM demo_submissions")).scalar()
+    assert stored != hashlib.sha256(json.dumps(typed).encode()).hexdigest() and len(stored) == 64
 
 
 def test_honeypot_is_answered_as_accepted_and_writes_nothing(post_demo, count):

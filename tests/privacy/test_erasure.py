@@ -1,6 +1,7 @@
 """A person put into every table that can hold them, through the portal's own operations, then
-erased: their address, name and tokens are nowhere (database file, Redis, logs), and the company's
-report totals are what they were."""
+erased: their address, name and tokens are nowhere (database file, Redis, logs), nor what others
+wrote about them, even after a late receipt, a late complaint, a late lookup and a late attendance
+record; and the company's report totals are what they were (or what the late correction made them)."""
 
 from __future__ import annotations
 
@@ -15,17 +16,22 @@ import sqlalchemy as sa
 
 from devtools.testing import redis_dump
 from portal.account.operations import ask_for_password_reset, send_requested_reset_links
-from portal.applications.operations import submit_application
+from portal.applications.operations import record_decision, submit_application
 from portal.attendance.queries import company_attendance
 from portal.auth.queries import load_user
 from portal.campaigns import operations as campaigns
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock
+from portal.core.i18n import translate
 from portal.demo.operations import request_demo
+from portal.invitations import invite_manager
 from portal.invitations import tokens as invitation_tokens
 from portal.invitations.operations import accept_invitation, invite_colleagues
 from portal.invitations.tokens import token_hash
+from portal.outbox.hear.receipt_lookup import look_up_missing_receipts
 from portal.outbox.hear.receipts import apply_receipt_event
+from portal.privacy.operations import erase_person
+from portal.seed import seed_demo
 from tests.attendance.conftest import sign
 from tests.builders import event
 from tests.pages import csrf_from
@@ -33,10 +39,32 @@ from tests.pages import csrf_from
 ADDRESS = "ada.erasable@acme.example"
 NAME = "Ada Erasable"
 MESSAGE = "Ada's own words about her team"
+COMPANY = "Erasable Co"  # typed on her forms
+NOTE = "Dear Ada, tell us first how many of your twelve would volunteer."  # an admin's, to her
+SESSIONS = ("lang-ada-2", "lang-ada-3")  # the platform's session IDs carry her first name
 
 
 @pytest.fixture
-def ada(ctx, client, make_user, user_id, count):
+def settings(settings, provider_model):
+    return settings.with_overrides(resend_api_url=provider_model.url)
+
+
+@pytest.fixture
+def accepted_long_ago(ctx, make_outbox_row, deliver):
+    """An email to Ada the provider model accepted 49 hours ago, its receipt never come (the worker's
+    lookup will ask about it); before anything bounced. Returns its row ID."""
+    outbox_id = make_outbox_row(recipient=ADDRESS, publish=True)
+    assert deliver(outbox_id) == "ack:sent"
+    with ctx.db.write() as conn:
+        conn.execute(
+            sa.text("UPDATE email_outbox SET sent_at = :then WHERE id = :id"),
+            {"id": outbox_id, "then": clock.iso_in(-49 * 3600)},
+        )
+    return outbox_id
+
+
+@pytest.fixture
+def ada(ctx, client, make_user, user_id, count, accepted_long_ago):
     """Ada in every table that can hold a person; returns the secrets that must vanish with her."""
     manager = load_user(ctx.db, user_id(make_user("manager", company="Acme Ltd")))
     admin_id = user_id(make_user("admin"))
@@ -69,10 +97,13 @@ def ada(ctx, client, make_user, user_id, count):
         == 200
     )
 
-    submit_application(
-        ctx, company_name="Erasable Co", contact_name=NAME, contact_email=ADDRESS, employee_count=12, message=MESSAGE
+    application = submit_application(
+        ctx, company_name=COMPANY, contact_name=NAME, contact_email=ADDRESS, employee_count=12, message=MESSAGE
     )
-    request_demo(ctx, name=NAME, email=ADDRESS, company="Erasable Co", message=MESSAGE)
+    record_decision(
+        ctx, application_id=application.application_id, decision="request_info", note=NOTE, admin_user_id=admin_id
+    )
+    request_demo(ctx, name=NAME, email=ADDRESS, company=COMPANY, message=MESSAGE)
     campaign = campaigns.create_campaign(
         ctx.db,
         admin_id=admin_id,
@@ -128,11 +159,59 @@ def ada(ctx, client, make_user, user_id, count):
             held = conn.execute(sa.text(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params).scalar()
         # password_reset_requests is emptied by its pass: it held her address until then.
         assert held or table == "password_reset_requests", f"Ada is not in {table}"
-    return {"id": ada_id, "secrets": [ADDRESS, NAME, MESSAGE, token, nonce], "company": manager.company_id}
+    with ctx.db.read() as conn:
+        demo_key = conn.execute(sa.text("SELECT replay_key FROM demo_submissions")).scalar()
+    return {
+        "id": ada_id,
+        "secrets": [ADDRESS, NAME, MESSAGE, token, nonce, COMPANY, NOTE, demo_key, *SESSIONS],
+        "company": manager.company_id,
+        "manager": manager.email,
+    }
+
+
+@pytest.fixture
+def awaiting_receipts(ctx, ada):
+    """Ada's password reset link, accepted by the provider, its receipts still to come (and the email
+    accepted long ago, that the worker's lookup will ask about). Returns the reset email's row ID."""
+    with ctx.db.write() as conn:
+        reset_email = conn.execute(
+            sa.text(
+                "UPDATE email_outbox SET status = 'sent', provider_message_id = 're_ada_reset', sent_at = :now "
+                "WHERE recipient = :a AND family = 'password_reset' RETURNING id"
+            ),
+            {"a": ADDRESS, "now": clock.now_iso()},
+        ).scalar()
+    return reset_email
+
+
+def late_news(ctx, client, reset_email):
+    """After the erasure: a delivery receipt and a complaint for the reset link, the worker's lookup,
+    and the platform's correction of one of Ada's sessions (45 minutes were 60)."""
+    for number, (kind, data) in enumerate([("email.delivered", {}), ("email.complained", {})]):
+        receipt = event(kind, email_id="re_ada_reset", to=ADDRESS, outbox_id=reset_email, **data)
+        apply_receipt_event(
+            ctx.db,
+            f"msg_ada_late_{number}",
+            json.dumps(receipt).encode(),
+            environment="development",
+            now=clock.utcnow(),
+        )
+    assert look_up_missing_receipts(ctx, now=clock.utcnow()).learned == 1
+    correction = {
+        "session_id": SESSIONS[0],
+        "volunteer_email": ADDRESS,
+        "held_at": "2026-11-02T17:00:00Z",
+        "minutes": 60,
+        "status": "attended",
+        "updated_at": "2026-11-20T09:00:00Z",
+    }
+    body = json.dumps({"platform": "language", "sessions": [correction]})
+    answer = client.post("/api/attendance", data=body, headers=sign(ctx.settings.attendance_webhook_secret, body))
+    assert answer.json == {"received": 1, "applied": 1, "unmatched": 0, "stale": 0}
 
 
 def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
-    ctx, client, auth, make_user, ada, settings, caplog
+    ctx, client, auth, make_user, ada, awaiting_receipts, settings, caplog
 ):
     caplog.set_level(logging.DEBUG)
     minutes_before = company_attendance(ctx.db, company_id=ada["company"]).minutes
@@ -149,6 +228,8 @@ def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
     assert "Erased." in client.get("/admin/privacy").get_data(as_text=True)
 
     assert company_attendance(ctx.db, company_id=ada["company"]).minutes == minutes_before == 90
+    late_news(ctx, client, awaiting_receipts)
+    assert company_attendance(ctx.db, company_id=ada["company"]).minutes == 105  # the correction counted
     ctx.db.dispose()  # every connection closed: what is on disk is all there is
     database = Path(settings.database_url.split(":///", 1)[1])
     stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
@@ -188,3 +269,74 @@ def test_a_person_downloads_what_the_portal_holds_and_it_is_recorded(ctx, client
     everything = b"".join(archive.read(name) for name in names).decode()
     assert "password_hash" not in everything and ada["secrets"][3] not in everything  # no hash, no token
     assert count("privacy_events", "action = 'download'") == 1
+
+
+def erase(ctx, address, actor):
+    erasure = erase_person(ctx, address=address, actor_user_id=actor, now=clock.utcnow(), holds_data=True)
+    assert erasure.done
+    return erasure
+
+
+def test_what_others_wrote_about_her_goes_with_her(ctx, ada, make_user, user_id):
+    erase(ctx, ADDRESS, user_id(make_user("admin")))
+    with ctx.db.read() as conn:
+        assert conn.execute(sa.text("SELECT note FROM application_decisions")).scalars().all() == [""]
+        assert conn.execute(sa.text("SELECT company_name FROM company_applications")).scalars().all() == [""]
+        assert conn.execute(sa.text("SELECT company FROM demo_submissions")).scalars().all() == [""]
+        assert conn.execute(sa.text("SELECT company FROM demo_leads")).scalars().all() == [""]
+        kept_key = conn.execute(sa.text("SELECT replay_key FROM demo_submissions")).scalar()
+    assert kept_key not in ada["secrets"]
+
+
+def test_the_export_names_none_of_her_sessions_after_her_erasure(ctx, client, auth, ada, make_user, user_id):
+    erase(ctx, ADDRESS, user_id(make_user("admin")))
+    auth.login(ada["manager"])
+    export = client.get("/reports/export.csv?from=2026-11-01&to=2026-11-30&programme=all").get_data(as_text=True)
+    assert "Former volunteer" in export  # her hours are there...
+    assert not [session for session in SESSIONS if session in export]  # ...under no ID with her name
+
+
+def test_an_erased_managers_name_leaves_the_invitations_they_sent(ctx, make_user, user_id, company_id):
+    """Hers to colleagues (in English and Norwegian) name a colleague instead; an admin's to a manager
+    keeps naming the partnerships team when the admin is erased."""
+    inviter = make_user("manager", company="Acme Ltd")
+    with ctx.db.write() as conn:
+        conn.execute(sa.text("UPDATE users SET name = 'Maja Inviter' WHERE email = :e"), {"e": inviter})
+    manager = load_user(ctx.db, user_id(inviter))
+    invite_colleagues(ctx, manager=manager, addresses=["one@acme.example"], programme="language")
+    invite_colleagues(ctx, manager=manager, addresses=["two@acme.example"], programme="language", language="nb")
+    admin = make_user("admin")
+    invite_manager(
+        ctx,
+        company_id=company_id("Acme Ltd"),
+        email="three@acme.example",
+        inviter_id=user_id(admin),
+        inviter_name="The TEEI partnerships team",
+    )
+    erase(ctx, inviter, user_id(admin))
+    erase(ctx, admin, user_id(make_user("admin")))
+
+    with ctx.db.read() as conn:
+        named = dict(
+            conn.execute(sa.text("SELECT recipient, template_input ->> '$.inviter_name' FROM email_outbox")).all()
+        )
+        everything = " ".join(str(tuple(row)) for row in conn.execute(sa.text("SELECT * FROM email_outbox")))
+    assert named == {
+        "one@acme.example": "A colleague",
+        "two@acme.example": translate("nb", "A colleague"),
+        "three@acme.example": "The TEEI partnerships team",
+    }
+    assert "Maja" not in everything
+
+
+def test_the_demo_seed_does_not_make_an_erased_demo_account_again(ctx, make_user, user_id, settings, count):
+    seed_demo(ctx.db, secret_key=settings.secret_key)
+    users, heidi = count("users"), "heidi@northwind.example"
+    erase(ctx, heidi, user_id(make_user("admin")))
+    erase(ctx, "manager@northwind.example", user_id(make_user("admin")))
+    logins = seed_demo(ctx.db, secret_key=settings.secret_key)  # the next `make run`
+    assert count("users") == users + 2  # the two admins who erased; nobody made again
+    assert count("users", "email IN (:h, :m)", h=heidi, m="manager@northwind.example") == 0
+    assert [email for email, _, _ in logins] == ["admin@teei.example"]
+    # Her sessions, brought again by the seed as a platform would, went to her pseudonym.
+    assert count("attendance_sessions", "volunteer_email = :h OR session_id LIKE '%heidi%'", h=heidi) == 0

@@ -20,11 +20,11 @@ from .conftest import OSLO, shown_hours
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
-def test_the_demo_company_has_a_year_that_the_filing_pdf_shows_in_full(db, auth, client):
-    seed_demo(db, history=True)
+def test_the_demo_company_has_a_year_that_the_filing_pdf_shows_in_full(db, auth, client, settings):
+    seed_demo(db, secret_key=settings.secret_key, history=True)
     with db.read() as conn:
         counted = conn.execute(sa.text("SELECT COUNT(*) FROM attendance_sessions")).scalar()
-    seed_demo(db, history=True)  # a second run writes nothing new
+    seed_demo(db, secret_key=settings.secret_key, history=True)  # a second run writes nothing new
     with db.read() as conn:
         assert conn.execute(sa.text("SELECT COUNT(*) FROM attendance_sessions")).scalar() == counted
         rows = conn.execute(
@@ -70,7 +70,7 @@ def test_the_demo_company_has_a_year_that_the_filing_pdf_shows_in_full(db, auth,
     assert datetime.now(UTC) > datetime.fromisoformat(max(r.held_at for r in rows))
 
 
-def test_tests_and_the_browser_stack_keep_the_three_demo_employees(db):
-    seed_demo(db, attendance=False)
+def test_tests_and_the_browser_stack_keep_the_three_demo_employees(db, settings):
+    seed_demo(db, secret_key=settings.secret_key, attendance=False)
     with db.read() as conn:
         assert conn.execute(sa.text("SELECT COUNT(*) FROM users WHERE role = 'employee'")).scalar() == 3

@@ -5,16 +5,19 @@ under the address itself, in the same write (intents.py).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 
 import sqlalchemy as sa
 
 from portal.core.driver import Statement
-from portal.core.text import normalise_email
+from portal.core.pseudonyms import ERASED_DOMAIN, ERASED_PREFIX, address_hash
 
-ERASED_PREFIX = "erased:"
+__all__ = ["ERASED_PREFIX", "ERASED_ROW", "RESTORE_SUPPRESSIONS", "address_hash", "restore_erased_suppressions"]
+
+# An outbox row that no longer holds its address: a person's erasure gave it a pseudonym, or the
+# retention rule blanked it (rows.ERASED_RECIPIENT). A receipt about it names an address the portal
+# erased: it is stored without it (receipts.py), and a bounce or complaint suppresses the keyed hash.
+ERASED_ROW = f"(recipient = '' OR recipient LIKE '%@{ERASED_DOMAIN}')"
 
 # A hashed entry comes back as a plain one when its address is written again (see the docstring).
 RESTORE_SUPPRESSIONS = Statement(
@@ -24,12 +27,6 @@ RESTORE_SUPPRESSIONS = Statement(
     FROM json_each(:pairs) JOIN email_suppressions s ON s.email = json_each.value ->> '$[1]'
     """
 )
-
-
-def address_hash(address: str, secret_key: str) -> str:
-    """The keyed hash an erased address survives as on the suppression list."""
-    digest = hmac.new(secret_key.encode(), normalise_email(address).encode(), hashlib.sha256).hexdigest()
-    return ERASED_PREFIX + digest
 
 
 def restore_erased_suppressions(conn: sa.Connection, recipients: list[str], secret_key: str) -> None:

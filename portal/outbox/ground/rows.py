@@ -681,6 +681,22 @@ ERASE_ABOUT = Statement(
     f"UPDATE email_outbox SET template_input = '{{}}', updated_at = :now WHERE {ABOUT_SUBJECTS} RETURNING id"
 )
 
+# Emails to others that name an erased person in one field of their input (an invitation names its
+# inviter) name a stand-in instead, in the email's own language (`stand_ins`: {language: text};
+# rows from before languages are English); a stand-in already there (`kept`) stays.
+FORGET_NAMED = Statement(
+    f"""
+    UPDATE email_outbox
+    SET template_input = json_set(template_input, '$.' || :field,
+            COALESCE(json_extract(:stand_ins, '$.' || COALESCE(json_extract(template_input, '$.language'), 'en')),
+                     json_extract(:stand_ins, '$.en'))),
+        updated_at = :now
+    WHERE {ABOUT_SUBJECTS} AND json_type(template_input, '$.' || :field) = 'text'
+      AND json_extract(template_input, '$.' || :field) NOT IN (SELECT value FROM json_each(:kept))
+    RETURNING id
+    """
+)
+
 ERASE_OUTBOX = Statement(
     f"""
     UPDATE email_outbox SET recipient = '{ERASED_RECIPIENT}', template_input = '{ERASED_INPUT}',

@@ -39,12 +39,20 @@ class Receipt:
     def kept_fields(self) -> str:
         """What the portal stores of a receipt: the fields it reads, not the body (opened and
         clicked events carry IP addresses and user agents, every event the subject and sender)."""
+        return self._fields(self.recipient)
+
+    @property
+    def kept_fields_unnamed(self) -> str:
+        """What the portal stores of a receipt about an erased email: the same, without the address."""
+        return self._fields(None)
+
+    def _fields(self, recipient: str | None) -> str:
         return json.dumps(
             {
                 "type": self.type,
                 "email_id": self.email_id,
                 "created_at": self.event_at,
-                "to": self.recipient,
+                "to": recipient,
                 "bounce_type": self.bounce_type,
                 "environment": self.environment,
                 "outbox_id": self.outbox_id,

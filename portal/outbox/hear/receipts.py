@@ -30,6 +30,7 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
 from portal.outbox.ground import metrics
+from portal.outbox.ground.erased import ERASED_ROW
 from portal.outbox.ground.rows import advance_on_receipt, settle_from_receipt_tag
 from portal.outbox.ground.statuses import (
     BOUNCED,
@@ -83,12 +84,16 @@ assert {status for status in EVENT_STATUS.values() if status} == set(RECEIPT_RAN
 # The receipts face: what the webhook area uses (portal.outbox.FACES).
 __all__ = ["DUPLICATE", "OUTCOMES", "MalformedReceipt", "apply_receipt_event"]
 
+# A receipt about an erased email (its row holds a pseudonym, or nothing) is kept without the
+# address: linked to the row, it would name the pseudonym in every table.
 _RECORD_RECEIPT = Statement(
-    """
+    f"""
     INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
                                 environment, payload, received_at, processed_at, outcome, outbox_id, source)
-    VALUES (:event_id, :type, :email_id, :event_at, :environment, :payload, :now, :now, :outcome, :outbox_id,
-            :source)
+    VALUES (:event_id, :type, :email_id, :event_at, :environment,
+            CASE WHEN EXISTS (SELECT 1 FROM email_outbox WHERE id = :outbox_id AND {ERASED_ROW})
+                 THEN :unnamed_payload ELSE :payload END,
+            :now, :now, :outcome, :outbox_id, :source)
     ON CONFLICT (provider_event_id) DO UPDATE
     SET processed_at = excluded.processed_at, outcome = excluded.outcome, outbox_id = excluded.outbox_id
     WHERE email_receipts.processed_at IS NULL
@@ -122,11 +127,11 @@ def apply_receipt(db: Database, receipt: Receipt, *, environment: str, now: date
             # but a bounce or complaint is a fact about the address whenever it happened.
             outcome, outbox_id = UNDATED, _FIND_BY_MESSAGE_ID(conn, params).scalar()
             if outbox_id is not None:
-                _suppress_recipient(conn, receipt, params)
+                _suppress_recipient(conn, receipt, outbox_id, params)
         else:
             outcome, outbox_id = _apply_to_outbox(conn, receipt, params)
             if outbox_id is not None:
-                _suppress_recipient(conn, receipt, params)
+                _suppress_recipient(conn, receipt, outbox_id, params)
         if not _mark_processed(conn, receipt, outcome, outbox_id, params, keep=ours and receipt.type in EVENT_STATUS):
             return DUPLICATE
     metrics.receipt_processed(receipt.type, outcome)
@@ -157,8 +162,9 @@ def _apply_to_outbox(conn, receipt: Receipt, params: dict) -> tuple[str, str | N
     return UNMATCHED, None
 
 
-def _suppress_recipient(conn, receipt: Receipt, params: dict) -> None:
-    """A permanent (or untyped) bounce, or a complaint, puts the address on the suppression list.
+def _suppress_recipient(conn, receipt: Receipt, outbox_id: str, params: dict) -> None:
+    """A permanent (or untyped) bounce, or a complaint, puts the address on the suppression list
+    (as its keyed hash when the email was erased: suppressions.py).
 
     It applies whether or not the row's status moved: an old bounce is still a fact about the address.
     """
@@ -167,7 +173,7 @@ def _suppress_recipient(conn, receipt: Receipt, params: dict) -> None:
         return
     if receipt.type == "email.bounced" and (receipt.bounce_type or "permanent").lower() != "permanent":
         return
-    suppress_from_receipt(conn, params, email=receipt.recipient, reason=reason)
+    suppress_from_receipt(conn, params, outbox_id=outbox_id, email=receipt.recipient, reason=reason)
 
 
 def _mark_processed(conn, receipt: Receipt, outcome: str, outbox_id: str | None, params: dict, *, keep: bool) -> bool:
@@ -177,6 +183,7 @@ def _mark_processed(conn, receipt: Receipt, outcome: str, outbox_id: str | None,
         "type": receipt.type,
         "environment": receipt.environment,
         "payload": receipt.kept_fields if keep else None,
+        "unnamed_payload": receipt.kept_fields_unnamed if keep else None,
         "outcome": outcome,
         "outbox_id": outbox_id,
         "source": receipt.source,

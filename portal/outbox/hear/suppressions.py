@@ -16,6 +16,7 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
 from portal.core.text import normalise_email
+from portal.outbox.ground.erased import ERASED_ROW
 from portal.outbox.ground.rows import RECEIPT_UNPROCESSED
 
 LIST_LIMIT = 200
@@ -159,8 +160,26 @@ _AUDIT_FROM_RECEIPT = Statement(
 )
 
 
-def suppress_from_receipt(conn, params: dict, *, email: str, reason: str) -> None:
-    """Inside a receipt's transaction: add the address (once) and its audit row."""
-    values = {**params, "email": email, "reason": reason}
+# None: the row holds its address; '' : erased, with no hash recorded; else the erased address's hash.
+_ERASED_AS = Statement(
+    f"""
+    SELECT CASE WHEN {ERASED_ROW}
+                THEN COALESCE((SELECT address_hash FROM erased_addresses WHERE pseudonym = recipient), '') END
+    FROM email_outbox WHERE id = :outbox_id
+    """
+)
+
+
+def suppress_from_receipt(conn, params: dict, *, outbox_id: str, email: str, reason: str) -> None:
+    """Inside a receipt's transaction: add the address (once) and its audit row.
+
+    When the email's row was erased (its recipient is a pseudonym), the entry is the keyed hash the
+    erasure recorded for it, as the erasure left the address's earlier entries: never the address.
+    A row erased with no hash recorded (by retention, or before erasures recorded one) has no entry
+    to add."""
+    erased_as = _ERASED_AS(conn, {"outbox_id": outbox_id}).scalar()
+    if erased_as == "":
+        return
+    values = {**params, "email": erased_as or email, "reason": reason}
     if _SUPPRESS_FROM_RECEIPT(conn, values).rowcount:
         _AUDIT_FROM_RECEIPT(conn, values)

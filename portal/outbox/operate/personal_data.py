@@ -28,7 +28,7 @@ from portal.core.db import json_array
 from portal.core.driver import Statement
 from portal.core.text import normalise_email
 from portal.outbox.ground.erased import address_hash
-from portal.outbox.ground.rows import ERASE_ABOUT, ERASE_ROWS
+from portal.outbox.ground.rows import ERASE_ABOUT, ERASE_ROWS, FORGET_NAMED
 from portal.outbox.ground.statuses import UNSETTLED, among_named, sql_list
 
 _EMAILS_TO = Statement(
@@ -38,10 +38,14 @@ _EMAILS_TO = Statement(
     FROM email_outbox WHERE recipient = :address ORDER BY created_at, id
     """
 )
+# The receipts of those emails, and any other receipt whose kept fields name the address (about an
+# email erased before receipts about erased emails were kept without it, or about none of ours).
 _RECEIPTS_OF = Statement(
     """
     SELECT r.outbox_id, r.type, r.event_created_at, r.received_at, r.outcome, r.payload
-    FROM email_receipts r WHERE r.outbox_id IN (SELECT value FROM json_each(:ids)) ORDER BY r.id
+    FROM email_receipts r
+    WHERE r.outbox_id IN (SELECT value FROM json_each(:ids)) OR (r.payload IS NOT NULL AND r.payload ->> '$.to' = :address)
+    ORDER BY r.id
     """
 )
 _SUPPRESSION = Statement("SELECT email, reason, source, created_at FROM email_suppressions WHERE email = :address")
@@ -60,7 +64,12 @@ _DELETE_PAYLOADS = Statement("DELETE FROM email_frozen_payloads WHERE outbox_id 
 _FORGET_RECEIPT_FIELDS = Statement(
     "UPDATE email_receipts SET payload = NULL WHERE outbox_id IN (SELECT value FROM json_each(:ids))"
 )
-_HASH_SUPPRESSION = Statement("UPDATE email_suppressions SET email = :hashed WHERE email = :address")
+_FORGET_RECEIPTS_NAMING = Statement(
+    "UPDATE email_receipts SET payload = NULL WHERE payload IS NOT NULL AND payload ->> '$.to' = :address"
+)
+# OR REPLACE: an address erased before, suppressed again under itself since (written to again, or
+# a receipt from before hashes), already has its hashed entry; the newer entry replaces it.
+_HASH_SUPPRESSION = Statement("UPDATE OR REPLACE email_suppressions SET email = :hashed WHERE email = :address")
 _HASH_SUPPRESSION_HISTORY = Statement("UPDATE email_suppression_events SET email = :hashed WHERE email = :address")
 
 
@@ -85,7 +94,7 @@ def emails_to(conn: sa.Connection, address: str) -> dict[str, list[dict]]:
     emails = [dict(row) for row in _EMAILS_TO(conn, params).mappings().all()]
     receipts = [
         {**dict(row), "payload": json.loads(row["payload"]) if row["payload"] else None}
-        for row in _RECEIPTS_OF(conn, {"ids": json_array(email["id"] for email in emails)}).mappings().all()
+        for row in _RECEIPTS_OF(conn, {**params, "ids": json_array(email["id"] for email in emails)}).mappings().all()
     ]
     return {
         "emails": emails,
@@ -98,6 +107,23 @@ def emails_to(conn: sa.Connection, address: str) -> dict[str, list[dict]]:
 def unsettled_about(conn: sa.Connection, subject_refs: list[str]) -> list[str]:
     """Rows about these domain rows that have not settled (for cancel_unsent before an erasure)."""
     return list(_UNSETTLED_ABOUT(conn, {"about": json_array(subject_refs)}).scalars())
+
+
+def forget_name_in_emails(
+    conn: sa.Connection, *, about: list[str], field: str, stand_ins: dict[str, str], kept: list[str], now: datetime
+) -> int:
+    """Inside an erasure's transaction: emails to others `about` these domain rows (subject_refs) that
+    name the erased person in `field` of their input (the inviter of an invitation they sent) name a
+    stand-in instead, in each email's language; values in `kept` (stand-ins already) stay. Returns how
+    many emails changed. An email not yet sent goes out with the stand-in."""
+    params = {
+        "about": json_array(about),
+        "field": field,
+        "stand_ins": json.dumps(stand_ins),
+        "kept": json_array(kept),
+        "now": clock.iso(now),
+    }
+    return len(FORGET_NAMED(conn, params).all())
 
 
 def erase_address(
@@ -118,6 +144,7 @@ def erase_address(
     id_list = {"ids": json_array(ids)}
     _DELETE_PAYLOADS(conn, id_list)
     _FORGET_RECEIPT_FIELDS(conn, id_list)
+    _FORGET_RECEIPTS_NAMING(conn, {"address": address})
     hashed = {"address": address, "hashed": address_hash(address, secret_key)}
     suppressed = _HASH_SUPPRESSION(conn, hashed).rowcount
     _HASH_SUPPRESSION_HISTORY(conn, hashed)
