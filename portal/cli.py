@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from flask import Flask
@@ -10,7 +11,7 @@ from flask.cli import AppGroup
 
 from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
-from portal.core import clock, schema
+from portal.core import clock, schema, server_history
 from portal.core.periods import report_timezone
 from portal.outbox.operate.operator import FIGURES, LABELS, purge, reconcile, relay_pass
 from portal.outbox.operate.reads import status_counts
@@ -36,6 +37,20 @@ def db_upgrade():
             click.echo(f"applied {name}")
     else:
         click.echo("database is up to date")
+
+
+@db_cli.command("purge-server-history")
+@click.argument("data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def db_purge_server_history(data_dir):
+    """Remove what erased people left on a STOPPED libSQL server (its --db-path): free space in the
+    database, the replication log and its snapshots. Start the server again afterwards."""
+    try:
+        purged = server_history.purge(data_dir)
+    except server_history.PurgeRefused as refused:
+        raise click.ClickException(str(refused)) from None
+    for name in purged.removed:
+        click.echo(f"removed {name}")
+    click.echo(f"database rewritten: {purged.bytes_before:,} bytes before, {purged.bytes_after:,} after")
 
 
 @users_cli.command("create")

@@ -104,6 +104,21 @@ def purge_personal_data(db: Database, settings, *, now: datetime) -> dict[str, i
     return changed
 
 
+@dataclass(frozen=True)
+class LastCopy:
+    """Where an erased person's data can still be after the erasure, for the pages to word."""
+
+    on_server: bool  # a libSQL server or Turso keeps history of its own; a local file keeps none
+    days: int | None  # the longest it keeps it (DATABASE_HISTORY_DAYS), when the operator said
+
+
+def last_copy(db: Database, settings) -> LastCopy:
+    """docs/deploy.md, "Secrets and erased people": a file overwrites at once (secure_delete);
+    a server keeps its log and snapshots until they are purged, Turso its restore window."""
+    on_server = not db.is_local_file or db.is_replica
+    return LastCopy(on_server=on_server, days=settings.database_history_days if on_server else None)
+
+
 def holdings(db: Database, settings) -> list[Holding]:
     """What each rule holds now, and when the purge will take the oldest of it."""
     found = []

@@ -41,6 +41,7 @@ def find_person():
         action_form=action_form,
         sections=queries.SECTIONS,
         holdings=retention.holdings(portal_context().db, portal_context().settings),
+        last_copy=retention.last_copy(portal_context().db, portal_context().settings),
     ), status
 
 
@@ -62,7 +63,13 @@ def erase():
     ctx = portal_context()
     data = queries.personal_data(ctx.db, form.email.data)
     if form.confirmed.data != "yes":
-        return render_template("privacy/confirm_erase.html", data=data, form=form, sections=queries.SECTIONS)
+        return render_template(
+            "privacy/confirm_erase.html",
+            data=data,
+            form=form,
+            sections=queries.SECTIONS,
+            last_copy=retention.last_copy(ctx.db, ctx.settings),
+        )
     try:
         erasure = operations.erase_person(
             ctx, address=data.address, actor_user_id=current_user.id, now=clock.utcnow(), holds_data=data.total > 0
@@ -125,7 +132,9 @@ def erase_own_account():
                 flash(_("Your account is erased. Thank you for volunteering with TEEI."), "success")
                 return redirect(url_for("auth.login"))
             flash(_("An email to you is being sent right now. Try again in a minute."), "error")
-    return render_template("privacy/erase_own.html", form=form), 200 if not form.errors else 400
+    return render_template(
+        "privacy/erase_own.html", form=form, last_copy=retention.last_copy(ctx.db, ctx.settings)
+    ), 200 if not form.errors else 400
 
 
 def _download(address: str) -> Response:
