@@ -84,34 +84,25 @@ def sqld_template(tmp_path_factory, sqld_keys):
 
 
 @pytest.fixture
-def database_server(request, tmp_path):
-    """(PORTAL_TEST_DATABASE=sqld) the test's own libSQL server, started from a migrated copy; None on a file."""
+def database_url(request, tmp_path):
+    """The test's database: a copy of the migrated file, or (PORTAL_TEST_DATABASE=sqld) a server of its own."""
     if not ON_SQLD:
-        return None
+        return f"sqlite+libsql:///{request.getfixturevalue('database_path')}"
     from devtools.sqld import SqldServer, copy_data
 
     data = copy_data(request.getfixturevalue("sqld_template"), tmp_path / "sqld-data")
     server = SqldServer(data, request.getfixturevalue("sqld_keys")).start()
     request.addfinalizer(server.stop)
-    return server
+    return server.database_url()
 
 
 @pytest.fixture
-def database_url(request, database_server):
-    """The test's database: a copy of the migrated file, or (PORTAL_TEST_DATABASE=sqld) a server of its own."""
-    if database_server is None:
-        return f"sqlite+libsql:///{request.getfixturevalue('database_path')}"
-    return database_server.database_url()
-
-
-@pytest.fixture
-def settings(tmp_path, database_url, database_server, redis_server):
+def settings(tmp_path, database_url, redis_server):
     redis_server.client().flushall()
     instance = tmp_path / "instance"
     return Settings.from_env(
         {
             "DATABASE_URL": database_url,
-            **({"DATABASE_ADMIN_URL": database_server.admin_url} if database_server else {}),
             "REDIS_URL": redis_server.url,
             "SECRET_KEY": "test-secret-key",
             "PORTAL_ENV": "development",

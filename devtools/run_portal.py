@@ -182,7 +182,6 @@ def start_sqld(settings: Settings, env: dict) -> str:
     children.append(("sqld", server.process))
     print(f"started sqld on {server.http_url} (data: {home / 'data'}, log: {server.log})")
     env["DATABASE_URL"] = server.database_url()
-    env["DATABASE_ADMIN_URL"] = server.admin_url  # checkpoints after an erasure (docs/deploy.md)
     return server.http_url
 
 

@@ -131,8 +131,7 @@ class JwtKeys:
 
 
 class SqldServer:
-    """One sqld on a free loopback port, serving the database in `data_dir`, with JWT auth, and its
-    admin API on another loopback port (the portal asks it to checkpoint after an erasure).
+    """One sqld on a free loopback port, serving the database in `data_dir`, with JWT auth.
 
     `log_seconds`: how long the replication log keeps a frame before it is compacted into a
     snapshot (`--max-log-duration`); `checkpoint_seconds`: how often sqld itself moves its
@@ -149,9 +148,7 @@ class SqldServer:
     ):
         self.data_dir, self.keys = data_dir, keys
         self.port = port or free_port()
-        self.admin_port = free_port()
         self.http_url = f"http://127.0.0.1:{self.port}"
-        self.admin_url = f"http://127.0.0.1:{self.admin_port}"
         self.log_seconds, self.checkpoint_seconds = log_seconds, checkpoint_seconds
         self.process: subprocess.Popen | None = None
         self.log = data_dir.parent / f"{data_dir.name}.sqld.log"
@@ -164,7 +161,6 @@ class SqldServer:
             self.process = subprocess.Popen(
                 [str(binary), "--no-welcome", "--db-path", str(self.data_dir)]
                 + ["--http-listen-addr", f"127.0.0.1:{self.port}", "--auth-jwt-key-file", str(self.keys.public_pem)]
-                + ["--admin-listen-addr", f"127.0.0.1:{self.admin_port}"]
                 + (["--max-log-duration", str(self.log_seconds)] if self.log_seconds else [])
                 + (["--checkpoint-interval-s", str(self.checkpoint_seconds)] if self.checkpoint_seconds else []),
                 stdout=log,

@@ -121,6 +121,4 @@ def process_env(settings, instance_path, **overrides: str) -> dict[str, str]:
     }
     if settings.resend_api_url:
         env["RESEND_API_URL"] = settings.resend_api_url
-    if settings.database_admin_url:
-        env["DATABASE_ADMIN_URL"] = settings.database_admin_url
     return {**env, **overrides}

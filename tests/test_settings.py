@@ -36,7 +36,6 @@ PRODUCTION = {
         ({"RESEND_WEBHOOK_SECRET": "whsec_"}, "RESEND_WEBHOOK_SECRET"),
         ({"RESEND_WEBHOOK_SECRET": "whsec_!!!!"}, "RESEND_WEBHOOK_SECRET"),
         ({"RESEND_API_URL": "api.resend.com"}, "RESEND_API_URL"),
-        ({"DATABASE_ADMIN_URL": "127.0.0.1:9090"}, "DATABASE_ADMIN_URL"),
         ({"DATABASE_HISTORY_DAYS": "a week"}, "DATABASE_HISTORY_DAYS"),
         ({"DATABASE_HISTORY_DAYS": "0"}, "DATABASE_HISTORY_DAYS"),
         ({"EMAIL_FROM": "Partner Portal"}, "EMAIL_FROM"),

@@ -19,10 +19,11 @@ On a libSQL server SQLAlchemy drives the portal's own connection (hrana.py), and
 `read_steps` send a whole transaction in one request. Every statement reaches the driver through
 `driver.execute_on_driver`, which steps past a stray interrupt of the libSQL client's (see there).
 
-After an erasure `flush_erased_pages` empties the write-ahead log. A local file also runs with
-`secure_delete`, so no freed byte stays in it. A libSQL server refuses that pragma and VACUUM, and
-keeps every page it wrote in its replication log and snapshots: `server_history.purge` clears those
-while the server is stopped (docs/deploy.md, "Secrets and erased people").
+On a local file an erasure leaves no copy: the file runs with `secure_delete`, so no freed byte
+stays in it, and `flush_erased_pages` empties the write-ahead log. A libSQL server refuses that
+pragma and VACUUM: a freed byte stays in its page, goes to the write-ahead log and the replication
+log again with every later write of that page, and into the snapshots; `server_history.purge`
+clears all of it while the server is stopped (docs/deploy.md, "Secrets and erased people").
 """
 
 from __future__ import annotations
@@ -78,9 +79,8 @@ def is_busy_error(error: BaseException) -> bool:
 
 
 class Database:
-    def __init__(self, url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, admin_url: str | None = None):
+    def __init__(self, url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
         self.url = url
-        self.admin_url = admin_url  # a server's admin API, for flush_erased_pages
         self.busy_timeout_ms = busy_timeout_ms
         self.is_local_file = "://" in url and sa.engine.make_url(url).host in (None, "")
         engine_url, turso_args = turso_connect_args(sa.engine.make_url(url))
@@ -142,13 +142,7 @@ class Database:
 
     def flush_erased_pages(self) -> None:
         """Move the write-ahead log into the file and empty it, so pages that held erased data are
-        gone from both. A server is asked through its admin API when one is configured; its
-        replication log drops them at its next compaction (docs/deploy.md). A failure is logged,
-        never raised: the erasure before it is committed, and must not look failed."""
-        if self.pipeline is not None:
-            if self.admin_url:
-                self._checkpoint_server()
-            return
+        gone from both (a local file; a server's copies go with `server_history.purge`)."""
         if not self.is_local_file or self.is_replica:
             return
         connection = self.engine.raw_connection()  # outside any transaction, or it cannot checkpoint
@@ -156,15 +150,6 @@ class Database:
             connection.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         finally:
             connection.close()
-
-    def _checkpoint_server(self) -> None:
-        try:
-            answer = self.pipeline.pool.request("POST", f"{self.admin_url}/v1/namespaces/default/checkpoint")
-        except Exception as error:  # noqa: BLE001  (see flush_erased_pages)
-            log.warning("server checkpoint after an erasure skipped: %s", type(error).__name__)
-            return
-        if answer.status != 200:
-            log.warning("server checkpoint after an erasure refused: HTTP %s", answer.status)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -36,9 +36,6 @@ class Settings:
     database_url: str
     redis_url: str
     secret_key: str
-    # A libSQL server's admin API (sqld --admin-listen-addr): after an erasure the portal asks it to
-    # checkpoint, so its write-ahead log keeps no copy (docs/deploy.md, "Secrets and erased people").
-    database_admin_url: str | None = None
     # On a server: the longest an erased person stays in its history (purge interval, restore window).
     database_history_days: int | None = None
     portal_env: str = "development"
@@ -115,9 +112,6 @@ class Settings:
                     raise ConfigError(name, f"is required when PORTAL_ENV={portal_env}")
 
         database_url, redis_url, secret_key = _stores(env, instance, portal_env)
-        database_admin_url = env.get("DATABASE_ADMIN_URL") or None
-        if database_admin_url and not _is_absolute_http(database_admin_url):
-            raise ConfigError("DATABASE_ADMIN_URL", "must be an absolute http(s) URL")
         history_days = _positive_int(env, "DATABASE_HISTORY_DAYS", 0) if env.get("DATABASE_HISTORY_DAYS") else None
         base_url, email_from, api_key, api_url, webhook_secret, attendance_secret = _email_and_webhooks(env, portal_env)
         timezone_name = env.get("PORTAL_TIMEZONE") or "Europe/Oslo"
@@ -130,7 +124,6 @@ class Settings:
 
         return cls(
             database_url=database_url,
-            database_admin_url=database_admin_url.rstrip("/") if database_admin_url else None,
             database_history_days=history_days,
             redis_url=redis_url,
             secret_key=secret_key,

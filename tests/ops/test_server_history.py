@@ -31,7 +31,7 @@ def server(tmp_path, sqld_keys):
 @pytest.fixture
 def erased(server):
     """Colleagues, and a person erased as the portal erases: her address replaced, her rows gone."""
-    db = Database(server.database_url(), admin_url=server.admin_url)
+    db = Database(server.database_url())
     with db.write() as conn:
         conn.exec_driver_sql("CREATE TABLE people (id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT)")
         conn.exec_driver_sql("CREATE TABLE sessions (id INTEGER PRIMARY KEY, email TEXT, minutes INTEGER)")
@@ -58,7 +58,8 @@ def erased(server):
             {"a": ADDRESS},
         )
         conn.execute(sa.text("DELETE FROM sessions WHERE email = :address"), {"address": ADDRESS})
-    db.flush_erased_pages()  # the write-ahead log, emptied through the admin API
+    with db.write() as conn:  # a later write of a page she was on carries her freed bytes again
+        conn.execute(sa.text("UPDATE sessions SET minutes = 45 WHERE id = 1"))
     db.dispose()
     return server
 
@@ -73,9 +74,7 @@ def files_holding(data_dir: Path, *texts: str) -> list[str]:
 
 def test_an_erasure_on_a_server_leaves_copies_that_the_purge_of_its_stopped_history_removes(erased):
     erased.stop()
-    left = files_holding(erased.data_dir, ADDRESS, NAME, "lindqvist")
-    assert "dbs/default/data-wal" not in left, "the checkpoint after the erasure emptied the write-ahead log"
-    assert left, "without the purge, the server keeps her bytes (free space, replication log, snapshots)"
+    assert files_holding(erased.data_dir, ADDRESS, NAME, "lindqvist"), "without the purge, the server keeps her"
 
     purged = server_history.purge(erased.data_dir)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from devtools.sqld import SqldServer, copy_data
 from devtools.testing import redis_dump
 from portal.account.operations import ask_for_password_reset, send_requested_reset_links
 from portal.applications.operations import record_decision, submit_application
@@ -21,7 +22,7 @@ from portal.attendance.queries import company_attendance
 from portal.auth.queries import load_user
 from portal.campaigns import operations as campaigns
 from portal.campaigns.sending import campaign_pass
-from portal.core import clock
+from portal.core import clock, server_history
 from portal.core.i18n import translate
 from portal.demo.operations import request_demo
 from portal.invitations import invite_manager
@@ -210,10 +211,8 @@ def late_news(ctx, client, reset_email):
     assert answer.json == {"received": 1, "applied": 1, "unmatched": 0, "stale": 0}
 
 
-def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
-    ctx, client, auth, make_user, ada, awaiting_receipts, settings, caplog
-):
-    caplog.set_level(logging.DEBUG)
+def erase_by_the_page_then_late_news(ctx, client, auth, make_user, ada, reset_email) -> None:
+    """An admin erases Ada through the privacy page; then the late receipts, lookup and correction."""
     minutes_before = company_attendance(ctx.db, company_id=ada["company"]).minutes
     auth.login(make_user("admin"))
     page = client.post(
@@ -228,18 +227,65 @@ def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
     assert "Erased." in client.get("/admin/privacy").get_data(as_text=True)
 
     assert company_attendance(ctx.db, company_id=ada["company"]).minutes == minutes_before == 90
-    late_news(ctx, client, awaiting_receipts)
+    late_news(ctx, client, reset_email)
     assert company_attendance(ctx.db, company_id=ada["company"]).minutes == 105  # the correction counted
+
+
+def assert_nowhere(ada, **places: str) -> None:
+    for secret in ada["secrets"]:
+        for place, text in places.items():
+            assert secret.lower() not in text.lower(), f"{secret!r} is still in the {place}"
+
+
+def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
+    ctx, client, auth, make_user, ada, awaiting_receipts, settings, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    erase_by_the_page_then_late_news(ctx, client, auth, make_user, ada, awaiting_receipts)
     ctx.db.dispose()  # every connection closed: what is on disk is all there is
     database = Path(settings.database_url.split(":///", 1)[1])
     stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
-    everything = [stored.decode("latin-1").lower(), redis_dump(ctx.redis).lower(), caplog.text.lower()]
-    for secret in ada["secrets"]:
-        for place, text in zip(("database", "redis", "logs"), everything, strict=True):
-            assert secret.lower() not in text, f"{secret!r} is still in the {place}"
+    assert_nowhere(ada, database=stored.decode("latin-1"), redis=redis_dump(ctx.redis), logs=caplog.text)
     with ctx.db.read() as conn:
         audit = conn.execute(sa.text("SELECT action, pseudonym, actor_user_id FROM privacy_events")).all()
     assert [row.action for row in audit] == ["erase"] and audit[0].pseudonym.endswith("@erased.invalid")
+
+
+class TestOnALibsqlServer:
+    """The same on a libSQL server of the portal's own (sqld): once its history is purged
+    (docs/deploy.md) no file of its data directory holds her: not the database, its write-ahead
+    log, the replication log or a snapshot."""
+
+    @pytest.fixture
+    def on_server(self, tmp_path, sqld_template, sqld_keys):
+        # Its replication log compacts into snapshots every second, as production's does hourly.
+        server = SqldServer(copy_data(sqld_template, tmp_path / "server"), sqld_keys, log_seconds=1).start()
+        yield server
+        server.stop()
+
+    @pytest.fixture
+    def settings(self, settings, on_server):
+        return settings.with_overrides(database_url=on_server.database_url())
+
+    def test_an_erased_person_is_in_no_file_of_the_server_once_its_history_is_purged(
+        self, ctx, client, auth, make_user, ada, awaiting_receipts, on_server, caplog
+    ):
+        caplog.set_level(logging.DEBUG)
+        erase_by_the_page_then_late_news(ctx, client, auth, make_user, ada, awaiting_receipts)
+        ctx.db.dispose()
+        on_server.stop()
+        stored = b"".join(path.read_bytes() for path in on_server.data_dir.rglob("*") if path.is_file())
+        assert ADDRESS.encode() in stored, "before the purge the server still holds her (free space, logs)"
+
+        server_history.purge(on_server.data_dir)
+
+        for name, path in sorted(
+            (str(p.relative_to(on_server.data_dir)), p) for p in on_server.data_dir.rglob("*") if p.is_file()
+        ):
+            assert_nowhere(ada, **{name: path.read_bytes().decode("latin-1")})
+        assert_nowhere(ada, redis=redis_dump(ctx.redis), logs=caplog.text)
+        on_server.start()
+        assert company_attendance(ctx.db, company_id=ada["company"]).minutes == 105, "every other row is there"
 
 
 def test_a_bounced_address_stays_suppressed_after_its_erasure(ctx, client, auth, make_user, ada, user_id, count):

@@ -32,7 +32,6 @@ class TestOnAServer:
         return dataclasses.replace(
             settings,
             database_url=on_server.database_url(),
-            database_admin_url=on_server.admin_url,
             database_history_days=7,
         )
 

@@ -28,7 +28,7 @@ class PortalContext:
     def from_settings(cls, settings: Settings, families: FamilyRegistry, redis_timeout: float = 5) -> PortalContext:
         return cls(
             settings=settings,
-            db=Database(settings.database_url, admin_url=settings.database_admin_url),
+            db=Database(settings.database_url),
             redis=Redis.from_url(
                 settings.redis_url, socket_timeout=redis_timeout, socket_connect_timeout=redis_timeout
             ),
