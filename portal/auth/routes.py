@@ -1,6 +1,4 @@
-import re
 import time
-from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -11,11 +9,10 @@ from portal.auth.forms import LoginForm
 from portal.core import clock
 from portal.web.access import public, roles_required
 from portal.web.extensions import limiter, portal_context
+from portal.web.redirects import same_site_path
 from portal.web.sessions import start_session
 
 bp = Blueprint("auth", __name__)
-
-_BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")
 
 
 def _failed(response) -> bool:
@@ -34,7 +31,7 @@ def login():
         user = _check_password(form.email.data, form.password.data)
         if user is not None:
             start_session(user)
-            return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
+            return redirect(same_site_path(request.args.get("next")) or url_for("main.home"))
         form.form_errors.append(_("That email and password do not match an account."))
     return _login_page(form), 200 if request.method == "GET" else 401
 
@@ -64,17 +61,3 @@ def logout():
     logout_user()
     flash(_("You are signed out."), "info")
     return redirect(url_for("auth.login"))
-
-
-def _safe_next(target: str | None) -> str | None:
-    """Only same-site paths, so the login page cannot bounce people to another site.
-
-    Browsers read a backslash as a slash and drop tabs and newlines from a URL, so "/\\evil.example"
-    and "/<tab>/evil.example" would both reach another host: a path holding either is refused.
-    """
-    if not target or _BACKSLASH_OR_CONTROL.search(target):
-        return None
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
-        return None
-    return target
