@@ -6,22 +6,18 @@ from flask_login import current_user, logout_user
 
 from portal.auth import operations, queries, throttle
 from portal.auth.forms import LoginForm
+from portal.auth.guesses import guess_refused, password_guesses
 from portal.core import clock
 from portal.web.access import public, roles_required
-from portal.web.extensions import limiter, portal_context
+from portal.web.extensions import portal_context
 from portal.web.redirects import same_site_path
 from portal.web.sessions import start_session
 
 bp = Blueprint("auth", __name__)
 
 
-def _failed(response) -> bool:
-    # Only failed attempts count: a successful sign-in redirects.
-    return response.status_code != 302
-
-
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(throttle.FAILED_PASSWORD_LIMIT, methods=["POST"], deduct_when=_failed, scope="login-client")
+@password_guesses
 @public
 def login():
     if current_user.is_authenticated:
@@ -48,7 +44,7 @@ def _check_password(email: str, password: str) -> queries.User | None:
     time.sleep(throttle.delay_after(failures))
     user = queries.authenticate(db, email, password)
     if user is None:
-        throttle.record_failure(db, email, now=clock.utcnow())
+        guess_refused(db, email, now=clock.utcnow())
     elif failures:
         throttle.forget_failures(db, email)
     return user
