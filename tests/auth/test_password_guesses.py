@@ -2,7 +2,7 @@
 form that checks a password (sign-in, the account page, erasing one's own account)."""
 
 from portal.auth import guesses
-from tests.conftest import AuthActions
+from tests.conftest import PASSWORD, AuthActions
 from tests.pages import csrf_from
 
 OFFICE = "198.51.100.7"  # one address on the network for a whole office
@@ -54,6 +54,29 @@ def test_guessing_across_many_accounts_meets_the_ceiling_per_client(app, make_us
     ]
     assert statuses == [401] * guesses.GUESSES_PER_CLIENT + [429]
     assert guesser.login(owner).status_code == 429
+
+
+def test_guesses_at_erasing_ones_account_count_with_sign_in(app, make_user):
+    """A stolen session guesses the password on /account/erase: its guesses and sign-in's at that
+    account from that client share one count."""
+    employee = make_user("employee")
+    person = _person_at(app, "203.0.113.5")
+    assert AuthActions(person).login(employee).status_code == 302
+    statuses = [_erase_own_account(person, f"guess-{n}").status_code for n in range(3)]
+    assert statuses == [400] * 3
+    AuthActions(person).logout()
+    assert [AuthActions(person).login(employee, password=f"guess-{n}").status_code for n in range(2)] == [401] * 2
+    assert AuthActions(person).login(employee).status_code == 429
+
+
+def test_erasing_ones_account_is_refused_past_the_limit_even_with_the_password(app, make_user, count):
+    employee = make_user("employee")
+    person = _person_at(app, "203.0.113.5")
+    assert AuthActions(person).login(employee).status_code == 302
+    statuses = [_erase_own_account(person, f"guess-{n}").status_code for n in range(5)]
+    assert statuses == [400] * 5
+    assert _erase_own_account(person, PASSWORD).status_code == 429
+    assert count("users", "email = :e", e=employee) == 1, "nothing was erased"
 
 
 def test_a_form_sent_without_a_password_is_no_guess(app, make_user):
