@@ -240,7 +240,7 @@ def _set_security_headers(app: Flask, *, hsts: bool) -> None:
     A small after_request rather than flask-talisman: these are fixed strings, with no per-request
     nonce to compute, and Talisman would also redirect to HTTPS and rewrite the session cookie
     settings that create_app already sets per environment. The lean apps (webhooks, attendance API)
-    answer JSON to servers, not browsers, and are not covered.
+    answer JSON to servers, not browsers, and send a set of their own (portal/web/lean_app.py).
     """
     headers = {**SECURITY_HEADERS, **({"Strict-Transport-Security": HSTS} if hsts else {})}
 

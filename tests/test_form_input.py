@@ -22,7 +22,7 @@ from portal.auth.queries import load_user
 from portal.demo import operations as demo_operations
 from portal.invitations import operations as invitation_operations
 from portal.invitations import tokens
-from portal.web.forms import CHOOSE_OFFERED, FILES_REFUSED, PortalForm
+from portal.web.forms import CHOOSE_OFFERED, FILES_REFUSED, HIDDEN_CHARACTERS, PortalForm
 
 APPLICATION = {
     "company_name": "Fjord Analytics AS",
@@ -90,6 +90,29 @@ def test_a_text_field_sent_as_a_file_is_answered_400_with_a_message_on_every_for
     assert count("demo_submissions") == 0
 
 
+@pytest.mark.parametrize("hidden", ["\u200b", "\u202e"])
+def test_every_form_refuses_characters_that_hide_or_reorder_text_in_every_field(
+    client, auth, signed_in, forms, count, hidden
+):
+    """What one person types, another reads (names, company names, messages, notes, the names pasted
+    with addresses): a zero-width space or a right-to-left override in any field is refused."""
+    for page, target, fields, role in forms:
+        if role:
+            signed_in(role)
+        for name, value in fields.items():
+            if name in ("password", "website"):  # hashed, never shown; the honeypot answers bots as accepted
+                continue
+            data = {**fields, name: value[:2] + hidden + value[2:], "csrf_token": auth.csrf_token(page)}
+            response = client.post(target, data=data)
+            assert HIDDEN_CHARACTERS in response.get_data(as_text=True).replace("&#39;", "'"), (target, name)
+        if role:
+            auth.logout()
+    assert count("company_applications") == 1  # the one the fixture made
+    assert count("demo_submissions") == 0 and count("application_decisions") == 0
+    assert count("invitations") == 1 and count("invitations", "accepted_at IS NOT NULL") == 0
+    assert count("email_suppressions") == 0
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -121,6 +144,17 @@ def test_the_operations_refuse_a_nul_whoever_calls_them(ctx, count):
     with pytest.raises(demo_operations.DemoRequestError, match="control characters"):
         demo_operations.request_demo(ctx, **fields)
     assert count("demo_submissions") == 0
+
+
+def test_an_account_name_that_hides_or_reorders_text_is_refused_whoever_creates_it(db, count):
+    from portal.auth.operations import AccountError, create_user
+
+    for name in ("Ada\u200b Lovelace", "\u202eecalevoL adA"):
+        with pytest.raises(AccountError, match="invisible characters"):
+            create_user(
+                db, email="ada@acme.example", password="correct-horse-battery", role="admin", company=None, name=name
+            )
+    assert count("users") == 0
 
 
 @pytest.mark.parametrize("typed", ["²", "١٢٠", "12.5", "-3"])

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
 from portal import create_app
 from portal.web.extensions import EXTENSION_KEY
+from tests.builders import event, sign
 
 
 def _directives(policy: str) -> dict[str, list[str]]:
@@ -60,3 +62,18 @@ def test_the_lean_apps_answer_errors_with_the_headers_too(client, method, path, 
     assert response.headers["X-Frame-Options"] == "DENY"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_the_receipt_fast_path_answers_with_the_headers_too(client, settings):
+    """A receipt posted with its length is served by the WSGI fast path in front of the receipt app
+    (portal/webhooks/app.py), not by Flask: its answers carry the same headers as the app's own."""
+    body = json.dumps(event(email_id="re_no_such_message"))
+    signed = client.post("/webhooks/resend", data=body.encode(), headers=sign(settings.resend_webhook_secret, body))
+    unsigned = client.post("/webhooks/resend", data=body.encode())
+    assert (signed.status_code, unsigned.status_code) == (200, 401)
+    for answer in (signed, unsigned):
+        csp = _directives(answer.headers["Content-Security-Policy"])
+        assert csp["default-src"] == ["'none'"] and csp["frame-ancestors"] == ["'none'"]
+        assert answer.headers["X-Frame-Options"] == "DENY"
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
+        assert answer.headers["Referrer-Policy"] == "no-referrer"

@@ -6,13 +6,13 @@ clean URL, so the token does not stay in the address bar, the history or a Refer
 
 import time
 
-from flask import Blueprint, flash, make_response, redirect, render_template, request, session, url_for
+from flask import Blueprint, flash, redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.account import operations, queries, tokens
 from portal.account.forms import AccountForm, ForgotPasswordForm, ResetPasswordForm
-from portal.auth import FAILED_PASSWORD_LIMIT, AccountError, guess_delay, load_user, record_failure
+from portal.auth import AccountError, guess_delay, guess_refused, load_user, password_guesses
 from portal.core import clock
 from portal.core.i18n import N_
 from portal.web.access import public, roles_required
@@ -75,18 +75,13 @@ def reset(token: str | None = None):
     return render_template("account/reset.html", form=form), 200 if request.method == "GET" else 400
 
 
-def _guess_refused(response) -> bool:
-    return response.status_code == 400 and getattr(response, "wrong_current_password", False)
-
-
 @bp.route("/account", methods=["GET", "POST"])
-# The current password is guessed at like a sign-in, so it is limited like one: per client (this
-# limit) and per address (the slow-down of portal/auth/throttle.py).
-@limiter.limit(FAILED_PASSWORD_LIMIT, methods=["POST"], deduct_when=_guess_refused, scope="account-password")
+# The current password is guessed at like a sign-in, so its guesses count with sign-in's: per
+# client (portal/auth/guesses.py) and per address (the slow-down of portal/auth/throttle.py).
+@password_guesses
 @roles_required("admin", "manager", "employee")
 def account():
     form = AccountForm(data={"name": current_user.name})
-    guessed = False
     if form.validate_on_submit():
         db = portal_context().db
         if form.new_password.data:
@@ -100,9 +95,8 @@ def account():
                 new_password=form.new_password.data or "",
             )
         except operations.WrongCurrentPassword as error:
-            record_failure(db, current_user.email, now=clock.utcnow())
+            guess_refused(db, current_user.email, now=clock.utcnow())
             form.form_errors.append(error_message(error))
-            guessed = True
         except AccountError as error:
             form.form_errors.append(error_message(error))
         else:
@@ -112,8 +106,4 @@ def account():
                 start_session(load_user(portal_context().db, current_user.id))
             flash(_("Your name and password are saved.") if changed else _("Your name is saved."), "success")
             return redirect(url_for("account.account"))
-    response = make_response(
-        render_template("account/account.html", form=form), 200 if request.method == "GET" else 400
-    )
-    response.wrong_current_password = guessed
-    return response
+    return render_template("account/account.html", form=form), 200 if request.method == "GET" else 400

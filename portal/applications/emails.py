@@ -16,11 +16,13 @@ DECISION_SUBJECTS = {
     "request_info": N_("We need a little more information about your application"),
 }
 
+# Whoever fills in the public form chooses the address, so the confirmation carries nothing typed
+# into it (no name, company or number): only that an application named this address.
 RECEIVED = Family(
     name="application_received",
     id_prefix="apr",
     template="application_received",
-    template_version=2,  # 2: no possessive after the company name
+    template_version=3,  # 2: no possessive after the company name; 3: nothing the applicant typed
     subject=lambda data: translate(language_of(data), "We received your partner application"),
 )
 
@@ -67,19 +69,13 @@ def received_key(application_id: int) -> str:
     return f"application:{application_id}:received"
 
 
-def received_email(
-    application_id: int, *, contact_email, contact_name, company_name, employee_count, language: str = ENGLISH
-) -> EmailIntent:
+def received_email(application_id: int, *, contact_email, language: str = ENGLISH) -> EmailIntent:
+    """The applicant's confirmation: that an application named this address, in `language`."""
     return EmailIntent(
         family=RECEIVED,
         recipient=contact_email,
         idempotency_key=received_key(application_id),
-        data={
-            "contact_name": contact_name,
-            "company_name": company_name,
-            "employee_count": employee_count,
-            "language": language,
-        },
+        data={"language": language},
         subject_ref=application_subject(application_id),
     )
 

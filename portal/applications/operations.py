@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -81,6 +82,13 @@ _INSERT_APPLICATION = sa.text(
     RETURNING id
     """
 )
+# The form is public: whoever sends it chooses the address. Past this many applications naming an
+# address in a day, it gets no more confirmations (the applications inbox still hears of each), so
+# nobody can flood an inbox through the form, however many clients send it.
+CONFIRMATIONS_PER_ADDRESS_PER_DAY = 2
+_NAMED_SINCE = sa.text(
+    "SELECT COUNT(*) FROM company_applications WHERE contact_email = :contact_email AND created_at > :since"
+)
 _OPEN_APPLICATION = sa.text(
     "SELECT id FROM company_applications WHERE contact_email = :contact_email AND company_key = :company_key "
     f"AND state IN {sql_list(OPEN_STATES)}"
@@ -96,10 +104,13 @@ def submit_application(
     employee_count: int,
     message: str = "",
     language: str = ENGLISH,
+    now: datetime | None = None,
 ) -> Submission:
     """Record an application, its confirmation and TEEI's notification in one transaction, then publish.
 
-    `language`: the page's the applicant applied on; their confirmation is written in it."""
+    `language`: the page's the applicant applied on; their confirmation is written in it. The
+    confirmation says nothing typed into the form, and an address gets at most
+    CONFIRMATIONS_PER_ADDRESS_PER_DAY of them in the day before `now`."""
     fields = {
         "company_name": one_line(company_name, "your company's name", NAME_MAX, ApplicationError),
         "contact_name": one_line(contact_name, "your name", NAME_MAX, ApplicationError),
@@ -113,21 +124,22 @@ def submit_application(
         raise ApplicationError(N_("The number of employees must be a whole number of at least 1."))
     fields["company_key"] = fields["company_name"].lower()
 
-    with write_then_publish(ctx, now=clock.utcnow()) as work:
-        application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.iso(work.now)}).scalar()
+    now = now or clock.utcnow()
+    with write_then_publish(ctx, now=now) as work:
+        since = clock.iso(now - timedelta(days=1))
+        named_today = work.conn.execute(_NAMED_SINCE, {**fields, "since": since}).scalar_one()
+        application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.iso(now)}).scalar()
         if application_id is None:
             # This contact already has an open application for this company: a replay.
             existing = work.conn.execute(_OPEN_APPLICATION, fields).scalar_one()
             return Submission(application_id=existing, created=False, queued=True)
+        if named_today < CONFIRMATIONS_PER_ADDRESS_PER_DAY:
+            work.add(
+                received_email(
+                    application_id, contact_email=fields["contact_email"], language=language_or_default(language)
+                )
+            )
         work.add(
-            received_email(
-                application_id,
-                contact_email=fields["contact_email"],
-                contact_name=fields["contact_name"],
-                company_name=fields["company_name"],
-                employee_count=employee_count,
-                language=language_or_default(language),
-            ),
             notification_email(
                 application_id,
                 inbox=ctx.settings.applications_inbox,

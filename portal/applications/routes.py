@@ -5,6 +5,7 @@ from flask_login import current_user
 from portal.applications import operations, queries
 from portal.applications.forms import ApplicationForm, DecisionForm
 from portal.applications.states import STATE_LABELS
+from portal.core import clock
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
 from portal.core.i18n import N_
 from portal.core.text import InputError
@@ -59,6 +60,7 @@ def apply():
             employee_count=form.employee_count.data,
             message=form.message.data,
             language=current_language(),
+            now=clock.utcnow(),
         )
 
     if accept_public_form(form, submit, unconfirmed=_(UNCONFIRMED_APPLICATION)):

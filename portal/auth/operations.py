@@ -9,7 +9,7 @@ from portal.auth.passwords import hash_secret
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.i18n import N_
-from portal.core.text import InputError, control_characters_in, normalise_email, plain_text
+from portal.core.text import InputError, control_characters_in, hidden_characters_in, normalise_email, plain_text
 
 MIN_PASSWORD_LENGTH = 10
 ROLES = ("admin", "manager", "employee")
@@ -69,6 +69,8 @@ def insert_user(
         raise AccountError(N_("That email address does not look right."))
     if control_characters_in(name):
         raise AccountError(N_("Remove the invisible control characters from the name."))
+    if hidden_characters_in(name):
+        raise AccountError(N_("Remove the invisible characters from the name."))
     taken = conn.execute(sa.text("SELECT 1 FROM users WHERE email = :e"), {"e": email}).first()
     if taken:
         raise AccountError(N_("An account with that email address already exists."))

@@ -1,6 +1,4 @@
-import re
 import time
-from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -8,23 +6,18 @@ from flask_login import current_user, logout_user
 
 from portal.auth import operations, queries, throttle
 from portal.auth.forms import LoginForm
+from portal.auth.guesses import guess_refused, password_guesses
 from portal.core import clock
 from portal.web.access import public, roles_required
-from portal.web.extensions import limiter, portal_context
+from portal.web.extensions import portal_context
+from portal.web.redirects import same_site_path
 from portal.web.sessions import start_session
 
 bp = Blueprint("auth", __name__)
 
-_BACKSLASH_OR_CONTROL = re.compile(r"[\\\x00-\x1f\x7f]")
-
-
-def _failed(response) -> bool:
-    # Only failed attempts count: a successful sign-in redirects.
-    return response.status_code != 302
-
 
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(throttle.FAILED_PASSWORD_LIMIT, methods=["POST"], deduct_when=_failed, scope="login-client")
+@password_guesses
 @public
 def login():
     if current_user.is_authenticated:
@@ -34,7 +27,7 @@ def login():
         user = _check_password(form.email.data, form.password.data)
         if user is not None:
             start_session(user)
-            return redirect(_safe_next(request.args.get("next")) or url_for("main.home"))
+            return redirect(same_site_path(request.args.get("next")) or url_for("main.home"))
         form.form_errors.append(_("That email and password do not match an account."))
     return _login_page(form), 200 if request.method == "GET" else 401
 
@@ -51,7 +44,7 @@ def _check_password(email: str, password: str) -> queries.User | None:
     time.sleep(throttle.delay_after(failures))
     user = queries.authenticate(db, email, password)
     if user is None:
-        throttle.record_failure(db, email, now=clock.utcnow())
+        guess_refused(db, email, now=clock.utcnow())
     elif failures:
         throttle.forget_failures(db, email)
     return user
@@ -64,17 +57,3 @@ def logout():
     logout_user()
     flash(_("You are signed out."), "info")
     return redirect(url_for("auth.login"))
-
-
-def _safe_next(target: str | None) -> str | None:
-    """Only same-site paths, so the login page cannot bounce people to another site.
-
-    Browsers read a backslash as a slash and drop tabs and newlines from a URL, so "/\\evil.example"
-    and "/<tab>/evil.example" would both reach another host: a path holding either is refused.
-    """
-    if not target or _BACKSLASH_OR_CONTROL.search(target):
-        return None
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
-        return None
-    return target

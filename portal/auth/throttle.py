@@ -4,12 +4,13 @@ A fixed "five failures lock the address" rule lets anyone who knows an address k
 So failures per address only slow sign-in down: past FREE_FAILURES in the window, every attempt at
 that address waits before its password is checked, doubling per failure up to MAX_DELAY_SECONDS.
 Its owner can still sign in, a little slower; a guesser gets a few attempts a second at most, and the
-per-client limit (auth/routes.py) still stops any one client outright.
+per-client limits (portal/auth/guesses.py) still stop any one client outright.
 
 The counts live in the database (`login_failures`), keyed by a hash of the address: every process
 and machine sees the same count, and sign-in does not depend on Redis (a Redis outage must not keep
 people out, nor let guessing run unslowed). A failure costs one small write; a success one delete.
-The same count guards the account page's "current password" (portal/account/routes.py).
+The same count guards every other form that checks a password (the account page, erasing one's own
+account): see portal/auth/guesses.py.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.text import normalise_email
 
-# Per client: failed attempts from one address on the network are stopped outright (Flask-Limiter).
-FAILED_PASSWORD_LIMIT = "5 per 5 minutes"
 FREE_FAILURES = 5
 WINDOW_SECONDS = 15 * 60
 FIRST_DELAY_SECONDS = 0.25

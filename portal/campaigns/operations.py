@@ -23,7 +23,7 @@ from portal.campaigns.markdown import MAX_BODY_BYTES
 from portal.campaigns.versions import versions_of
 from portal.core import clock
 from portal.core.i18n import ENGLISH, N_
-from portal.core.text import InputError
+from portal.core.text import InputError, hidden_characters_in
 from portal.outbox import cancel_and_count, cancel_unsent, write_then_publish
 from portal.outbox.operate import reads
 
@@ -106,7 +106,19 @@ def parse_send_at(text: str | None, tz) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
 
+HIDDEN_CHARACTERS = N_(
+    "Remove the invisible characters (zero-width spaces, marks that change the text's direction) from "
+    "the campaign: they would hide or reorder what its recipients read."
+)
+
+
+def _refuse_hidden_characters(*texts: str | None) -> None:
+    if any(hidden_characters_in(text or "") for text in texts):
+        raise CampaignError(HIDDEN_CHARACTERS)
+
+
 def check_content(name: str, subject: str, body: str) -> tuple[str, str, str]:
+    _refuse_hidden_characters(name, subject, body)
     name, subject = " ".join((name or "").split()), " ".join((subject or "").split())
     if not name:
         raise CampaignError(N_("Give the campaign a name."))
@@ -127,6 +139,7 @@ def check_content(name: str, subject: str, body: str) -> tuple[str, str, str]:
 
 def check_norwegian(subject_nb: str | None, body_nb: str | None) -> tuple[str | None, str | None]:
     """The Norwegian version: both its subject and its body, or neither (None, None)."""
+    _refuse_hidden_characters(subject_nb, body_nb)
     subject_nb = " ".join((subject_nb or "").split())
     body_nb = body_nb if (body_nb or "").strip() else ""
     if not subject_nb and not body_nb:

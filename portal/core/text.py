@@ -33,11 +33,41 @@ def _refuse_control_characters(value: str, what: str, error: type[InputError], a
         raise error(f"Remove the invisible control characters from {what}.")
 
 
-# Characters that reorder the text around them (right-to-left overrides, embeddings, isolates): in a
-# name they make "Acme" display as something else, so they are refused, never silently dropped.
-DIRECTION_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-# Format characters that stay: the joiners some scripts and emoji need.
-_KEPT_FORMAT = frozenset("\u200c\u200d")
+# Characters that reorder the text around them (right-to-left overrides, embeddings, isolates, and
+# the marks that set a direction): in a name they make "Acme" display as something else.
+DIRECTION_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# The joiners some scripts (Persian, Indic) and emoji need between two of their characters.
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def hidden_characters_in(value: str) -> set[str]:
+    """The characters of `value` that show as nothing or reorder what is shown: every format
+    character (Unicode category Cf: zero-width spaces, word joiners, soft hyphens, byte-order marks,
+    direction marks, overrides and isolates, tag characters), except a joiner between two characters
+    outside ASCII, where a script or an emoji needs it ("Pay\u200dPal" hides one; Persian uses them).
+
+    Text shown to another person (names, company names, subjects, messages, notes) holds none: the
+    reader would see other words than were written, or a name that is not the one compared. They are
+    refused, never silently dropped, so the writer sees what was refused.
+    """
+    found = set()
+    for index, char in enumerate(value or ""):
+        if unicodedata.category(char) != "Cf":
+            continue
+        if char in _JOINERS and 0 < index < len(value) - 1:
+            if not (value[index - 1].isascii() or value[index + 1].isascii()):
+                continue
+        found.add(char)
+    return found
+
+
+def refuse_hidden_characters(value: str | None, what: str, error: type[InputError] = InputError) -> None:
+    """Raise `error` naming `what` if `value` holds characters that hide or reorder text."""
+    found = hidden_characters_in(value or "")
+    if found & DIRECTION_CONTROLS:
+        raise error(f"Remove the characters that change the text's direction from {what}.")
+    if found:
+        raise error(f"Remove the invisible characters from {what}.")
 
 
 def plain_text(value: str) -> str:
@@ -45,15 +75,14 @@ def plain_text(value: str) -> str:
     (zero-width spaces, word joiners, soft hyphens, byte-order marks): what one name looks like, one
     way, so "Acme\u200b Ltd" and "Ａｃｍｅ Ltd" are "Acme Ltd" and meet the duplicate check."""
     normal = unicodedata.normalize("NFKC", value)
-    return "".join(c for c in normal if unicodedata.category(c) != "Cf" or c in _KEPT_FORMAT)
+    return "".join(c for c in normal if unicodedata.category(c) != "Cf" or c in _JOINERS)
 
 
 def one_line(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
-    """Plain text on one line: inner runs of spaces and line breaks become one space; direction
-    controls, empty or too long are refused with `error`."""
+    """Plain text on one line: inner runs of spaces and line breaks become one space; characters
+    that hide or reorder text, empty or too long are refused with `error`."""
     _refuse_control_characters(value or "", what, error, allowed="\n\r\t")
-    if DIRECTION_CONTROLS.intersection(value or ""):
-        raise error(f"Remove the characters that change the text's direction from {what}.")
+    refuse_hidden_characters(value, what, error)
     clean = " ".join(plain_text(value or "").split())
     if not clean:
         raise error(f"Enter {what}.")
@@ -63,8 +92,10 @@ def one_line(value: str | None, what: str, limit: int, error: type[InputError] =
 
 
 def paragraphs(value: str | None, what: str, limit: int, error: type[InputError] = InputError) -> str:
-    """Multi-line text with Windows line ends made plain; may be empty; too long is refused with `error`."""
+    """Multi-line text with Windows line ends made plain; may be empty; characters that hide or
+    reorder text, or too long, are refused with `error`."""
     _refuse_control_characters(value or "", what, error, allowed="\n\r\t")
+    refuse_hidden_characters(value, what, error)
     clean = (value or "").replace("\r\n", "\n").strip()
     if len(clean) > limit:
         raise error(f"Keep {what} under {limit:,} characters.")

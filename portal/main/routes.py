@@ -7,6 +7,7 @@ from portal.core.i18n import LANGUAGES
 from portal.web.access import public
 from portal.web.extensions import portal_context
 from portal.web.i18n import LANGUAGE_COOKIE
+from portal.web.redirects import same_site_path
 
 bp = Blueprint("main", __name__)
 
@@ -50,10 +51,7 @@ def healthz():
 def language():
     """The language switch: the same page again, in the language chosen. A signed-in person's choice
     is theirs from then on (pages and email); a visitor's is kept in a cookie for a year."""
-    back = request.form.get("next", "")
-    # Only a path of this site: never an address elsewhere ("//host" is one).
-    if not back.startswith("/") or back.startswith("//") or "\\" in back:
-        back = url_for("main.home")
+    back = same_site_path(request.form.get("next")) or url_for("main.home")
     chosen = request.form.get("language", "")
     if chosen not in LANGUAGES:
         flash(_("Choose one of the languages offered."), "error")

@@ -10,7 +10,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_login import current_user, logout_user
 
-from portal.auth import guess_delay, record_failure, verify_password
+from portal.auth import guess_delay, guess_refused, password_guesses, verify_password
 from portal.core import clock
 from portal.core.i18n import N_
 from portal.privacy import operations, queries, retention
@@ -114,6 +114,7 @@ def own_data():
 
 
 @bp.route("/account/erase", methods=["GET", "POST"])
+@password_guesses  # its guesses count with sign-in's, per client and address
 @roles_required("employee")
 def erase_own_account():
     form = EraseOwnAccountForm()
@@ -121,7 +122,7 @@ def erase_own_account():
     if form.validate_on_submit():
         time.sleep(guess_delay(ctx.db, current_user.email, now=clock.utcnow()))  # slowed like sign-in
         if not verify_password(ctx.db, current_user.id, form.current_password.data):
-            record_failure(ctx.db, current_user.email, now=clock.utcnow())
+            guess_refused(ctx.db, current_user.email, now=clock.utcnow())
             form.current_password.errors.append(_("That is not your password."))
         else:
             erasure = operations.erase_person(

@@ -7,6 +7,9 @@ Two rules, each in one place:
 - `PortalForm` refuses control characters (NUL, escape codes, …) in what people type: the libSQL
   driver cuts text at a NUL when it reads it back, and escape codes would reach email subjects.
   Multi-line fields (TextAreaField) may hold line breaks and tabs; single-line fields hold neither.
+  It refuses characters that hide or reorder text (zero-width spaces, direction overrides: core/text.py
+  `hidden_characters_in`) the same way, in every field, since what one person types is what another
+  reads: names, company names, subjects, messages, notes, the names pasted with addresses.
   Passwords are exempt: they are hashed, never stored or shown as text.
 - `PortalForm` holds every choice (select, radio) to the options it offers: an unknown value, or an
   empty one where no empty option is offered (or the field is required), is a field error on that
@@ -30,12 +33,16 @@ from wtforms.fields.choices import SelectFieldBase
 from wtforms.validators import DataRequired, Email, InputRequired, Length, Regexp
 
 from portal.core.i18n import N_, number
-from portal.core.text import control_characters_in
+from portal.core.text import control_characters_in, hidden_characters_in
 
 # In English here (tests compare with them); a page shows each in its own language (`_()` where used).
 FILES_REFUSED = N_("This form takes text only, not files. Go back and type your answers into the form.")
 CONTROL_CHARACTERS = N_("Remove the invisible control characters from this answer; they cannot be stored.")
 LINE_BREAKS = N_("Keep this answer on one line.")
+HIDDEN_CHARACTERS = N_(
+    "Remove the invisible characters from this answer (zero-width spaces, marks that change the "
+    "text's direction): they would hide or reorder what others read."
+)
 CHOOSE_OFFERED = N_("Choose one of the options offered.")
 # WTForms' own words for an unknown choice, replaced by CHOOSE_OFFERED (or the field's own message);
 # WTForms words them in the page's language too (`_wtforms_choice_messages`).
@@ -127,6 +134,8 @@ def _control_character_problem(field) -> str | None:
         found = control_characters_in(raw, allowed="\n\r\t" if multi_line else "")
         if found:
             return _(LINE_BREAKS) if found <= set("\n\r\t") else _(CONTROL_CHARACTERS)
+        if hidden_characters_in(raw):
+            return _(HIDDEN_CHARACTERS)
     return None
 
 

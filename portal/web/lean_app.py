@@ -30,10 +30,7 @@ def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_byte
     app.extensions[EXTENSION_KEY] = context
     app.before_request(enforce_declared_access)
     app.register_blueprint(blueprint)
-    headers = {
-        **API_SECURITY_HEADERS,
-        **({"Strict-Transport-Security": HSTS} if context.settings.is_deployed else {}),
-    }
+    headers = security_headers(context.settings)
 
     @app.after_request
     def add_security_headers(response):
@@ -42,3 +39,9 @@ def create_lean_app(import_name: str, context, blueprint: Blueprint, *, max_byte
         return response
 
     return app
+
+
+def security_headers(settings) -> dict[str, str]:
+    """The headers on every answer of a lean app, whether Flask or a WSGI fast path in front of it
+    (portal/webhooks/app.py) writes the answer; HSTS outside development."""
+    return {**API_SECURITY_HEADERS, **({"Strict-Transport-Security": HSTS} if settings.is_deployed else {})}

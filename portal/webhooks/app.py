@@ -17,7 +17,7 @@ from http import HTTPStatus
 from flask import Flask
 
 from portal.web.access import PUBLIC
-from portal.web.lean_app import create_lean_app
+from portal.web.lean_app import create_lean_app, security_headers
 from portal.webhooks.routes import ANSWER_BODIES, answer_receipt, bp, extra_headers
 
 MOUNT_POINT = "/webhooks"
@@ -45,10 +45,12 @@ def create_webhook_app(context, *, testing: bool = False) -> Flask:
 
 
 class ReceiptFastPath:
-    """WSGI middleware: POST /resend with a Content-Length up to MAX_RECEIPT_BYTES is answered here."""
+    """WSGI middleware: POST /resend with a Content-Length up to MAX_RECEIPT_BYTES is answered here,
+    with the lean app's security headers, as Flask's answers carry them."""
 
     def __init__(self, context, flask_wsgi_app, log: logging.Logger):
         self.context, self.flask_wsgi_app, self.log = context, flask_wsgi_app, log
+        self.security_headers = list(security_headers(context.settings).items())
 
     def __call__(self, environ, start_response):
         length = environ.get("CONTENT_LENGTH") or ""
@@ -66,6 +68,11 @@ class ReceiptFastPath:
         payload = ANSWER_BODIES[key]
         start_response(
             _STATUS_LINES[status],
-            [("Content-Type", "application/json"), ("Content-Length", str(len(payload))), *extra_headers(status)],
+            [
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(payload))),
+                *extra_headers(status),
+                *self.security_headers,
+            ],
         )
         return [payload]

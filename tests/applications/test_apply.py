@@ -1,6 +1,7 @@
 """Applying to become a partner: one row and one confirmation email, written together, once."""
 
 import json
+from datetime import timedelta
 
 import pytest
 
@@ -8,6 +9,7 @@ from portal.applications import operations
 from portal.core import clock
 from portal.email_families import FAMILIES
 from portal.outbox.ground.statuses import ENQUEUED
+from tests.pages import csrf_from
 
 
 def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_rows, settings):
@@ -22,7 +24,7 @@ def test_valid_application_writes_one_row_and_one_intent(submit, count, outbox_r
     assert row["idempotency_key"] == f"application:{result.application_id}:received"
     assert row["status"] == ENQUEUED, "published after the commit"
     email = FAMILIES["application_received"].render(json.loads(row["template_input"]), settings, now=clock.utcnow())
-    assert "Fjord Analytics AS" in email.html and "Ingrid Dahl" in email.text
+    assert "Thank you for applying" in email.html and "will write to you with the decision" in email.text
 
 
 def test_the_applications_inbox_hears_of_each_application_once(submit, outbox_rows, settings):
@@ -77,14 +79,24 @@ def test_same_contact_and_company_differently_typed_is_the_same_open_application
     assert count("company_applications") == 1 and len(outbox_rows()) == 2  # the confirmation and TEEI's notice
 
 
-def test_invisible_and_full_width_characters_do_not_make_another_company(submit, count):
+def test_full_width_characters_do_not_make_another_company(submit, count):
     first = submit()
-    # A zero-width space, a word joiner and full-width letters: the same name as people see it.
-    again = submit(company_name="Fjord\u200b Analy\u2060tics \uff21\uff33")
+    # Full-width letters: the same name as people see it.
+    again = submit(company_name="Fjord Analytics \uff21\uff33")
     assert again.application_id == first.application_id and count("company_applications") == 1
 
 
-@pytest.mark.parametrize("field", ["company_name", "contact_name"])
+@pytest.mark.parametrize("invisible", ["\u200b", "\u2060", "\ufeff", "\u00ad", "\u200d", "\U000e0041"])
+@pytest.mark.parametrize("field", ["company_name", "contact_name", "message"])
+def test_invisible_characters_are_refused_whoever_submits(submit, count, field, invisible):
+    """Zero-width spaces, word joiners, byte-order marks, soft hyphens, a joiner between Latin letters,
+    tag characters: the team and the applicant's confirmation would read other words than were typed."""
+    with pytest.raises(operations.ApplicationError, match="invisible characters"):
+        submit(**{field: f"Fjord{invisible}Analytics"})
+    assert count("company_applications") == 0
+
+
+@pytest.mark.parametrize("field", ["company_name", "contact_name", "message"])
 def test_direction_overrides_in_names_are_refused(submit, count, field):
     with pytest.raises(operations.ApplicationError, match="direction"):
         submit(**{field: "Fjord \u202eLtd"})
@@ -180,3 +192,51 @@ def test_no_contact_details_in_logs(post_application, caplog):
     caplog.set_level("DEBUG")
     post_application()
     assert "ingrid@fjord.example" not in caplog.text and "Ingrid" not in caplog.text
+
+
+def test_the_confirmation_repeats_nothing_the_applicant_typed(submit, outbox_rows, settings):
+    """Whoever fills in the public form chooses the address: the confirmation says only what the
+    applicant needs to know, so the form cannot carry someone's words to someone else's inbox."""
+    submit(company_name="Win a prize at prize.example", contact_name="Claim it today", employee_count=4321)
+    (row,) = outbox_rows(family="application_received")
+    stored = json.loads(row["template_input"])
+    assert stored == {"language": "en"}, "the language it is written in, nothing else"
+    email = FAMILIES["application_received"].render(stored, settings, now=clock.utcnow())
+    for typed in ("prize", "Claim it", "4321", "4,321"):
+        assert typed not in row["template_input"] and typed not in email.html and typed not in email.text
+        assert typed not in email.subject
+    assert "If you did not apply, you can ignore this email." in email.text
+    (notice,) = outbox_rows(family="application_notification")
+    assert "Win a prize at prize.example" in notice["template_input"], "TEEI's own inbox reads what was typed"
+
+
+def test_an_address_gets_at_most_two_confirmations_a_day_however_many_clients_name_it(app, count, outbox_rows):
+    """Each client may send the form five times an hour; a hundred clients could fill one inbox."""
+    for n in range(5):
+        browser = app.test_client()
+        browser.environ_base["REMOTE_ADDR"] = f"203.0.113.{n + 1}"
+        token = csrf_from(browser.get("/apply").get_data(as_text=True))
+        form = {
+            "company_name": f"Company {n}",
+            "contact_name": "Ingrid Dahl",
+            "contact_email": "Ingrid@Fjord.example" if n % 2 else "ingrid@fjord.example",
+            "employee_count": "12",
+            "csrf_token": token,
+        }
+        assert browser.post("/apply", data=form).status_code == 302
+    assert count("company_applications") == 5, "every application is recorded"
+    assert len(outbox_rows(family="application_notification")) == 5, "and TEEI hears of each"
+    assert len(outbox_rows(family="application_received", recipient="ingrid@fjord.example")) == 2
+
+
+def test_the_cap_per_address_starts_again_a_day_later(submit, outbox_rows):
+    start = clock.utcnow()
+    for n in range(3):
+        submit(company_name=f"Company {n}", now=start + timedelta(hours=n))
+    assert len(outbox_rows(family="application_received")) == 2
+    submit(company_name="Company 3", now=start + timedelta(hours=24))
+    assert len(outbox_rows(family="application_received")) == 2, "the address was named twice in the day before"
+    submit(company_name="Company 4", now=start + timedelta(hours=26, seconds=1))
+    assert len(outbox_rows(family="application_received")) == 3, "named once in the day before"
+    submit(company_name="Company 5", contact_email="someone.else@fjord.example", now=start)
+    assert len(outbox_rows(family="application_received")) == 4, "per address: another one has its own"

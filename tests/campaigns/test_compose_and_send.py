@@ -48,6 +48,11 @@ def test_the_body_is_sanitised(client, admin, people, form_token):
         ({"audience": "everyone"}, "Choose an audience from the list."),
         ({"audience": "company:999"}, "Choose an audience from the list."),
         ({"body": "x" * (100 * 1024 + 1)}, "The body is over 100 KB"),
+        # A zero-width space or a right-to-left override shows recipients other words than the admin wrote.
+        ({"subject": "Pay\u200bment overdue"}, "Remove the invisible characters"),
+        ({"subject": "Your report \u202efdp.exe"}, "Remove the invisible characters"),
+        ({"body": "Click \u2066here\u2069."}, "Remove the invisible characters"),
+        ({"subject_nb": "Nytt\u200b fra TEEI", "body_nb": "Hei."}, "Remove the invisible characters"),
     ],
 )
 def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(
@@ -121,3 +126,13 @@ def test_cancel_before_it_starts_sends_nothing(ctx, people, draft, count):
     assert count("email_outbox") == 0 and count("campaigns", "status = 'cancelled'") == 1
     with pytest.raises(operations.CampaignError, match="already cancelled"):
         operations.send(ctx, campaign_id=campaign, admin_id=1, send_at=None)
+
+
+@pytest.mark.parametrize("field", ["name", "subject", "body", "subject_nb", "body_nb"])
+def test_the_operations_refuse_hidden_characters_whoever_calls_them(db, make_user, user_id, count, field):
+    admin_id = user_id(make_user("admin"))
+    fields = {"name": "Winter", "subject": "News", "body": "Hello.", "subject_nb": "Nytt", "body_nb": "Hei."}
+    fields[field] = fields[field][:2] + "\u200b" + fields[field][2:]
+    with pytest.raises(operations.CampaignError, match="invisible characters"):
+        operations.create_campaign(db, admin_id=admin_id, audience="all_managers", **fields)
+    assert count("campaigns") == 0

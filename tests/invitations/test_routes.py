@@ -156,3 +156,47 @@ def test_the_list_is_searched_by_pasted_name_as_well_as_address(client, auth, ma
     assert "ada@example.org" in page and "bob@example.org" not in page
     page = client.get("/invitations?q=bob").get_data(as_text=True)
     assert "bob@example.org" in page and "ada@example.org" not in page
+
+
+def _greetings(db, ctx):
+    with db.read() as conn:
+        inputs = conn.execute(
+            sa.text(
+                "SELECT o.recipient, COALESCE(json_patch(s.data, o.template_input), o.template_input) "
+                "FROM email_outbox o LEFT JOIN email_shared_inputs s ON s.id = o.shared_input_id"
+            )
+        ).all()
+    return {
+        recipient: render_bodies("invitation", INVITATION.prepare(json.loads(data), ctx.settings))[1]
+        for recipient, data in inputs
+    }
+
+
+def test_a_pasted_name_that_hides_or_reorders_text_is_refused_and_greets_nobody(client, auth, manager, db, ctx, count):
+    """A name pasted with an address greets the invitee ("Hello …,"): a zero-width space or a
+    right-to-left override in it would greet them with other words than the manager sees."""
+    auth.login(manager.email)
+    for pasted in ("Ada\u200b Lovelace <ada@example.org>", "\u202eecalevoL adA <ada@example.org>"):
+        response = post_invite(client, auth, pasted)
+        assert response.status_code == 200 and "Remove the invisible characters" in response.get_data(as_text=True)
+    assert count("invitations") == 0 and _greetings(db, ctx) == {}
+
+
+def test_a_persian_name_keeps_its_joiner(client, auth, manager, db, ctx):
+    auth.login(manager.email)
+    name = (
+        "\u0645\u0647\u200c\u0646\u0627\u0632 \u0627\u062d\u0645\u062f\u06cc"  # a zero-width non-joiner between letters
+    )
+    assert post_invite(client, auth, f"{name} <mahnaz@example.org>").status_code == 302
+    assert f"Hello {name}," in _greetings(db, ctx)["mahnaz@example.org"]
+
+
+def test_the_name_typed_on_accepting_is_refused_with_hidden_characters(client, auth, manager, db, ctx, count):
+    token = _invite_and_sign_out(client, auth, manager, db, ctx)
+    client.get(f"/invitations/accept/{token}")
+    csrf = auth.csrf_token("/invitations/accept")
+    response = client.post(
+        "/invitations/accept", data={"name": "Ada\u2060 Lovelace", "password": "a-long-password", "csrf_token": csrf}
+    )
+    assert "Remove the invisible characters" in response.get_data(as_text=True)
+    assert count("invitations", "accepted_at IS NOT NULL") == 0
