@@ -56,7 +56,8 @@ def seed_demo(
                 name=name,
                 company_id=None if role == "admin" else company_id,
             )
-        for email, name, programme, _sessions in DEMO_EMPLOYEES:
+        volunteers = (*DEMO_EMPLOYEES, *((*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES) if history else ()))
+        for email, name, programme, *_sessions in volunteers:
             _user_once(
                 conn,
                 password_hash,
@@ -68,17 +69,6 @@ def seed_demo(
                 programme=programme,
             )
         if history:
-            for email, name, programme, *_pattern in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
-                _user_once(
-                    conn,
-                    password_hash,
-                    secret_key,
-                    email=email,
-                    role="employee",
-                    name=name,
-                    company_id=company_id,
-                    programme=programme,
-                )
             backdate_company(conn, company_id, datetime.now(UTC))
     if attendance:
         for platform, sessions in demo_sessions(datetime.now(UTC)).items():

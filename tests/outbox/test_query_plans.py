@@ -29,6 +29,9 @@ READS_A_WHOLE_TABLE = {
     "reads.ROWS_BY_FAMILY_AND_STATUS": "flask outbox status and the /metrics gauges",
     "retention._DELETE_UNUSED_SHARED": "the purge, over shared inputs (one per campaign)",
     "retention._KEPT": "the purge's report of what it keeps",
+    # Over the receipts whose fields are still kept (RECEIPT_RETENTION_DAYS), once per person asked about.
+    "personal_data._RECEIPTS_OF": "the privacy page: receipts whose kept fields still name the address",
+    "personal_data._FORGET_RECEIPTS_NAMING": "an erasure: the same receipts' kept fields",
 }
 PARAMETER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 

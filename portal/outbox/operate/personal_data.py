@@ -42,10 +42,12 @@ _EMAILS_TO = Statement(
 # email erased before receipts about erased emails were kept without it, or about none of ours).
 _RECEIPTS_OF = Statement(
     """
-    SELECT r.outbox_id, r.type, r.event_created_at, r.received_at, r.outcome, r.payload
-    FROM email_receipts r
-    WHERE r.outbox_id IN (SELECT value FROM json_each(:ids)) OR (r.payload IS NOT NULL AND r.payload ->> '$.to' = :address)
-    ORDER BY r.id
+    SELECT id, outbox_id, type, event_created_at, received_at, outcome, payload
+    FROM email_receipts WHERE outbox_id IN (SELECT value FROM json_each(:ids))
+    UNION
+    SELECT id, outbox_id, type, event_created_at, received_at, outcome, payload
+    FROM email_receipts WHERE payload IS NOT NULL AND payload ->> '$.to' = :address
+    ORDER BY id
     """
 )
 _SUPPRESSION = Statement("SELECT email, reason, source, created_at FROM email_suppressions WHERE email = :address")
@@ -93,7 +95,10 @@ def emails_to(conn: sa.Connection, address: str) -> dict[str, list[dict]]:
     params = {"address": normalise_email(address)}
     emails = [dict(row) for row in _EMAILS_TO(conn, params).mappings().all()]
     receipts = [
-        {**dict(row), "payload": json.loads(row["payload"]) if row["payload"] else None}
+        {
+            **{key: value for key, value in row.items() if key != "id"},
+            "payload": json.loads(row["payload"]) if row["payload"] else None,
+        }
         for row in _RECEIPTS_OF(conn, {**params, "ids": json_array(email["id"] for email in emails)}).mappings().all()
     ]
     return {
