@@ -28,7 +28,7 @@ from portal.reports.disclosure import (
     choose_hidden,
     released_by,
 )
-from portal.reports.figures import Cell, Figures
+from portal.reports.figures import Cell, Figures, MonthRow
 
 # Translated where it is shown.
 NOT_FILED = N_(
@@ -94,13 +94,20 @@ def _figures_of(figures: Figures) -> dict[str, Figure]:
     months = month_keys(figures)
     first, last = months[0], months[-1]
     found: dict[str, Figure] = {}
+
+    def add(area: Area, cell: Cell) -> None:
+        key = area.key
+        found[key] = Figure(
+            area, cell.volunteers, cell.minutes, figures.largest.get(key, 0), figures.alone.get(key, "")
+        )
+
     for key, row in zip(months, figures.months, strict=True):
         for p, cell in row.programmes.items():
-            found.setdefault(Area(key, key, p).key, Figure(Area(key, key, p), cell.volunteers, cell.minutes))
-        found.setdefault(Area(key, key, ALL).key, Figure(Area(key, key, ALL), row.total.volunteers, row.total.minutes))
+            add(Area(key, key, p), cell)
+        add(Area(key, key, ALL), row.total)
     for p, cell in figures.programmes.items():
-        found[Area(first, last, p).key] = Figure(Area(first, last, p), cell.volunteers, cell.minutes)
-    found[Area(first, last, ALL).key] = Figure(Area(first, last, ALL), figures.total.volunteers, figures.total.minutes)
+        add(Area(first, last, p), cell)
+    add(Area(first, last, ALL), figures.total)
     return found
 
 
@@ -132,11 +139,17 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
     """The mask of a new filing output, and the record of what it releases."""
     programmes = list(figures.programmes)
     items = _figures_of(figures)
-    unprinted = [
-        Figure(Area(*span.split(".."), target), counts.get(target, 0))
-        for span, counts in figures.spans.items()
-        for target in [*programmes, ALL]
-    ]
+    unprinted = []
+    for span, counts in figures.spans.items():
+        for target in [*programmes, ALL]:
+            area = Area(*span.split(".."), target)
+            minutes = sum(
+                (m.total if target == ALL else m.programmes[target]).minutes
+                for m in figures.months
+                if area.first <= m.start[:7] <= area.last
+            )
+            largest, alone = figures.largest.get(area.key, 0), figures.alone.get(area.key, "")
+            unprinted.append(Figure(area, counts.get(target, 0), minutes, largest, alone))
     hidden = choose_hidden(list(items.values()), earlier, programmes, unprinted)
     released_counts = {key for release in earlier for key in release.counts_shown}
     counts_hidden: set[str] = set()
@@ -175,13 +188,25 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
     """The figures with every month an earlier filing printed as it printed it, and the period's
     hours and sessions summed from those rows: a quarter filed after its months must not differ
     from them by a late session (that difference would be one colleague's)."""
-    filed = {}
+    filed: dict[str, MonthRow] = {}
+    facts: dict[str, Figures] = {}
     for found in earlier:  # oldest first: the first filing of a month fixes it
         for month in found.months:
-            filed.setdefault(month.start[:7], month)
+            if month.start[:7] not in filed:
+                filed[month.start[:7]], facts[month.start[:7]] = month, found
     months = [filed.get(m.start[:7], m) for m in figures.months]
     if all(a is b for a, b in zip(months, figures.months, strict=True)):
         return figures
+    # A month printed as filed keeps who was alone in it and who gave most of it, as filed.
+    largest, alone = dict(figures.largest), dict(figures.alone)
+    for key, found in facts.items():
+        if key in {m.start[:7] for m in figures.months}:
+            for target in [*figures.programmes, ALL]:
+                area = Area(key, key, target).key
+                largest[area] = found.largest.get(area, 0)
+                alone.pop(area, None)
+                if area in found.alone:
+                    alone[area] = found.alone[area]
     programmes = {
         p: Cell(
             sum(m.programmes[p].minutes for m in months),
@@ -191,7 +216,7 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
         for p, cell in figures.programmes.items()
     }
     total = Cell(sum(m.total.minutes for m in months), sum(m.total.sessions for m in months), figures.total.volunteers)
-    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans)
+    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans, largest, alone)
 
 
 def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str) -> Filed:
@@ -206,7 +231,15 @@ def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Fi
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
     unnamed = _as_months_were_filed(
         Figures(
-            figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups, figures.spans
+            figures.total,
+            figures.employees,
+            figures.programmes,
+            figures.months,
+            [],
+            figures.groups,
+            figures.spans,
+            figures.largest,
+            figures.alone,
         ),
         [Figures.from_dict(json.loads(row.figures)) for row in rows],
     )

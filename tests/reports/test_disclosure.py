@@ -98,3 +98,30 @@ def test_a_colleague_in_both_programmes_is_not_given_away_by_the_counts():
     # Counts of 5, 5 and 10: nobody in both, nothing to hide.
     apart = CountRow("2025-05..2025-05", {frozenset({"language"}): 5, frozenset({"mentorship"}): 5})
     assert choose_counts_hidden(apart, ["language", "mentorship", ALL], [], {}, ["language", "mentorship"]) == set()
+
+
+def test_a_colleague_alone_in_two_hidden_groups_is_one_attacker_with_both():
+    """Issue 46.6: X is alone in January's Mentorship and in March's Language, Y in February's
+    Mentorship. Q1 Mentorship − January (X's own) − (March − X's own March Language) is Y's February,
+    unless X is checked with both of their groups at once."""
+    months, programmes = MONTHS[:3], ("language", "mentorship")
+    cells = {(m, p): 6 for m in months for p in programmes}
+    who = {("2025-01", "mentorship"): "x", ("2025-02", "mentorship"): "y", ("2025-03", "language"): "x"}
+    cells.update(dict.fromkeys(who, 1))
+    cells[("2025-02", "language")] = 6
+    cells[("2025-03", "mentorship")] = 6
+    figures = [
+        Figure(f.area, f.volunteers, f.minutes, 0, who.get((f.area.first, f.area.programme), ""))
+        if f.area.first == f.area.last
+        else f
+        for f in output(
+            months[0], months[-1], {**cells, **{(m, p): 0 for m in MONTHS[3:] for p in programmes}}, programmes
+        )
+    ]
+    hidden = choose_hidden(figures, [], programmes)
+    shown = [vector(f.area, programmes) for f in figures if f.area.key not in hidden]
+    for (month, programme), person in who.items():
+        target = vector(Area(month, month, programme), programmes)
+        for attacker in {"x", "y"} - {person}:
+            own = shown + [vector(Area(m, m, p), programmes) for (m, p), w in who.items() if w == attacker]
+            assert rank(own + [target]) > rank(own), f"{month} {programme} follows for {attacker}"

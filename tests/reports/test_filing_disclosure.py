@@ -174,3 +174,31 @@ def test_counts_that_reveal_a_colleague_in_both_programmes_are_hidden(company, i
     total = re.search(r"(\S+) Active volunteers", text).group(1)
     assert counts.count("5") + (total == "9") < 3  # never all three of 5, 5 and 9
     assert "5.00" in by_programme and "3.75" in by_programme  # the hours themselves are groups of 5
+
+
+def test_a_colleague_alone_in_two_hidden_groups_cannot_work_out_a_third(company, insert_sessions, manager_client):
+    """Issue 46.6 through the filed PDFs: X is alone in January's Mentorship and March's Language, Y
+    in February's Mentorship. With the months and the quarter filed, X's own two figures and
+    everything printed must not give Y's February (nor Y's figure give X's)."""
+    acme, manager, staff = company("Acme Ltd", employees=14)
+    x, y = staff[12], staff[13]
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-01-14", staff[:6])
+        + staff_rows(staff, acme, "mentorship", "2025-01-21", [x], 50)
+        + staff_rows(staff, acme, "language", "2025-02-11", staff[:6])
+        + staff_rows(staff, acme, "mentorship", "2025-02-18", [y], 70)
+        + staff_rows(staff, acme, "language", "2025-03-11", [x], 40)
+        + staff_rows(staff, acme, "mentorship", "2025-03-18", staff[6:12], 45)
+    )
+    client = manager_client(manager)
+    known = {}
+    for query in ("from=2025-01-01&to=2025-03-31", "from=2025-02-01&to=2025-02-28", "from=2025-03-01&to=2025-03-31"):
+        known.update(printed_hours(pdf_text(client.get(f"/reports/export.pdf?{query}&programme=all"))))
+    months = ["2025-01", "2025-02", "2025-03"]
+    alone = {"x": [("2025-01", "2025-01", "mentorship"), ("2025-03", "2025-03", "language")]}
+    alone["y"] = [("2025-02", "2025-02", "mentorship")]
+    for person, own in alone.items():
+        for other, theirs in alone.items():
+            for target in theirs if other != person else []:
+                assert target not in known
+                assert not determined(target, list(known) + own, months), f"{target} follows for {person}"
