@@ -13,7 +13,7 @@ from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, transl
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
-from portal.reports.disclosure import ALL, THRESHOLD
+from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.filing import FilingMask
 from portal.reports.hours import signed_hours_text
@@ -22,8 +22,9 @@ from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, Repor
 from portal.reports.report import Report
 
 HIDDEN_NOTE = N_(
-    "hidden: the figure describes fewer than 5 colleagues, or would let such a group be worked out from "
-    "the figures shown here or in the company's other filed reports."
+    "hidden: the figure describes fewer than 5 colleagues, or one colleague gave %(share)s%% or more of its hours, or "
+    "it would let such a figure be worked out from the figures shown here or in the company's other filed "
+    "reports, also by a colleague who knows their own hours."
 )
 
 
@@ -260,7 +261,7 @@ def _month_table(pdf: ReportPDF, view: View, language: str) -> None:
     width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1), bold_last=True)
     if view.any_hidden():
-        pdf.para(translate(language, HIDDEN_NOTE), size=8, colour=MUTED)
+        pdf.para(translate(language, HIDDEN_NOTE, share=DOMINANCE), size=8, colour=MUTED)
     note = f.rounding_note_in(language)
     if note:
         pdf.para(note, size=8, colour=MUTED)

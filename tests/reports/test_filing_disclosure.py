@@ -17,7 +17,7 @@ from portal.reports.charts import month_chart
 from portal.reports.figures import Cell, Figures, MonthRow
 from tests.pages import csrf_from
 
-from .conftest import Row, oslo
+from .conftest import Row, oslo, shown_hours
 from .linear import rank
 
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06"}
@@ -202,3 +202,29 @@ def test_a_colleague_alone_in_two_hidden_groups_cannot_work_out_a_third(company,
             for target in theirs if other != person else []:
                 assert target not in known
                 assert not determined(target, list(known) + own, months), f"{target} follows for {person}"
+
+
+def test_hours_one_colleague_gave_most_of_are_hidden(company, insert_sessions, manager_client):
+    """Issue 46.8: six colleagues in May's Language, one of them with 10 of its 12.50 hours (80%).
+    The figure tells the other five roughly what that colleague did, so it is hidden, and nothing
+    printed gives it back (one more figure of the month is hidden with it, as for a small group)."""
+    acme, manager, staff = company("Acme Ltd", employees=12)
+    rows = staff_rows(staff, acme, "language", "2025-05-06", staff[:5], 30)
+    rows += staff_rows(staff, acme, "language", "2025-05-07", staff[5:6], 600)
+    rows += staff_rows(staff, acme, "mentorship", "2025-05-13", staff[6:12], 60)
+    insert_sessions(rows)
+    # The rule, computed apart from the portal: the largest one colleague's share of each figure.
+    by_area: dict[str, dict[int, int]] = {}
+    for row in rows:
+        for area in (row.platform, "all"):
+            by_area.setdefault(area, {}).setdefault(row.user_id, 0)
+            by_area[area][row.user_id] += row.minutes
+    dominated = {area for area, people in by_area.items() if 5 * max(people.values()) >= 4 * sum(people.values())}
+    assert dominated == {"language"}
+    client = manager_client(manager)
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-05-01&to=2025-05-31&programme=all"))
+    shown = printed_hours(text)
+    assert ("2025-05", "2025-05", "language") not in shown and "12.50" not in text
+    assert not determined(("2025-05", "2025-05", "language"), list(shown), ["2025-05"])
+    assert shown[("2025-05", "2025-05", "all")] == Fraction(shown_hours(5 * 30 + 600 + 6 * 60))
+    assert "one colleague gave 80% or more of its hours" in text
