@@ -7,6 +7,7 @@ receives it by email).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import NamedTuple
 
 from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
@@ -16,7 +17,7 @@ from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.filing import FilingMask
-from portal.reports.hours import signed_hours_text
+from portal.reports.hours import ROUNDING_NOTE, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
@@ -262,9 +263,44 @@ def _month_table(pdf: ReportPDF, view: View, language: str) -> None:
     pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1), bold_last=True)
     if view.any_hidden():
         pdf.para(translate(language, HIDDEN_NOTE, share=DOMINANCE), size=8, colour=MUTED)
-    note = f.rounding_note_in(language)
+    note = _rounding_note(view, language)
     if note:
         pdf.para(note, size=8, colour=MUTED)
+
+
+def _rounding_note(view: View, language: str) -> str | None:
+    """The rounding footnote, from the sums whose total and every row are shown: a gap measured over a
+    hidden figure would tell its exact minutes modulo 3 (a lone volunteer's, say)."""
+    f, mask = view.report.figures, view.mask
+    first, last = view.first, view.last
+    months = list(zip(view.months, f.months, strict=True))
+    sums = [
+        (
+            [m.total.minutes for _, m in months],
+            f.total.minutes,
+            [(k, k, ALL) for k, _ in months] + [(first, last, ALL)],
+        ),
+        (
+            [c.minutes for c in f.programmes.values()],
+            f.total.minutes,
+            [(first, last, p) for p in f.programmes] + [(first, last, ALL)],
+        ),
+        *(
+            ([c.minutes for c in m.programmes.values()], m.total.minutes, [(k, k, p) for p in [*m.programmes, ALL]])
+            for k, m in months
+        ),
+        *(
+            (
+                [m.programmes[p].minutes for _, m in months],
+                c.minutes,
+                [(k, k, p) for k, _ in months] + [(first, last, p)],
+            )
+            for p, c in f.programmes.items()
+        ),
+    ]
+    gaps = [rounding_gap(rows, total) for rows, total, areas in sums if not any(mask.hides(*a) for a in areas)]
+    largest = max((abs(g) for g in gaps), default=Decimal(0))
+    return translate(language, ROUNDING_NOTE, gap=number(largest, language, 2)) if largest else None
 
 
 def _programme_table(pdf: ReportPDF, view: View, language: str) -> None:

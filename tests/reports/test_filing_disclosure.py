@@ -228,3 +228,21 @@ def test_hours_one_colleague_gave_most_of_are_hidden(company, insert_sessions, m
     assert not determined(("2025-05", "2025-05", "language"), list(shown), ["2025-05"])
     assert shown[("2025-05", "2025-05", "all")] == Fraction(shown_hours(5 * 30 + 600 + 6 * 60))
     assert "one colleague gave 80% or more of its hours" in text
+
+
+def test_the_rounding_footnote_tells_nothing_of_a_hidden_figure(company, insert_sessions, manager_client, auth):
+    """Issue 46.9: two companies alike but for one lone mentor's minutes (60 or 61), a hidden figure.
+    Measured over it, the rounding gap told those minutes modulo 3; their filing PDFs must read the same."""
+    texts = []
+    for name, lone in (("Acme Ltd", 60), ("Bravo Ltd", 61)):
+        found, manager, staff = company(name, employees=8)
+        rows = staff_rows(staff, found, "language", "2025-05-06", staff[:5]) + staff_rows(
+            staff, found, "language", "2025-05-07", staff[5:6], 61
+        )
+        insert_sessions(rows + staff_rows(staff, found, "mentorship", "2025-05-13", staff[6:7], lone))
+        client = manager_client(manager)
+        text = pdf_text(client.get("/reports/export.pdf?from=2025-05-01&to=2025-05-31&programme=all"))
+        auth.logout()
+        texts.append(text[text.index("Figures by month") : text.index("Methodology")])
+    assert "Total hidden hidden 7.02" in texts[0] and "Total hidden hidden 7.03" in texts[1]  # 421 and 422 minutes
+    assert [text.replace("7.03", "7.02") for text in texts] == [texts[0]] * 2
