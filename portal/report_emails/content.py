@@ -24,6 +24,7 @@ from portal.reports import (
     Changes,
     Closure,
     Figures,
+    FiledCorrections,
     FilingMask,
     Report,
     ReportQuery,
@@ -170,6 +171,7 @@ def report_from_input(data: dict) -> Report:
         figures if closed else None,
         Changes(**closed["changes"]) if closed else None,
         mask_of(data),
+        FiledCorrections.from_dict(data.get("corrections")),
     )
 
 

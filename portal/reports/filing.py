@@ -9,17 +9,18 @@ a new period's mask treats everything the company released before as known (disc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.core.clock import now_iso
 from portal.core.i18n import N_
 from portal.core.periods import Period, add_months, fiscal_year_containing, month_period, quarter_period
 from portal.reports.disclosure import (
     ALL,
     EMPLOYEES,
+    THRESHOLD,
     Area,
     CountRow,
     Figure,
@@ -80,10 +81,33 @@ class FilingMask:
         return cls(set(data["hidden"]), set(data["counts_hidden"]))
 
 
+@dataclass(frozen=True)
+class FiledCorrections:
+    """What a filing states of session records that arrived, for months an earlier filing printed,
+    after that filing: they are not in the months it prints (those stay as first filed). A group like
+    any other: its size only for 5 or more colleagues (`shown`); otherwise it is stated that such
+    corrections exist, and they are carried to the next filing of those months, until they are
+    5 colleagues or more."""
+
+    records: int
+    people: int
+    minutes: int
+    sessions: int
+    shown: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> FiledCorrections | None:
+        return None if data is None else cls(**data)
+
+
 @dataclass
 class Filed:
     figures: Figures
     mask: FilingMask
+    corrections: FiledCorrections | None = None  # None: nothing arrived late for the months it reprints
 
 
 def month_keys(figures: Figures) -> list[str]:
@@ -171,12 +195,17 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
 
 
 _EARLIER = sa.text("""
-    SELECT figures, mask FROM filing_releases
+    SELECT figures, mask, created_at FROM filing_releases
     WHERE company_id = :company_id AND NOT (period_start = :start AND period_end = :end)
     ORDER BY id
 """)
 _THIS = sa.text("""
     SELECT figures, mask FROM filing_releases WHERE company_id = :company_id AND period_start = :start AND period_end = :end
+""")
+# The records of one month received after a moment (new, changed or cancelled): late for a filing.
+_LATE = sa.text("""
+    SELECT a.volunteer_email FROM attendance_sessions a
+    WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.received_at > :after
 """)
 _RECORD = sa.text("""
     INSERT INTO filing_releases (company_id, period_start, period_end, figures, mask, source, created_at)
@@ -207,6 +236,14 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
                 alone.pop(area, None)
                 if area in found.alone:
                     alone[area] = found.alone[area]
+    # A longer area's largest colleague is not known as filed: bound it by the sum of its months'
+    # largest (one colleague gives at most each month's largest), so dominance errs on hiding.
+    keys = month_keys(figures)
+    for span in [f"{keys[0]}..{keys[-1]}", *figures.spans]:
+        first, last = span.split("..")
+        for target in [*figures.programmes, ALL]:
+            inside = [k for k in keys if first <= k <= last]
+            largest[Area(first, last, target).key] = sum(largest.get(Area(k, k, target).key, 0) for k in inside)
     programmes = {
         p: Cell(
             sum(m.programmes[p].minutes for m in months),
@@ -219,14 +256,69 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
     return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans, largest, alone)
 
 
-def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str) -> Filed:
+def _accounted(rows) -> dict[str, dict]:
+    """Per month, what the filings so far have accounted for: its minutes and sessions, and the
+    moment they were read (a month's first filing, or the latest filing that stated its corrections)."""
+    found: dict[str, dict] = {}
+    for row in rows:  # oldest first
+        stored = json.loads(row.mask)
+        if "accounted" in stored:
+            found.update(stored["accounted"])
+            continue
+        for month in Figures.from_dict(json.loads(row.figures)).months:  # recorded before corrections were kept
+            found.setdefault(
+                month.start[:7],
+                {"minutes": month.total.minutes, "sessions": month.total.sessions, "at": row.created_at},
+            )
+    return found
+
+
+def _corrections(
+    conn: sa.Connection, *, company_id: int, live: Figures, accounted: dict[str, dict], tz: ZoneInfo, now: str
+) -> tuple[FiledCorrections | None, dict[str, dict]]:
+    """The corrections this filing states for the months earlier filings printed, and what every
+    month of it is accounted for after it."""
+    late: list[str] = []
+    minutes = sessions = 0
+    reprinted = []
+    for month in live.months:
+        key = month.start[:7]
+        before = accounted.get(key)
+        if before is None:
+            continue
+        reprinted.append(key)
+        period = Period(date.fromisoformat(month.start), date.fromisoformat(month.end), key, "month")
+        start, end = period.utc_bounds(tz)
+        where = {"company_id": company_id, "start": start, "end": end, "after": before["at"]}
+        late += conn.execute(_LATE, where).scalars().all()
+        minutes += month.total.minutes - before["minutes"]
+        sessions += month.total.sessions - before["sessions"]
+    now_accounted = {
+        m.start[:7]: {"minutes": m.total.minutes, "sessions": m.total.sessions, "at": now} for m in live.months
+    }
+    if not late and not minutes and not sessions:
+        return None, {**now_accounted, **{k: accounted[k] for k in reprinted}}
+    found = FiledCorrections(len(late), len(set(late)), minutes, sessions, len(set(late)) >= THRESHOLD)
+    if found.shown:
+        return found, now_accounted
+    return found, {**now_accounted, **{k: accounted[k] for k in reprinted}}  # carried to the next filing
+
+
+def file_on(
+    conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str, tz: ZoneInfo, now: str
+) -> Filed:
     """File a period inside the caller's write: the first time with these figures and a new mask,
-    afterwards as it was first filed."""
+    afterwards as it was first filed. Months an earlier filing printed are printed as then, and what
+    arrived for them since is stated as corrections (FiledCorrections), fixed with this filing."""
     where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
     found = conn.execute(_THIS, where).first()
     if found is not None:
         stored = json.loads(found.mask)
-        return Filed(Figures.from_dict(json.loads(found.figures)), FilingMask.from_dict(stored["mask"]))
+        return Filed(
+            Figures.from_dict(json.loads(found.figures)),
+            FilingMask.from_dict(stored["mask"]),
+            FiledCorrections.from_dict(stored.get("corrections")),
+        )
     rows = conn.execute(_EARLIER, where).all()
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
     unnamed = _as_months_were_filed(
@@ -243,15 +335,18 @@ def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Fi
         ),
         [Figures.from_dict(json.loads(row.figures)) for row in rows],
     )
+    corrections, accounted = _corrections(
+        conn, company_id=company_id, live=figures, accounted=_accounted(rows), tz=tz, now=now
+    )
     mask, release = choose_mask(unnamed, earlier)
+    stored = {
+        "mask": mask.to_dict(),
+        "release": release.to_dict(),
+        "accounted": accounted,
+        "corrections": None if corrections is None else corrections.to_dict(),
+    }
     conn.execute(
         _RECORD,
-        {
-            **where,
-            "figures": json.dumps(unnamed.to_dict()),
-            "mask": json.dumps({"mask": mask.to_dict(), "release": release.to_dict()}),
-            "source": source,
-            "now": now_iso(),
-        },
+        {**where, "figures": json.dumps(unnamed.to_dict()), "mask": json.dumps(stored), "source": source, "now": now},
     )
-    return Filed(unnamed, mask)
+    return Filed(unnamed, mask, corrections)

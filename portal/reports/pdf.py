@@ -17,7 +17,7 @@ from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.filing import FilingMask
-from portal.reports.hours import ROUNDING_NOTE, rounding_gap, signed_hours_text
+from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
@@ -86,8 +86,7 @@ def filing_pdf(report: Report, language: str = ENGLISH) -> bytes:
     _charts(pdf, view, language)
     _month_table(pdf, view, language)
     _programme_table(pdf, view, language)
-    if report.closure:
-        _changes_since_close(pdf, report, language)
+    _corrections(pdf, report, language)
     _methodology(pdf, view, language)
     return bytes(pdf.output())
 
@@ -335,39 +334,43 @@ def _programme_table(pdf: ReportPDF, view: View, language: str) -> None:
     pdf.grid(header, prow, [width - 4 * 28] + [28] * 4)
 
 
-def _changes_since_close(pdf: ReportPDF, report: Report, language: str) -> None:
-    """Corrections after the close are a group like any other: figures only when 5 or more
-    colleagues are affected, otherwise only that corrections arrived."""
-    pdf.heading(translate(language, "Changes since close"))
-    c = report.changes
-    if not c.any:
-        pdf.para(translate(language, "No corrections have arrived since the year was closed."))
-    elif c.people >= THRESHOLD:
-        # Five or more colleagues, so as many records or more: always the plural.
+def _corrections(pdf: ReportPDF, report: Report, language: str) -> None:
+    """What this filing states of late records for months an earlier filing printed (fixed with the
+    filing: a group like any other, sized only for 5 or more colleagues); a closed year adds that
+    later corrections are on the report page, not in it. Nothing here is read at the download."""
+    c = report.corrections
+    if c is None and not report.closure:
+        return
+    pdf.heading(translate(language, "Corrections"))
+    if c is not None and c.shown:
         pdf.para(
             translate(
                 language,
-                "%(records)s session records for this year arrived after the close on %(as_of)s, for %(people)s "
-                "colleagues. Live figures now differ from the filed ones by %(hours)s hours, %(sessions)s sessions "
-                "and %(volunteers)s volunteers. The filed figures above stay as filed; report the difference as a "
-                "correction in your next filing.",
+                "Months that an earlier filing printed are printed here as first filed. %(records)s session "
+                "records for them arrived after that filing, for %(people)s colleagues: %(hours)s hours and "
+                "%(sessions)s sessions, which are not in the figures above. Add them to the filed figures.",
                 records=c.records,
-                as_of=report.as_of_in(language),
                 people=c.people,
-                hours=signed_hours_text(c.hours, language),
+                hours=signed_hours_text(hours_of(c.minutes), language),
                 sessions=signed_number(c.sessions, language, 0),
-                volunteers=signed_number(c.volunteers, language, 0),
             )
         )
-    else:
+    elif c is not None:
         pdf.para(
             translate(
                 language,
-                "Corrections for this year have arrived since the close on %(as_of)s, for fewer than %(threshold)s "
-                "colleagues, so their size is not shown here. The filed figures above stay as filed; the portal's "
-                "report page shows the live figures to the company's managers.",
-                as_of=report.as_of_in(language),
+                "Months that an earlier filing printed are printed here as first filed. Session records for them "
+                "arrived after that filing, for fewer than %(threshold)s colleagues, so their size is hidden; "
+                "they are stated with the next filing of those months that concerns %(threshold)s colleagues or more.",
                 threshold=THRESHOLD,
+            )
+        )
+    if report.closure:
+        pdf.para(
+            translate(
+                language,
+                "Corrections that arrive after the close are not part of this filing: the portal's report page "
+                "shows them to the company's managers.",
             )
         )
 

@@ -20,7 +20,7 @@ from portal.core.db import Database
 from portal.core.i18n import ENGLISH, percent
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
-from portal.reports.filing import FilingMask
+from portal.reports.filing import FiledCorrections, FilingMask
 from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.labels import moment_text
 from portal.reports.queries import (
@@ -64,6 +64,7 @@ class Report:
     live: Figures | None = None
     changes: Changes | None = None
     mask: FilingMask | None = None  # set on a filing output: what its PDF and email hide
+    corrections: FiledCorrections | None = None  # a filing output's: late records for months filed before
 
     @property
     def programme_labels(self) -> dict[str, str]:

@@ -177,8 +177,10 @@ def export(fmt: str):
             start = queries.company_start(db, company_id=company_id, tz=tz)
             return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
         report = _build(db, company_id, ReportQuery(period, "all"), tz)
-        filed = operations.file_download(db, company_id=company_id, period=period, figures=report.figures)
-        report = replace(report, figures=filed.figures, mask=filed.mask)
+        filed = operations.file_download(
+            db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
+        )
+        report = replace(report, figures=filed.figures, mask=filed.mask, corrections=filed.corrections)
         return Response(pdf.filing_pdf(report, current_language()), mimetype=MIMETYPES["pdf"], headers=headers)
     report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)

@@ -136,7 +136,9 @@ def test_bars_are_scaled_by_the_longest_shown_bar():
     assert "Feb" not in chart.description and "30.00 h in total" in chart.description
 
 
-def test_changes_since_close_are_a_group_like_any_other(db, company, insert_sessions, manager_client):
+def test_a_closed_years_pdf_does_not_change_with_later_corrections(db, company, insert_sessions, manager_client):
+    """Issue 46.7: two copies of a PDF that says "these figures do not change" must not differ by one
+    colleague's late session; what changed since the close is on the report page."""
     acme, manager, staff = company("Acme Ltd", employees=12)
     insert_sessions(
         staff_rows(staff, acme, "language", "2025-03-04", staff[:6])
@@ -145,19 +147,20 @@ def test_changes_since_close_are_a_group_like_any_other(db, company, insert_sess
     client = manager_client(manager)
     token = csrf_from(client.get("/reports/settings").get_data(as_text=True))
     client.post("/reports/close", data={"period_start": "2025-01-01", "csrf_token": token})
+    year = "/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"
+    before = pdf_text(client.get(year))
+    assert "These figures do not change" in before
     insert_sessions(
         staff_rows(staff, acme, "language", "2025-06-01", staff[:1], 72), received_at="2099-01-01T00:00:00.000000Z"
     )
-    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
-    changes = text[text.index("Changes since close") : text.index("Methodology")]
-    assert "fewer than 5 colleagues" in changes and "1.20" not in changes and "+1" not in changes
-    # Six colleagues' corrections are a group that may be described.
+    assert pdf_text(client.get(year)) == before
     insert_sessions(
         staff_rows(staff, acme, "mentorship", "2025-06-02", staff[1:6], 30), received_at="2099-01-02T00:00:00.000000Z"
     )
-    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
-    changes = text[text.index("Changes since close") : text.index("Methodology")]
-    assert "for 6 colleagues" in changes and "+3.70 hours" in changes  # 72 + 5 × 30 minutes
+    assert pdf_text(client.get(year)) == before
+    page = client.get("/reports?from=2025-01-01&to=2025-12-31&programme=all").get_data(as_text=True)
+    assert "Changes since close:" in page and "+3.70 hours" in page  # 72 + 5 × 30 minutes, on the live page
+    assert "Corrections that arrive after the close are not part of this filing" in before
 
 
 def test_counts_that_reveal_a_colleague_in_both_programmes_are_hidden(company, insert_sessions, manager_client):
@@ -246,3 +249,56 @@ def test_the_rounding_footnote_tells_nothing_of_a_hidden_figure(company, insert_
         texts.append(text[text.index("Figures by month") : text.index("Methodology")])
     assert "Total hidden hidden 7.02" in texts[0] and "Total hidden hidden 7.03" in texts[1]  # 421 and 422 minutes
     assert [text.replace("7.03", "7.02") for text in texts] == [texts[0]] * 2
+
+
+def _close(client, year_start="2025-01-01"):
+    token = csrf_from(client.get("/reports/settings").get_data(as_text=True))
+    client.post("/reports/close", data={"period_start": year_start, "csrf_token": token})
+
+
+def test_late_sessions_between_filings_are_stated_as_corrections(company, insert_sessions, manager_client):
+    """Issue 46.10: January is filed, six colleagues' January sessions arrive, the year is closed. The
+    year prints January as filed, so its filing states them: every verified hour is in the filing or
+    in its stated corrections."""
+    acme, manager, staff = company("Acme Ltd", employees=12)
+    first = staff_rows(staff, acme, "language", "2025-01-14", staff[:6]) + staff_rows(
+        staff, acme, "mentorship", "2025-03-11", staff[6:12], 90
+    )
+    insert_sessions(first)
+    client = manager_client(manager)
+    january = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-01-31&programme=all"))
+    assert re.search(r"(\S+) Verified hours", january).group(1) == shown_hours(6 * 60)
+    late = insert_sessions(
+        staff_rows(staff, acme, "mentorship", "2025-01-21", staff[6:12], 60), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    _close(client)
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
+    printed = re.search(r"(\S+) Verified hours", text).group(1)
+    assert printed == shown_hours(sum(r.minutes for r in first))  # January as filed, March
+    corrections = text[text.index("Corrections") : text.index("Methodology")]
+    stated = re.search(
+        r"(\d+) session records for them arrived after that filing, for (\d+) colleagues: \+(\S+) hours", corrections
+    )
+    assert stated.groups() == ("6", "6", shown_hours(sum(r.minutes for r in late)))
+    every = sum(r.minutes for r in first + late)
+    assert Fraction(printed) + Fraction(stated.group(3)) == Fraction(shown_hours(every))
+
+
+def test_one_colleagues_late_sessions_are_stated_but_not_sized(company, insert_sessions, manager_client):
+    """Issue 46.10, the reported case: January filed at 6.00 h, one colleague's 6 hours arrive for it,
+    the year is closed. Its PDF said "No corrections have arrived"; it must say that corrections for
+    fewer than 5 colleagues arrived, without their size."""
+    acme, manager, staff = company("Acme Ltd", employees=8)
+    insert_sessions(staff_rows(staff, acme, "language", "2025-01-14", staff[:6]))
+    client = manager_client(manager)
+    client.get("/reports/export.pdf?from=2025-01-01&to=2025-01-31&programme=all")
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-01-28", staff[:1], 360), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    _close(client)
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
+    assert "No corrections" not in text
+    corrections = text[text.index("Corrections") : text.index("Methodology")]
+    assert "for fewer than 5 colleagues, so their size is hidden" in corrections
+    assert re.search(r"(\S+) Verified hours", text).group(1) == "6.00"
+    assert "12.00" not in text and "+6.00" not in text
