@@ -76,7 +76,17 @@ def snapshot_figures(closure: Closure, period: Period) -> tuple[Figures, bool]:
         sum(m.total.sessions for m in months),
         max((m.total.volunteers for m in months), default=0),
     )
-    return Figures(total, filed.employees, programmes, months, []), len(months) == 1
+    # Who was alone in a month, and its largest colleague, as the snapshot has them; a longer period's
+    # largest colleague is bounded by the sum of its months' (dominance errs on hiding).
+    keys = [m.start[:7] for m in months]
+    inside = {f"{k}..{k}:{p}" for k in keys for p in [*filed.programmes, "all"]}
+    largest = {key: n for key, n in filed.largest.items() if key in inside}
+    alone = {key: who for key, who in filed.alone.items() if key in inside}
+    if keys:
+        for p in [*filed.programmes, "all"]:
+            largest[f"{keys[0]}..{keys[-1]}:{p}"] = sum(largest.get(f"{k}..{k}:{p}", 0) for k in keys)
+    figures = Figures(total, filed.employees, programmes, months, [], largest=largest, alone=alone)
+    return figures, len(months) == 1
 
 
 def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo) -> PeriodFigures:

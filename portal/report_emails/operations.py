@@ -205,7 +205,9 @@ def _as_filed(conn, shared: dict, *, company_id: int, period: Period, tz, now: s
         now=now,
     )
     corrections = None if filed.corrections is None else filed.corrections.to_dict()
-    return {**shared, "figures": filed.figures.to_dict(), "mask": filed.mask.to_dict(), "corrections": corrections}
+    # The filing record keeps who was alone where (opaque keys) for later masks; the email needs none.
+    figures = {**filed.figures.to_dict(), "alone": {}, "largest": {}}
+    return {**shared, "figures": figures, "mask": filed.mask.to_dict(), "corrections": corrections}
 
 
 @dataclass(frozen=True)
