@@ -302,3 +302,27 @@ def test_one_colleagues_late_sessions_are_stated_but_not_sized(company, insert_s
     assert "for fewer than 5 colleagues, so their size is hidden" in corrections
     assert re.search(r"(\S+) Verified hours", text).group(1) == "6.00"
     assert "12.00" not in text and "+6.00" not in text
+
+
+def test_hidden_corrections_are_carried_to_the_next_filing(company, insert_sessions, manager_client):
+    """Issue 46.10: one colleague's late January hours are hidden in the quarter's corrections; when
+    five more colleagues' arrive, the year states them all, so no verified hour is left unstated."""
+    acme, manager, staff = company("Acme Ltd", employees=12)
+    first = insert_sessions(staff_rows(staff, acme, "language", "2025-01-14", staff[:6]))
+    client = manager_client(manager)
+    client.get("/reports/export.pdf?from=2025-01-01&to=2025-01-31&programme=all")
+    one = insert_sessions(
+        staff_rows(staff, acme, "mentorship", "2025-01-21", staff[6:7], 360), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    quarter = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-03-31&programme=all"))
+    assert "for fewer than 5 colleagues, so their size is hidden" in quarter and "+6.00" not in quarter
+    five = insert_sessions(
+        staff_rows(staff, acme, "mentorship", "2025-01-28", staff[7:12], 60), received_at="2099-01-02T00:00:00.000000Z"
+    )
+    _close(client)
+    text = pdf_text(client.get("/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"))
+    stated = re.search(r"for (\d+) colleagues: \+(\S+) hours", text)
+    assert stated.groups() == ("6", shown_hours(sum(r.minutes for r in one + five)))
+    printed = re.search(r"(\S+) Verified hours", text).group(1)
+    every = sum(r.minutes for r in first + one + five)
+    assert Fraction(printed) + Fraction(stated.group(2)) == Fraction(shown_hours(every))
