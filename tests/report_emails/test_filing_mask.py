@@ -30,6 +30,8 @@ def test_the_email_body_hides_what_its_attachment_hides(
     assert "Active volunteers: hidden" in email["text"] and "Active volunteers: 4" not in email["text"]
     assert "TEEI Mentorship: hidden" in email["text"] and "1.50" not in email["text"]
     assert "Verified hours:    hidden" in email["text"] and "4.50" not in email["html"]
+    assert "and any hours one volunteer gave 80% or more of, and so does this email" in email["text"]
+    assert "and any hours one volunteer gave 80% or more of, and so does this email" in email["html"]
     pdf = PdfReader(io.BytesIO(base64.b64decode(email["attachments"][0]["content"])))
     attached = " ".join(" ".join(p.extract_text() for p in pdf.pages).split())
     assert "hidden Verified hours" in attached and "4.50" not in attached
