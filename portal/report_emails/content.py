@@ -105,7 +105,7 @@ def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: 
             late.people,
         )
         return PeriodFigures(figures, SNAPSHOT, closure.closed_at, closure.report_id, closure, changes, exact)
-    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False, facts=True)
     figures.volunteers = []  # the PDF lists nobody: the outbox row keeps no per-person rows
     as_of = now_iso()
     return PeriodFigures(figures, LIVE, as_of, live_report_id(company_id, query, as_of))

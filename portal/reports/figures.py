@@ -251,11 +251,13 @@ EMPLOYEES_IN_PERIOD = sa.text("""
 
 
 def read_figures(
-    conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo, names: bool = True
+    conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo, names: bool = True, facts: bool = False
 ) -> Figures:
     """The figures, read on the caller's transaction (a year close reads inside its write).
 
     names=False leaves the volunteers' names and addresses unread (a report email stores no names).
+    facts=True reads what a filing's mask needs besides (`largest`, `alone`: one more statement); the
+    page and the working copies need none.
     """
     start, end = query.period.utc_bounds(tz)
     months = query.period.months()
@@ -312,8 +314,11 @@ def read_figures(
     for index, month in enumerate(rows):
         month.groups = _groups(attended.values(), lambda month_mask, index=index: month_mask >> index & 1)
     spans = _quarters(rows, attended.values())
-    per_month = conn.execute(per_month_sql(len(months)), params).all()
-    largest, alone = area_facts(company_id, rows, query.programmes, per_month, spans)
+    largest: dict[str, int] = {}
+    alone: dict[str, str] = {}
+    if facts:
+        per_month = conn.execute(per_month_sql(len(months)), params).all()
+        largest, alone = area_facts(company_id, rows, query.programmes, per_month, spans)
     return Figures(total, employees, programmes, rows, listed, period_groups, spans, largest, alone)
 
 

@@ -90,7 +90,9 @@ def close_year(
             )
         snapshot = {
             "figures": {
-                p: read_figures(conn, company_id=company_id, query=ReportQuery(period, p), tz=tz).to_dict()
+                p: read_figures(
+                    conn, company_id=company_id, query=ReportQuery(period, p), tz=tz, facts=p == "all"
+                ).to_dict()
                 for p in PROGRAMME_CHOICES
             },
             "settings": settings_snapshot,

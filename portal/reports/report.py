@@ -111,9 +111,12 @@ def live_report_id(company_id: int, query: ReportQuery, as_of: str) -> str:
     return f"TEEI-{company_id}-{query.period.start:%Y%m%d}-{query.period.end:%Y%m%d}-L{digest[:7].upper()}"
 
 
-def build_report(db: Database, *, company_id: int, company_name: str, query: ReportQuery, tz: ZoneInfo) -> Report:
+def build_report(
+    db: Database, *, company_id: int, company_name: str, query: ReportQuery, tz: ZoneInfo, facts: bool = False
+) -> Report:
+    """`facts`: read what a filing's mask needs too (read_figures)."""
     with db.read() as conn:
-        return read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz)
+        return read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz, facts=facts)
 
 
 class ReportPage(NamedTuple):
@@ -149,9 +152,10 @@ def read_report(
     query: ReportQuery,
     tz: ZoneInfo,
     settings: ReportSettings | None = None,
+    facts: bool = False,
 ) -> Report:
     settings = settings or read_report_settings(conn, company_id=company_id)
-    live = read_figures(conn, company_id=company_id, query=query, tz=tz)
+    live = read_figures(conn, company_id=company_id, query=query, tz=tz, facts=facts)
     closure = read_closure_for(conn, company_id=company_id, period=query.period)
     if closure is None:
         as_of = now_iso()
