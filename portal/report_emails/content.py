@@ -24,6 +24,7 @@ from portal.reports import (
     Changes,
     Closure,
     Figures,
+    FiledCorrections,
     FilingMask,
     Report,
     ReportQuery,
@@ -75,7 +76,17 @@ def snapshot_figures(closure: Closure, period: Period) -> tuple[Figures, bool]:
         sum(m.total.sessions for m in months),
         max((m.total.volunteers for m in months), default=0),
     )
-    return Figures(total, filed.employees, programmes, months, []), len(months) == 1
+    # Who was alone in a month, and its largest colleague, as the snapshot has them; a longer period's
+    # largest colleague is bounded by the sum of its months' (dominance errs on hiding).
+    keys = [m.start[:7] for m in months]
+    inside = {f"{k}..{k}:{p}" for k in keys for p in [*filed.programmes, "all"]}
+    largest = {key: n for key, n in filed.largest.items() if key in inside}
+    alone = {key: who for key, who in filed.alone.items() if key in inside}
+    if keys:
+        for p in [*filed.programmes, "all"]:
+            largest[f"{keys[0]}..{keys[-1]}:{p}"] = sum(largest.get(f"{k}..{k}:{p}", 0) for k in keys)
+    figures = Figures(total, filed.employees, programmes, months, [], largest=largest, alone=alone)
+    return figures, len(months) == 1
 
 
 def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: ZoneInfo) -> PeriodFigures:
@@ -94,7 +105,7 @@ def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: 
             late.people,
         )
         return PeriodFigures(figures, SNAPSHOT, closure.closed_at, closure.report_id, closure, changes, exact)
-    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False, facts=True)
     figures.volunteers = []  # the PDF lists nobody: the outbox row keeps no per-person rows
     as_of = now_iso()
     return PeriodFigures(figures, LIVE, as_of, live_report_id(company_id, query, as_of))
@@ -170,6 +181,7 @@ def report_from_input(data: dict) -> Report:
         figures if closed else None,
         Changes(**closed["changes"]) if closed else None,
         mask_of(data),
+        FiledCorrections.from_dict(data.get("corrections")),
     )
 
 

@@ -162,7 +162,7 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
                 raise RunError(f"no manager of {company_name} subscribes to {frequency} report emails")
             return None
         run_number = (latest or 0) + 1
-        shared = _as_filed(work.conn, shared, company_id=company_id, period=period)
+        shared = _as_filed(work.conn, shared, company_id=company_id, period=period, tz=tz, now=clock.iso(work.now))
         work.conn.execute(
             _INSERT_RUN,
             {
@@ -192,12 +192,22 @@ def _write_run(ctx, company_id, company_name, period: Period, trigger, requested
     return RunResult(company_id, company_name, key, run_number, len(recipients), found.source, work.queued)
 
 
-def _as_filed(conn, shared: dict, *, company_id: int, period: Period) -> dict:
-    """The email's figures as its period is filed (the first filing fixes them) and its attachment's mask."""
+def _as_filed(conn, shared: dict, *, company_id: int, period: Period, tz, now: str) -> dict:
+    """The email's figures as its period is filed (the first filing fixes them), its attachment's mask
+    and the corrections its filing states."""
     filed = file_on(
-        conn, company_id=company_id, period=period, figures=Figures.from_dict(shared["figures"]), source="email"
+        conn,
+        company_id=company_id,
+        period=period,
+        figures=Figures.from_dict(shared["figures"]),
+        source="email",
+        tz=tz,
+        now=now,
     )
-    return {**shared, "figures": filed.figures.to_dict(), "mask": filed.mask.to_dict()}
+    corrections = None if filed.corrections is None else filed.corrections.to_dict()
+    # The filing record keeps who was alone where (opaque keys) for later masks; the email needs none.
+    figures = {**filed.figures.to_dict(), "alone": {}, "largest": {}}
+    return {**shared, "figures": figures, "mask": filed.mask.to_dict(), "corrections": corrections}
 
 
 @dataclass(frozen=True)
@@ -237,7 +247,9 @@ def test_send(ctx, *, manager, request_id: str, now: datetime | None = None) -> 
             },
         ).rowcount
         if new:
-            shared = _as_filed(work.conn, shared, company_id=manager.company_id, period=period)
+            shared = _as_filed(
+                work.conn, shared, company_id=manager.company_id, period=period, tz=tz, now=clock.iso(work.now)
+            )
             language = reading_language(work.conn, user_id=manager.id)
             work.add(test_email(shared, manager=manager, request_id=request_id, language=language))
     return TestSendResult(period.label, bool(new), work.queued, period)

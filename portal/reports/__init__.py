@@ -5,7 +5,7 @@ emails build a report from its figures and attach its filing PDF.
 """
 
 from portal.reports.figures import Cell, Figures, read_figures
-from portal.reports.filing import Filed, FilingMask, choose_mask, file_on
+from portal.reports.filing import Filed, FiledCorrections, FilingMask, choose_mask, file_on
 from portal.reports.hours import hours_change, hours_text
 from portal.reports.labels import closes_text, name_label, period_label
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
@@ -28,6 +28,7 @@ __all__ = [
     "Closure",
     "Figures",
     "Filed",
+    "FiledCorrections",
     "FilingMask",
     "Report",
     "ReportQuery",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from portal.core.i18n import ENGLISH, N_, number, translate
+from portal.reports.disclosure import DOMINANCE
 from portal.reports.labels import describe_in
 
 SDGS = {
@@ -39,18 +40,20 @@ METHOD = (
         "divided by the colleagues with an employee account at the company at any time in the period."
     ),
     N_(
-        "Figures for filing never describe fewer than 5 colleagues. A figure about 1 to 4 colleagues is hidden, "
-        "and so is any other figure that would let it be worked out by adding or subtracting what is shown, in "
+        "Figures for filing never describe fewer than 5 colleagues, nor mostly one of them. A figure about 1 to 4 "
+        "colleagues is hidden, and so is an hours figure where one colleague gave %(share)s%% or more of the hours. So is "
+        "any other figure that would let such a figure be worked out by adding or subtracting what is shown, in "
         "this PDF or in any other report the company has filed (other months, quarters and years, and the "
-        "report emails). Filed reports cover whole months, quarters or years that have ended, and a report, "
-        "once filed, is the same every time it is made again. Learners are never part of the data."
+        "report emails), also by a colleague who adds what they know of their own hours. Filed reports cover "
+        "whole months, quarters or years that have ended, and a report, once filed, is the same every time it is "
+        "made again. Learners are never part of the data."
     ),
 )
 
 
 def method(language: str) -> list[str]:
-    """The methodology's paragraphs in `language`."""
-    return [translate(language, text) for text in METHOD]
+    """The methodology's paragraphs in `language` (the dominance share filled in where it is named)."""
+    return [translate(language, text, share=DOMINANCE) for text in METHOD]
 
 
 def sdgs(programme: str, language: str) -> str:

@@ -7,7 +7,11 @@ every figure released so far (earlier PDFs and report emails of the company, `fi
 and every figure this output would show as known, Gaussian elimination over fractions decides
 whether a hidden figure is a linear combination of known ones; while one is, one more figure of
 this output is hidden (secondary), preferring one that breaks that combination. A hidden group of
-exactly one is known to its member, so its figure counts as known when any other is checked.
+exactly one is known to its member: each colleague is one attacker across every group where they are
+alone, in this output and in every earlier release (a release keeps an opaque key of the colleague
+of each hidden group of one), knowing every base cell inside those groups at once. An hours figure
+where one colleague gave 80% or more of the hours (dominance, the (1, 80) rule) is protected as a
+group of 1 to 4 is.
 
 Counts of volunteers do not add across months (a colleague active in two months is one volunteer
 of the quarter), so they are checked within one row (a month, or the whole period): there the
@@ -26,12 +30,18 @@ from fractions import Fraction
 from itertools import combinations
 
 THRESHOLD = 5
+DOMINANCE = 80  # percent of a figure's hours one colleague may give before the figure is hidden
 ALL = "all"
 EMPLOYEES = "employees"
 
 
 def is_small(volunteers: int) -> bool:
     return 0 < volunteers < THRESHOLD
+
+
+def is_dominated(minutes: int, largest: int) -> bool:
+    """The (1, 80) rule: one colleague gave 80% or more of the figure's hours."""
+    return minutes > 0 and 100 * largest >= DOMINANCE * minutes
 
 
 @dataclass(frozen=True)
@@ -83,15 +93,23 @@ def months_between(first: str, last: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Figure:
-    """One printed group: its area, how many volunteers it describes, and its hours (for ordering)."""
+    """One printed group: its area, how many volunteers it describes, its hours, the largest one
+    colleague's share of them (dominance) and, for a group of one, the opaque key of that colleague."""
 
     area: Area
     volunteers: int
     minutes: int = 0
+    largest: int = 0
+    contributor: str = ""
 
     @property
     def inner(self) -> bool:
         return self.area.programme != ALL and self.area.first == self.area.last
+
+    @property
+    def sensitive(self) -> bool:
+        """A figure to protect: a group of 1 to 4, or one colleague's hours to 80% or more."""
+        return is_small(self.volunteers) or is_dominated(self.minutes, self.largest)
 
 
 @dataclass
@@ -102,32 +120,50 @@ class Release:
     `hidden` also holds the small groups of the quarters inside the output that it protected
     without printing them (`released_by`): every later output goes on protecting them until their
     own filing, or a later month filing could give one away to a colleague alone in another group.
+    `alone`: the opaque key of the colleague of each hidden group of one, so a later output checks
+    that colleague with everything they know at once. `dominated`: hidden figures protected for
+    dominance (their groups are 5 or more).
     """
 
     shown: list[str] = field(default_factory=list)
     hidden: dict[str, int] = field(default_factory=dict)
     counts_shown: list[str] = field(default_factory=list)
+    alone: dict[str, str] = field(default_factory=dict)
+    dominated: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"shown": self.shown, "hidden": self.hidden, "counts_shown": self.counts_shown}
+        return {
+            "shown": self.shown,
+            "hidden": self.hidden,
+            "counts_shown": self.counts_shown,
+            "alone": self.alone,
+            "dominated": self.dominated,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Release:
-        return cls(list(data["shown"]), dict(data["hidden"]), list(data["counts_shown"]))
+        # A release recorded before colleagues' keys and dominance were kept has neither.
+        return cls(
+            list(data["shown"]),
+            dict(data["hidden"]),
+            list(data["counts_shown"]),
+            dict(data.get("alone", {})),
+            list(data.get("dominated", [])),
+        )
 
 
 def released_by(
     figures: Sequence[Figure], hidden: set[str], unprinted: Sequence[Figure] = (), counts_shown: Iterable[str] = ()
 ) -> Release:
     """The record of one output: what it showed, hid and protected (see Release)."""
-    protected = {f.area.key: f.volunteers for f in unprinted if is_small(f.volunteers)}
+    protected = [f for f in unprinted if f.sensitive]
+    kept = protected + [f for f in sorted(figures, key=lambda f: f.area.key) if f.area.key in hidden]
     return Release(
         shown=sorted(f.area.key for f in figures if f.area.key not in hidden),
-        hidden={
-            **protected,
-            **{f.area.key: f.volunteers for f in sorted(figures, key=lambda f: f.area.key) if f.area.key in hidden},
-        },
+        hidden={f.area.key: f.volunteers for f in kept},
         counts_shown=sorted(set(counts_shown)),
+        alone={f.area.key: f.contributor for f in kept if f.volunteers == 1 and f.contributor},
+        dominated=sorted({f.area.key for f in kept if f.sensitive and not is_small(f.volunteers)}),
     )
 
 
@@ -199,51 +235,74 @@ def choose_hidden(
     programmes: Sequence[str],
     unprinted: Sequence[Figure] = (),
 ) -> set[str]:
-    """The figures of one output to hide so that, with everything released before, no group of 1 to 4
-    volunteers is determined by what is known: in this output, hidden by an earlier one, or
-    `unprinted` (a quarter inside a year: another filing prints it, and must be able to hide it)."""
+    """The figures of one output to hide so that, with everything released before, no figure to
+    protect (a group of 1 to 4, or one colleague's 80%) is determined by what is known: in this
+    output, hidden by an earlier one, or `unprinted` (a quarter inside a year: another filing prints
+    it, and must be able to hide it). Known to whom: a reader, and each colleague alone in a hidden
+    group, who knows every base cell of every group where they are alone, here and in every release."""
     grid = Grid(programmes)
     by_key = {f.area.key: f for f in figures}
     released = {key for release in earlier for key in release.shown}
-    earlier_hidden: dict[str, int] = {}
+    hidden = {key for key, f in by_key.items() if f.sensitive}
+    # What to protect, with its group size, and who is alone in it (a colleague's opaque key).
+    targets: dict[str, int] = {}
+    alone: dict[str, str] = {}
     for release in earlier:
-        earlier_hidden.update(release.hidden)
-    hidden = {key for key, f in by_key.items() if is_small(f.volunteers)}
-    targets = {key: f.volunteers for key, f in by_key.items() if key in hidden and is_small(f.volunteers)}
-    targets.update({key: n for key, n in earlier_hidden.items() if is_small(n) and key not in released})
-    targets.update(
-        {f.area.key: f.volunteers for f in unprinted if is_small(f.volunteers) and f.area.key not in released}
-    )
-    singletons = {key for key, n in targets.items() if n == 1}
+        dominated = set(release.dominated)
+        for key, n in release.hidden.items():
+            if key not in released and (is_small(n) or key in dominated):
+                targets[key] = n
+        alone.update(release.alone)
+    for f in [*unprinted, *figures]:
+        if f.sensitive and f.area.key not in released:
+            targets[f.area.key] = f.volunteers
+            if f.volunteers == 1 and f.contributor:
+                alone[f.area.key] = f.contributor
+    # A group of one without a key (recorded before keys were kept) is a colleague of its own.
+    who = {key: alone.get(key, f"area:{key}") for key, n in targets.items() if n == 1}
+    knows: dict[str, list[str]] = {}
+    for key, person in sorted(who.items()):
+        knows.setdefault(person, []).append(key)
     released_span = Span(grid.vector(Area.parse(key)) for key in sorted(released))
+    # Each colleague's own knowledge: every base cell inside a group where they are alone (it is
+    # theirs, or nobody's), all at once.
+    attackers: dict[str | None, Span] = {None: released_span}
+    for person, keys in sorted(knows.items()):
+        span = released_span.copy()
+        for key in keys:
+            for cell in grid.vector(Area.parse(key)):
+                span.add({cell: 1})
+        attackers[person] = span
 
-    def known_to(attacker: str | None, hiding: set[str]) -> Span:
-        known = released_span.copy()
-        for key in by_key:
-            if key not in hiding:
-                known.add(grid.vector(Area.parse(key)))
-        if attacker is not None:
-            known.add(grid.vector(Area.parse(attacker)))
-        return known
+    def unknown_to(target: str, person: str | None) -> bool:
+        """False when `person` knows the target anyway: it is their own group of one (or, for groups
+        without keys, a group of one nested in theirs: the same colleague)."""
+        if person is None or targets[target] != 1:
+            return True
+        if who[target] == person:
+            return False
+        legacy = person.startswith("area:") or who[target].startswith("area:")
+        return not (legacy and any(_nested(Area.parse(k), Area.parse(target)) for k in knows[person]))
 
-    def exposed(pair: tuple[str, str | None], hiding: set[str]) -> bool:
-        target, attacker = pair
-        return known_to(attacker, hiding).contains(grid.vector(Area.parse(target)))
+    pairs = [(target, person) for person in attackers for target in sorted(targets) if unknown_to(target, person)]
 
-    # Who could work a target out: a reader, or one colleague alone in another hidden group (who
-    # knows that group's figure; two nested groups of one are the same colleague, and a group's
-    # members together always know it, so coalitions are left out).
-    pairs = [
-        (target, attacker)
-        for target in sorted(targets)
-        for attacker in [None, *sorted(singletons - {target})]
-        if attacker is None or not (targets[target] == 1 and _nested(Area.parse(attacker), Area.parse(target)))
-    ]
+    def first_exposed(pairs: list[tuple[str, str | None]], hiding: set[str]) -> tuple[str, str | None] | None:
+        shown = [grid.vector(Area.parse(key)) for key in by_key if key not in hiding]
+        spans: dict[str | None, Span] = {}
+        for target, person in pairs:
+            if person not in spans:
+                spans[person] = attackers[person].copy()
+                for vector in shown:
+                    spans[person].add(vector)
+            if spans[person].contains(grid.vector(Area.parse(target))):
+                return target, person
+        return None
+
     # What earlier outputs already gave to someone, this one cannot take back from them.
-    checked = [pair for pair in pairs if not exposed(pair, set(by_key))]
+    checked = [pair for pair in pairs if first_exposed([pair], set(by_key)) is None]
     primary = set(hidden)
     while True:
-        found = next((pair for pair in checked if exposed(pair, hidden)), None)
+        found = first_exposed(checked, hidden)
         if found is None:
             break
         candidates = sorted(
@@ -252,12 +311,12 @@ def choose_hidden(
         )
         if not candidates:
             break  # nothing of this output left to hide; what was released decides
-        breaking = next((f for f in candidates if not exposed(found, hidden | {f.area.key})), candidates[0])
+        breaking = next((f for f in candidates if first_exposed([found], hidden | {f.area.key}) is None), candidates[0])
         hidden.add(breaking.area.key)
     # The greedy choice can hide more than it needs: show again, totals and large groups first, every
     # extra figure whose return exposes nothing.
     for key in sorted(hidden - primary, key=lambda k: (by_key[k].inner, -by_key[k].volunteers, k)):
-        if not any(exposed(pair, hidden - {key}) for pair in checked):
+        if first_exposed(checked, hidden - {key}) is None:
             hidden.discard(key)
     return hidden
 

@@ -7,6 +7,7 @@ computed in Python and handed to SQL as one JSON parameter, so grouping never de
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -83,6 +84,11 @@ class Figures:
     # Volunteers of each calendar quarter inside a longer period ("2025-01..2025-03": {"language": 6,
     # "all": 9}): groups a quarter's own filing prints, which the longer one must not give away.
     spans: dict[str, dict[str, int]] = field(default_factory=dict)
+    # For the filing mask, per printed area ("2025-01..2025-03:language", disclosure.Area): the
+    # largest one colleague's minutes in it (dominance), and for an area with exactly one volunteer
+    # that colleague's opaque key (`contributor_key`), so every release can group a colleague's cells.
+    largest: dict[str, int] = field(default_factory=dict)
+    alone: dict[str, str] = field(default_factory=dict)
 
     @property
     def participation(self) -> float | None:
@@ -140,6 +146,8 @@ class Figures:
             volunteers=[VolunteerRow(**v) for v in data["volunteers"]],
             groups=data.get("groups", {}),
             spans=data.get("spans", {}),
+            largest=data.get("largest", {}),
+            alone=data.get("alone", {}),
         )
 
 
@@ -176,6 +184,47 @@ def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -
     return sa.text(f"SELECT v.*, u.name, u.email FROM ({grouped}) v LEFT JOIN users u ON u.id = v.user_id")
 
 
+def per_month_sql(months: int) -> sa.TextClause:
+    """One row per volunteer, programme and month of the period (the month's index, as in
+    `per_volunteer_sql`): what the filing mask needs to see who is alone in a group and who gives
+    most of its hours."""
+    month = " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
+    return sa.text(f"""
+        SELECT a.user_id, a.platform, {month} AS month, SUM(a.minutes) AS minutes
+        FROM attendance_sessions a WHERE {COUNTED_SCOPE}
+        GROUP BY a.user_id, a.platform, month
+    """)
+
+
+def contributor_key(company_id: int, user_id: int) -> str:
+    """A colleague as a filing record names them: an opaque key, the same in every release of the
+    company (not a name, not the account's id; not a secret either: the database holds the sessions)."""
+    return hashlib.sha256(f"teei-filing-contributor|{company_id}|{user_id}".encode()).hexdigest()[:16]
+
+
+def area_facts(
+    company_id: int, rows: list[MonthRow], programmes, per_month, spans
+) -> tuple[dict[str, int], dict[str, str]]:
+    """For every area a filing prints or protects (each month, the period, each quarter inside it;
+    each programme and all): the largest one colleague's minutes, and who is alone in it."""
+    keys = [m.start[:7] for m in rows]
+    ranges = [(i, i) for i in range(len(keys))] + [(0, len(keys) - 1)]
+    ranges += [(keys.index(span[:7]), keys.index(span[-7:])) for span in spans if span[:7] in keys]
+    largest: dict[str, int] = {}
+    alone: dict[str, str] = {}
+    for first, last in dict.fromkeys(ranges):
+        for chosen in [*([p] for p in programmes), list(programmes)]:
+            people: Counter = Counter()
+            for row in per_month:
+                if first <= row.month <= last and row.platform in chosen:
+                    people[row.user_id] += row.minutes
+            key = f"{keys[first]}..{keys[last]}:{chosen[0] if len(chosen) == 1 else 'all'}"
+            largest[key] = max(people.values(), default=0)
+            if len(people) == 1:
+                alone[key] = contributor_key(company_id, next(iter(people)))
+    return largest, alone
+
+
 # Every month's sums per programme in one statement (on a libSQL server, one request, not one a
 # month): for each month a range scan of the covering report index, nothing to sort. A scalar
 # subquery returns one value, so its four sums travel as a JSON array, in MONTH_SUM_FIELDS order.
@@ -202,11 +251,13 @@ EMPLOYEES_IN_PERIOD = sa.text("""
 
 
 def read_figures(
-    conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo, names: bool = True
+    conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo, names: bool = True, facts: bool = False
 ) -> Figures:
     """The figures, read on the caller's transaction (a year close reads inside its write).
 
     names=False leaves the volunteers' names and addresses unread (a report email stores no names).
+    facts=True reads what a filing's mask needs besides (`largest`, `alone`: one more statement); the
+    page and the working copies need none.
     """
     start, end = query.period.utc_bounds(tz)
     months = query.period.months()
@@ -262,7 +313,13 @@ def read_figures(
     period_groups = _groups(attended.values(), lambda month_mask: True)
     for index, month in enumerate(rows):
         month.groups = _groups(attended.values(), lambda month_mask, index=index: month_mask >> index & 1)
-    return Figures(total, employees, programmes, rows, listed, period_groups, _quarters(rows, attended.values()))
+    spans = _quarters(rows, attended.values())
+    largest: dict[str, int] = {}
+    alone: dict[str, str] = {}
+    if facts:
+        per_month = conn.execute(per_month_sql(len(months)), params).all()
+        largest, alone = area_facts(company_id, rows, query.programmes, per_month, spans)
+    return Figures(total, employees, programmes, rows, listed, period_groups, spans, largest, alone)
 
 
 def _quarters(rows: list[MonthRow], attended) -> dict[str, dict[str, int]]:

@@ -9,17 +9,18 @@ a new period's mask treats everything the company released before as known (disc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from portal.core.clock import now_iso
 from portal.core.i18n import N_
 from portal.core.periods import Period, add_months, fiscal_year_containing, month_period, quarter_period
 from portal.reports.disclosure import (
     ALL,
     EMPLOYEES,
+    THRESHOLD,
     Area,
     CountRow,
     Figure,
@@ -28,7 +29,7 @@ from portal.reports.disclosure import (
     choose_hidden,
     released_by,
 )
-from portal.reports.figures import Cell, Figures
+from portal.reports.figures import Cell, Figures, MonthRow
 
 # Translated where it is shown.
 NOT_FILED = N_(
@@ -80,10 +81,33 @@ class FilingMask:
         return cls(set(data["hidden"]), set(data["counts_hidden"]))
 
 
+@dataclass(frozen=True)
+class FiledCorrections:
+    """What a filing states of session records that arrived, for months an earlier filing printed,
+    after that filing: they are not in the months it prints (those stay as first filed). A group like
+    any other: its size only for 5 or more colleagues (`shown`); otherwise it is stated that such
+    corrections exist, and they are carried to the next filing of those months, until they are
+    5 colleagues or more."""
+
+    records: int
+    people: int
+    minutes: int
+    sessions: int
+    shown: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> FiledCorrections | None:
+        return None if data is None else cls(**data)
+
+
 @dataclass
 class Filed:
     figures: Figures
     mask: FilingMask
+    corrections: FiledCorrections | None = None  # None: nothing arrived late for the months it reprints
 
 
 def month_keys(figures: Figures) -> list[str]:
@@ -94,13 +118,20 @@ def _figures_of(figures: Figures) -> dict[str, Figure]:
     months = month_keys(figures)
     first, last = months[0], months[-1]
     found: dict[str, Figure] = {}
+
+    def add(area: Area, cell: Cell) -> None:
+        key = area.key
+        found[key] = Figure(
+            area, cell.volunteers, cell.minutes, figures.largest.get(key, 0), figures.alone.get(key, "")
+        )
+
     for key, row in zip(months, figures.months, strict=True):
         for p, cell in row.programmes.items():
-            found.setdefault(Area(key, key, p).key, Figure(Area(key, key, p), cell.volunteers, cell.minutes))
-        found.setdefault(Area(key, key, ALL).key, Figure(Area(key, key, ALL), row.total.volunteers, row.total.minutes))
+            add(Area(key, key, p), cell)
+        add(Area(key, key, ALL), row.total)
     for p, cell in figures.programmes.items():
-        found[Area(first, last, p).key] = Figure(Area(first, last, p), cell.volunteers, cell.minutes)
-    found[Area(first, last, ALL).key] = Figure(Area(first, last, ALL), figures.total.volunteers, figures.total.minutes)
+        add(Area(first, last, p), cell)
+    add(Area(first, last, ALL), figures.total)
     return found
 
 
@@ -132,11 +163,17 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
     """The mask of a new filing output, and the record of what it releases."""
     programmes = list(figures.programmes)
     items = _figures_of(figures)
-    unprinted = [
-        Figure(Area(*span.split(".."), target), counts.get(target, 0))
-        for span, counts in figures.spans.items()
-        for target in [*programmes, ALL]
-    ]
+    unprinted = []
+    for span, counts in figures.spans.items():
+        for target in [*programmes, ALL]:
+            area = Area(*span.split(".."), target)
+            minutes = sum(
+                (m.total if target == ALL else m.programmes[target]).minutes
+                for m in figures.months
+                if area.first <= m.start[:7] <= area.last
+            )
+            largest, alone = figures.largest.get(area.key, 0), figures.alone.get(area.key, "")
+            unprinted.append(Figure(area, counts.get(target, 0), minutes, largest, alone))
     hidden = choose_hidden(list(items.values()), earlier, programmes, unprinted)
     released_counts = {key for release in earlier for key in release.counts_shown}
     counts_hidden: set[str] = set()
@@ -158,12 +195,17 @@ def choose_mask(figures: Figures, earlier: list[Release]) -> tuple[FilingMask, R
 
 
 _EARLIER = sa.text("""
-    SELECT figures, mask FROM filing_releases
+    SELECT figures, mask, created_at FROM filing_releases
     WHERE company_id = :company_id AND NOT (period_start = :start AND period_end = :end)
     ORDER BY id
 """)
 _THIS = sa.text("""
     SELECT figures, mask FROM filing_releases WHERE company_id = :company_id AND period_start = :start AND period_end = :end
+""")
+# The records of one month received after a moment (new, changed or cancelled): late for a filing.
+_LATE = sa.text("""
+    SELECT a.volunteer_email FROM attendance_sessions a
+    WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.received_at > :after
 """)
 _RECORD = sa.text("""
     INSERT INTO filing_releases (company_id, period_start, period_end, figures, mask, source, created_at)
@@ -175,13 +217,33 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
     """The figures with every month an earlier filing printed as it printed it, and the period's
     hours and sessions summed from those rows: a quarter filed after its months must not differ
     from them by a late session (that difference would be one colleague's)."""
-    filed = {}
+    filed: dict[str, MonthRow] = {}
+    facts: dict[str, Figures] = {}
     for found in earlier:  # oldest first: the first filing of a month fixes it
         for month in found.months:
-            filed.setdefault(month.start[:7], month)
+            if month.start[:7] not in filed:
+                filed[month.start[:7]], facts[month.start[:7]] = month, found
     months = [filed.get(m.start[:7], m) for m in figures.months]
     if all(a is b for a, b in zip(months, figures.months, strict=True)):
         return figures
+    # A month printed as filed keeps who was alone in it and who gave most of it, as filed.
+    largest, alone = dict(figures.largest), dict(figures.alone)
+    for key, found in facts.items():
+        if key in {m.start[:7] for m in figures.months}:
+            for target in [*figures.programmes, ALL]:
+                area = Area(key, key, target).key
+                largest[area] = found.largest.get(area, 0)
+                alone.pop(area, None)
+                if area in found.alone:
+                    alone[area] = found.alone[area]
+    # A longer area's largest colleague is not known as filed: bound it by the sum of its months'
+    # largest (one colleague gives at most each month's largest), so dominance errs on hiding.
+    keys = month_keys(figures)
+    for span in [f"{keys[0]}..{keys[-1]}", *figures.spans]:
+        first, last = span.split("..")
+        for target in [*figures.programmes, ALL]:
+            inside = [k for k in keys if first <= k <= last]
+            largest[Area(first, last, target).key] = sum(largest.get(Area(k, k, target).key, 0) for k in inside)
     programmes = {
         p: Cell(
             sum(m.programmes[p].minutes for m in months),
@@ -191,34 +253,100 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
         for p, cell in figures.programmes.items()
     }
     total = Cell(sum(m.total.minutes for m in months), sum(m.total.sessions for m in months), figures.total.volunteers)
-    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans)
+    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans, largest, alone)
 
 
-def file_on(conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str) -> Filed:
+def _accounted(rows) -> dict[str, dict]:
+    """Per month, what the filings so far have accounted for: its minutes and sessions, and the
+    moment they were read (a month's first filing, or the latest filing that stated its corrections)."""
+    found: dict[str, dict] = {}
+    for row in rows:  # oldest first
+        stored = json.loads(row.mask)
+        if "accounted" in stored:
+            found.update(stored["accounted"])
+            continue
+        for month in Figures.from_dict(json.loads(row.figures)).months:  # recorded before corrections were kept
+            found.setdefault(
+                month.start[:7],
+                {"minutes": month.total.minutes, "sessions": month.total.sessions, "at": row.created_at},
+            )
+    return found
+
+
+def _corrections(
+    conn: sa.Connection, *, company_id: int, live: Figures, accounted: dict[str, dict], tz: ZoneInfo, now: str
+) -> tuple[FiledCorrections | None, dict[str, dict]]:
+    """The corrections this filing states for the months earlier filings printed, and what every
+    month of it is accounted for after it."""
+    late: list[str] = []
+    minutes = sessions = 0
+    reprinted = []
+    for month in live.months:
+        key = month.start[:7]
+        before = accounted.get(key)
+        if before is None:
+            continue
+        reprinted.append(key)
+        period = Period(date.fromisoformat(month.start), date.fromisoformat(month.end), key, "month")
+        start, end = period.utc_bounds(tz)
+        where = {"company_id": company_id, "start": start, "end": end, "after": before["at"]}
+        late += conn.execute(_LATE, where).scalars().all()
+        minutes += month.total.minutes - before["minutes"]
+        sessions += month.total.sessions - before["sessions"]
+    now_accounted = {
+        m.start[:7]: {"minutes": m.total.minutes, "sessions": m.total.sessions, "at": now} for m in live.months
+    }
+    if not late and not minutes and not sessions:
+        return None, {**now_accounted, **{k: accounted[k] for k in reprinted}}
+    found = FiledCorrections(len(late), len(set(late)), minutes, sessions, len(set(late)) >= THRESHOLD)
+    if found.shown:
+        return found, now_accounted
+    return found, {**now_accounted, **{k: accounted[k] for k in reprinted}}  # carried to the next filing
+
+
+def file_on(
+    conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str, tz: ZoneInfo, now: str
+) -> Filed:
     """File a period inside the caller's write: the first time with these figures and a new mask,
-    afterwards as it was first filed."""
+    afterwards as it was first filed. Months an earlier filing printed are printed as then, and what
+    arrived for them since is stated as corrections (FiledCorrections), fixed with this filing."""
     where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
     found = conn.execute(_THIS, where).first()
     if found is not None:
         stored = json.loads(found.mask)
-        return Filed(Figures.from_dict(json.loads(found.figures)), FilingMask.from_dict(stored["mask"]))
+        return Filed(
+            Figures.from_dict(json.loads(found.figures)),
+            FilingMask.from_dict(stored["mask"]),
+            FiledCorrections.from_dict(stored.get("corrections")),
+        )
     rows = conn.execute(_EARLIER, where).all()
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
     unnamed = _as_months_were_filed(
         Figures(
-            figures.total, figures.employees, figures.programmes, figures.months, [], figures.groups, figures.spans
+            figures.total,
+            figures.employees,
+            figures.programmes,
+            figures.months,
+            [],
+            figures.groups,
+            figures.spans,
+            figures.largest,
+            figures.alone,
         ),
         [Figures.from_dict(json.loads(row.figures)) for row in rows],
     )
+    corrections, accounted = _corrections(
+        conn, company_id=company_id, live=figures, accounted=_accounted(rows), tz=tz, now=now
+    )
     mask, release = choose_mask(unnamed, earlier)
+    stored = {
+        "mask": mask.to_dict(),
+        "release": release.to_dict(),
+        "accounted": accounted,
+        "corrections": None if corrections is None else corrections.to_dict(),
+    }
     conn.execute(
         _RECORD,
-        {
-            **where,
-            "figures": json.dumps(unnamed.to_dict()),
-            "mask": json.dumps({"mask": mask.to_dict(), "release": release.to_dict()}),
-            "source": source,
-            "now": now_iso(),
-        },
+        {**where, "figures": json.dumps(unnamed.to_dict()), "mask": json.dumps(stored), "source": source, "now": now},
     )
-    return Filed(unnamed, mask)
+    return Filed(unnamed, mask, corrections)

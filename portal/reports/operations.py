@@ -52,10 +52,10 @@ def save_settings(db: Database, *, company_id: int, actor_id: int, values: Repor
         )
 
 
-def file_download(db: Database, *, company_id: int, period: Period, figures: Figures) -> Filed:
+def file_download(db: Database, *, company_id: int, period: Period, figures: Figures, tz: ZoneInfo, now: str) -> Filed:
     """Record a filing PDF being downloaded (the first time, with its mask); returns what it shows."""
     with db.write() as conn:
-        return file_on(conn, company_id=company_id, period=period, figures=figures, source="download")
+        return file_on(conn, company_id=company_id, period=period, figures=figures, source="download", tz=tz, now=now)
 
 
 def report_id_for(company_id: int, period: Period, closed_at: str) -> str:
@@ -90,7 +90,9 @@ def close_year(
             )
         snapshot = {
             "figures": {
-                p: read_figures(conn, company_id=company_id, query=ReportQuery(period, p), tz=tz).to_dict()
+                p: read_figures(
+                    conn, company_id=company_id, query=ReportQuery(period, p), tz=tz, facts=p == "all"
+                ).to_dict()
                 for p in PROGRAMME_CHOICES
             },
             "settings": settings_snapshot,
@@ -104,6 +106,8 @@ def close_year(
             period=period,
             figures=Figures.from_dict(snapshot["figures"]["all"]),
             source="close",
+            tz=tz,
+            now=closed_at,
         ).mask.to_dict()
         conn.execute(
             sa.text("""

@@ -7,23 +7,25 @@ receives it by email).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import NamedTuple
 
 from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
-from portal.reports.disclosure import ALL, THRESHOLD
+from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.filing import FilingMask
-from portal.reports.hours import signed_hours_text
+from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
 
 HIDDEN_NOTE = N_(
-    "hidden: the figure describes fewer than 5 colleagues, or would let such a group be worked out from "
-    "the figures shown here or in the company's other filed reports."
+    "hidden: the figure describes fewer than 5 colleagues, or one colleague gave %(share)s%% or more of its hours, or "
+    "it would let such a figure be worked out from the figures shown here or in the company's other filed "
+    "reports, also by a colleague who knows their own hours."
 )
 
 
@@ -84,8 +86,7 @@ def filing_pdf(report: Report, language: str = ENGLISH) -> bytes:
     _charts(pdf, view, language)
     _month_table(pdf, view, language)
     _programme_table(pdf, view, language)
-    if report.closure:
-        _changes_since_close(pdf, report, language)
+    _corrections(pdf, report, language)
     _methodology(pdf, view, language)
     return bytes(pdf.output())
 
@@ -260,10 +261,45 @@ def _month_table(pdf: ReportPDF, view: View, language: str) -> None:
     width = pdf.w - pdf.l_margin - pdf.r_margin
     pdf.grid(header, rows, [width - 26 * (len(header) - 1)] + [26] * (len(header) - 1), bold_last=True)
     if view.any_hidden():
-        pdf.para(translate(language, HIDDEN_NOTE), size=8, colour=MUTED)
-    note = f.rounding_note_in(language)
+        pdf.para(translate(language, HIDDEN_NOTE, share=DOMINANCE), size=8, colour=MUTED)
+    note = _rounding_note(view, language)
     if note:
         pdf.para(note, size=8, colour=MUTED)
+
+
+def _rounding_note(view: View, language: str) -> str | None:
+    """The rounding footnote, from the sums whose total and every row are shown: a gap measured over a
+    hidden figure would tell its exact minutes modulo 3 (a lone volunteer's, say)."""
+    f, mask = view.report.figures, view.mask
+    first, last = view.first, view.last
+    months = list(zip(view.months, f.months, strict=True))
+    sums = [
+        (
+            [m.total.minutes for _, m in months],
+            f.total.minutes,
+            [(k, k, ALL) for k, _ in months] + [(first, last, ALL)],
+        ),
+        (
+            [c.minutes for c in f.programmes.values()],
+            f.total.minutes,
+            [(first, last, p) for p in f.programmes] + [(first, last, ALL)],
+        ),
+        *(
+            ([c.minutes for c in m.programmes.values()], m.total.minutes, [(k, k, p) for p in [*m.programmes, ALL]])
+            for k, m in months
+        ),
+        *(
+            (
+                [m.programmes[p].minutes for _, m in months],
+                c.minutes,
+                [(k, k, p) for k, _ in months] + [(first, last, p)],
+            )
+            for p, c in f.programmes.items()
+        ),
+    ]
+    gaps = [rounding_gap(rows, total) for rows, total, areas in sums if not any(mask.hides(*a) for a in areas)]
+    largest = max((abs(g) for g in gaps), default=Decimal(0))
+    return translate(language, ROUNDING_NOTE, gap=number(largest, language, 2)) if largest else None
 
 
 def _programme_table(pdf: ReportPDF, view: View, language: str) -> None:
@@ -298,39 +334,43 @@ def _programme_table(pdf: ReportPDF, view: View, language: str) -> None:
     pdf.grid(header, prow, [width - 4 * 28] + [28] * 4)
 
 
-def _changes_since_close(pdf: ReportPDF, report: Report, language: str) -> None:
-    """Corrections after the close are a group like any other: figures only when 5 or more
-    colleagues are affected, otherwise only that corrections arrived."""
-    pdf.heading(translate(language, "Changes since close"))
-    c = report.changes
-    if not c.any:
-        pdf.para(translate(language, "No corrections have arrived since the year was closed."))
-    elif c.people >= THRESHOLD:
-        # Five or more colleagues, so as many records or more: always the plural.
+def _corrections(pdf: ReportPDF, report: Report, language: str) -> None:
+    """What this filing states of late records for months an earlier filing printed (fixed with the
+    filing: a group like any other, sized only for 5 or more colleagues); a closed year adds that
+    later corrections are on the report page, not in it. Nothing here is read at the download."""
+    c = report.corrections
+    if c is None and not report.closure:
+        return
+    pdf.heading(translate(language, "Corrections"))
+    if c is not None and c.shown:
         pdf.para(
             translate(
                 language,
-                "%(records)s session records for this year arrived after the close on %(as_of)s, for %(people)s "
-                "colleagues. Live figures now differ from the filed ones by %(hours)s hours, %(sessions)s sessions "
-                "and %(volunteers)s volunteers. The filed figures above stay as filed; report the difference as a "
-                "correction in your next filing.",
+                "Months that an earlier filing printed are printed here as first filed. %(records)s session "
+                "records for them arrived after that filing, for %(people)s colleagues: %(hours)s hours and "
+                "%(sessions)s sessions, which are not in the figures above. Add them to the filed figures.",
                 records=c.records,
-                as_of=report.as_of_in(language),
                 people=c.people,
-                hours=signed_hours_text(c.hours, language),
+                hours=signed_hours_text(hours_of(c.minutes), language),
                 sessions=signed_number(c.sessions, language, 0),
-                volunteers=signed_number(c.volunteers, language, 0),
             )
         )
-    else:
+    elif c is not None:
         pdf.para(
             translate(
                 language,
-                "Corrections for this year have arrived since the close on %(as_of)s, for fewer than %(threshold)s "
-                "colleagues, so their size is not shown here. The filed figures above stay as filed; the portal's "
-                "report page shows the live figures to the company's managers.",
-                as_of=report.as_of_in(language),
+                "Months that an earlier filing printed are printed here as first filed. Session records for them "
+                "arrived after that filing, for fewer than %(threshold)s colleagues, so their size is hidden; "
+                "they are stated with the next filing of those months that concerns %(threshold)s colleagues or more.",
                 threshold=THRESHOLD,
+            )
+        )
+    if report.closure:
+        pdf.para(
+            translate(
+                language,
+                "Corrections that arrive after the close are not part of this filing: the portal's report page "
+                "shows them to the company's managers.",
             )
         )
 

@@ -20,7 +20,7 @@ from portal.core.db import Database
 from portal.core.i18n import ENGLISH, percent
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
-from portal.reports.filing import FilingMask
+from portal.reports.filing import FiledCorrections, FilingMask
 from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.labels import moment_text
 from portal.reports.queries import (
@@ -64,6 +64,7 @@ class Report:
     live: Figures | None = None
     changes: Changes | None = None
     mask: FilingMask | None = None  # set on a filing output: what its PDF and email hide
+    corrections: FiledCorrections | None = None  # a filing output's: late records for months filed before
 
     @property
     def programme_labels(self) -> dict[str, str]:
@@ -110,9 +111,12 @@ def live_report_id(company_id: int, query: ReportQuery, as_of: str) -> str:
     return f"TEEI-{company_id}-{query.period.start:%Y%m%d}-{query.period.end:%Y%m%d}-L{digest[:7].upper()}"
 
 
-def build_report(db: Database, *, company_id: int, company_name: str, query: ReportQuery, tz: ZoneInfo) -> Report:
+def build_report(
+    db: Database, *, company_id: int, company_name: str, query: ReportQuery, tz: ZoneInfo, facts: bool = False
+) -> Report:
+    """`facts`: read what a filing's mask needs too (read_figures)."""
     with db.read() as conn:
-        return read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz)
+        return read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz, facts=facts)
 
 
 class ReportPage(NamedTuple):
@@ -148,9 +152,10 @@ def read_report(
     query: ReportQuery,
     tz: ZoneInfo,
     settings: ReportSettings | None = None,
+    facts: bool = False,
 ) -> Report:
     settings = settings or read_report_settings(conn, company_id=company_id)
-    live = read_figures(conn, company_id=company_id, query=query, tz=tz)
+    live = read_figures(conn, company_id=company_id, query=query, tz=tz, facts=facts)
     closure = read_closure_for(conn, company_id=company_id, period=query.period)
     if closure is None:
         as_of = now_iso()

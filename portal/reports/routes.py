@@ -83,8 +83,10 @@ def _parse(today: date, settings):
     return parse_report_query(request.args, today, settings.fiscal_year_start_month)
 
 
-def _build(db, company_id: int, query, tz):
-    return build_report(db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz)
+def _build(db, company_id: int, query, tz, facts: bool = False):
+    return build_report(
+        db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz, facts=facts
+    )
 
 
 def _since_start(periods, started_on: date) -> list:
@@ -176,9 +178,11 @@ def export(fmt: str):
         if period is None or query.programme != "all":
             start = queries.company_start(db, company_id=company_id, tz=tz)
             return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
-        report = _build(db, company_id, ReportQuery(period, "all"), tz)
-        filed = operations.file_download(db, company_id=company_id, period=period, figures=report.figures)
-        report = replace(report, figures=filed.figures, mask=filed.mask)
+        report = _build(db, company_id, ReportQuery(period, "all"), tz, facts=True)
+        filed = operations.file_download(
+            db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
+        )
+        report = replace(report, figures=filed.figures, mask=filed.mask, corrections=filed.corrections)
         return Response(pdf.filing_pdf(report, current_language()), mimetype=MIMETYPES["pdf"], headers=headers)
     report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)

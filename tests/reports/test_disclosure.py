@@ -98,3 +98,91 @@ def test_a_colleague_in_both_programmes_is_not_given_away_by_the_counts():
     # Counts of 5, 5 and 10: nobody in both, nothing to hide.
     apart = CountRow("2025-05..2025-05", {frozenset({"language"}): 5, frozenset({"mentorship"}): 5})
     assert choose_counts_hidden(apart, ["language", "mentorship", ALL], [], {}, ["language", "mentorship"]) == set()
+
+
+def test_a_colleague_alone_in_two_hidden_groups_is_one_attacker_with_both():
+    """Issue 46.6: X is alone in January's Mentorship and in March's Language, Y in February's
+    Mentorship. Q1 Mentorship − January (X's own) − (March − X's own March Language) is Y's February,
+    unless X is checked with both of their groups at once."""
+    months, programmes = MONTHS[:3], ("language", "mentorship")
+    cells = {(m, p): 6 for m in months for p in programmes}
+    who = {("2025-01", "mentorship"): "x", ("2025-02", "mentorship"): "y", ("2025-03", "language"): "x"}
+    cells.update(dict.fromkeys(who, 1))
+    cells[("2025-02", "language")] = 6
+    cells[("2025-03", "mentorship")] = 6
+    figures = [
+        Figure(f.area, f.volunteers, f.minutes, 0, who.get((f.area.first, f.area.programme), ""))
+        if f.area.first == f.area.last
+        else f
+        for f in output(
+            months[0], months[-1], {**cells, **{(m, p): 0 for m in MONTHS[3:] for p in programmes}}, programmes
+        )
+    ]
+    hidden = choose_hidden(figures, [], programmes)
+    shown = [vector(f.area, programmes) for f in figures if f.area.key not in hidden]
+    for (month, programme), person in who.items():
+        target = vector(Area(month, month, programme), programmes)
+        for attacker in {"x", "y"} - {person}:
+            own = shown + [vector(Area(m, m, p), programmes) for (m, p), w in who.items() if w == attacker]
+            assert rank(own + [target]) > rank(own), f"{month} {programme} follows for {attacker}"
+
+
+@st.composite
+def tables_with_colleagues(draw):
+    programmes, cells, order = draw(linked_tables())
+    who = {cell: draw(st.sampled_from("abc")) for cell, people in cells.items() if people == 1}
+    return programmes, cells, order, who
+
+
+def with_colleagues(figures: list[Figure], cells, who, programmes) -> list[Figure]:
+    """A group of one is the colleague of its one base cell of one (the others inside it are empty)."""
+    found = []
+    for f in figures:
+        inside = [
+            (m, p)
+            for m in MONTHS
+            for p in programmes
+            if vector(f.area, programmes)[MONTHS.index(m) * len(programmes) + programmes.index(p)]
+        ]
+        lone = [cell for cell in inside if cells[cell] == 1]
+        found.append(Figure(f.area, f.volunteers, f.minutes, 0, who[lone[0]] if f.volunteers == 1 else ""))
+    return found
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables_with_colleagues())
+def test_no_colleague_works_out_a_hidden_group_with_all_they_know_of_themselves(case):
+    """Issue 46.6: each colleague knows every base cell of every group where they are alone, across
+    every release, at once; with everything released, no hidden group of 1 to 4 follows for them."""
+    programmes, cells, order, who = case
+    releases: list[Release] = []
+    hidden_groups: dict[Area, Figure] = {}
+    for first, last in order:
+        figures = with_colleagues(output(first, last, cells, programmes), cells, who, programmes)
+        quarters = [
+            f
+            for start, end in PERIODS
+            if first <= start and end <= last and (start, end) != (first, last) and start != end
+            for f in with_colleagues(output(start, end, cells, programmes), cells, who, programmes)
+            if f.area.first == start and f.area.last == end
+        ]
+        hidden = choose_hidden(figures, releases, programmes, quarters)
+        releases.append(released_by(figures, hidden, quarters))
+        hidden_groups.update({f.area: f for f in figures + quarters if f.area.key in hidden or f in quarters})
+    shown = [vector(Area.parse(key), programmes) for release in releases for key in release.shown]
+    for person in "abc":
+        own_areas = [f.area for f in hidden_groups.values() if f.contributor == person]
+        cells_known = [
+            [int(i == j) for j in range(len(MONTHS) * len(programmes))]
+            for area in own_areas
+            for i, v in enumerate(vector(area, programmes))
+            if v
+        ]
+        own = shown + cells_known
+        for area, f in hidden_groups.items():
+            if not 0 < f.volunteers < 5 or f.contributor == person or any(area.key in r.shown for r in releases):
+                continue
+            target = vector(area, programmes)
+            if cells_known and rank(cells_known + [target]) == rank(cells_known):
+                continue  # the group is theirs alone (the generator counts them once per cell)
+            assert rank(own + [target]) > rank(own), f"{area.key} ({f.volunteers}) follows for {person}"
