@@ -193,6 +193,16 @@ class ProviderModel:
 
     # --- receipts (no-ops without a webhook_url) ------------------------------------------------
 
+    def post_receipts_to(self, webhook_url: str, webhook_secret: str) -> None:
+        """From now on, post signed receipts to `webhook_url` (a model started without one: the
+        receiver may only exist once the model's URL is known, as a test's portal does)."""
+        if self._receipts is not None:
+            raise RuntimeError("the model already posts receipts")
+        self.webhook_url, self.webhook_secret = webhook_url, webhook_secret
+        self._receipts = ReceiptSender(webhook_url, webhook_secret)
+        if self._server is not None:
+            self._receipts.start()
+
     def receipts(self) -> list[dict]:
         """Every receipt built so far, oldest first: id (svix-id), type, email_id, payload,
         state (queued, delivered or failed), attempts, last_status, last_error."""
