@@ -166,7 +166,7 @@ class ReceiptSender:
                 record = {
                     "id": f"msg_{uuid.uuid4().hex}",
                     "type": event["type"],
-                    "email_id": event["data"]["email_id"],
+                    "email_id": event["data"].get("email_id"),
                     "payload": event,
                     "state": QUEUED,
                     "attempts": 0,

@@ -94,7 +94,8 @@ def parse_receipt(event_id: str, body: bytes) -> Receipt:
         environment=_short_text(tags.get("environment")),
         outbox_id=_short_text(tags.get("outbox_id")),
         event_at=event_time(event.get("created_at")),
-        recipient=first_recipient(data.get("to")),
+        # A suppression.* event names its address in data.email (Resend's suppression object).
+        recipient=first_recipient(data.get("email") if event_type.startswith("suppression.") else data.get("to")),
         bounce_type=_short_text(bounce.get("type")),
         bounce_subtype=_short_text(bounce.get("subType")),
     )

@@ -43,7 +43,7 @@ from portal.outbox.ground.statuses import (
     SUPPRESSED,
 )
 from portal.outbox.hear.receipt_events import MalformedReceipt, Receipt, parse_receipt
-from portal.outbox.hear.suppressions import suppress_from_receipt
+from portal.outbox.hear.suppressions import PROVIDER_EVENTS, follow_provider_list, suppress_from_receipt
 
 # Event type -> the outbox status it reports (None: recorded, but says nothing about status).
 EVENT_STATUS = {
@@ -121,9 +121,33 @@ _FIND_BY_MESSAGE_ID = Statement("SELECT id, status FROM email_outbox WHERE provi
 _FIND_BY_ID = Statement("SELECT id FROM email_outbox WHERE id = :outbox_id")
 
 
-def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str, now: datetime) -> str:
-    """A verified receipt as the webhook received it at `now`; raises MalformedReceipt (400); returns the outcome."""
-    return apply_receipt(db, parse_receipt(event_id, body), environment=environment, now=now)
+def apply_receipt_event(
+    db: Database, event_id: str, body: bytes, *, environment: str, now: datetime, secret_key: str | None = None
+) -> str:
+    """A verified receipt as the webhook received it at `now`; raises MalformedReceipt (400); returns the outcome.
+
+    With `secret_key` (the portal's, for erased addresses' keyed hashes), Resend's suppression.added
+    and suppression.removed events move the portal's suppression list; without it they are ignored."""
+    receipt = parse_receipt(event_id, body)
+    if receipt.type in PROVIDER_EVENTS and secret_key is not None:
+        return apply_suppression_event(db, receipt, secret_key=secret_key, now=now)
+    return apply_receipt(db, receipt, environment=environment, now=now)
+
+
+def apply_suppression_event(db: Database, receipt: Receipt, *, secret_key: str, now: datetime) -> str:
+    """Resend's team-wide list changed: the portal's follows (whatever the environment: the list is
+    the team's), once. The receipt is kept without its address (no payload)."""
+    params = {"event_id": receipt.event_id, "now": clock.iso(now), "email_id": None, "event_at": receipt.event_at}
+    with db.write() as conn:
+        outcome = NO_STATUS_CHANGE  # already on the list, or not on it: nothing to follow
+        if receipt.recipient is not None and follow_provider_list(
+            conn, params, event_type=receipt.type, email=receipt.recipient, secret_key=secret_key
+        ):
+            outcome = APPLIED
+        if not _mark_processed(conn, receipt, outcome, None, params, keep=False):
+            return DUPLICATE
+    metrics.receipt_processed(receipt.type, outcome)
+    return outcome
 
 
 def apply_receipt(db: Database, receipt: Receipt, *, environment: str, now: datetime) -> str:
