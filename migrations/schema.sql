@@ -361,7 +361,9 @@ CREATE TABLE email_receipts (
     outcome TEXT,
     received_at TEXT NOT NULL,
     processed_at TEXT,
-    source TEXT NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'lookup'))
+    source TEXT NOT NULL DEFAULT 'webhook' CHECK (source IN ('webhook', 'lookup')),
+    bounce_class TEXT
+        CHECK (bounce_class IS NULL OR bounce_class IN ('no_mailbox', 'mailbox_full', 'blocked', 'spam', 'temporary'))
 );
 
 CREATE INDEX email_receipts_by_row ON email_receipts (outbox_id);

@@ -22,11 +22,12 @@ import time
 import uuid
 from collections import deque
 from datetime import UTC, datetime, timedelta
+from email.utils import parseaddr
 from pathlib import Path
 from typing import Any
 
 from . import mailbox
-from .receipts import ReceiptSender, events_for, last_event_for
+from .receipts import ReceiptSender, _resend_time, events_for, last_event_for
 from .server import make_server
 from .validation import Answer, check_auth, error, rate_limited, validate
 
@@ -90,6 +91,7 @@ class ProviderModel:
         self._faults: deque[dict] = deque()
         self._clock_offset = 0.0
         self._window: deque[float] = deque()  # monotonic times of the requests in the last second
+        self._suppressions: dict[str, dict] = {}  # Resend's team-wide suppression list, by address
 
     # --- running -----------------------------------------------------------------------------
 
@@ -192,6 +194,16 @@ class ProviderModel:
             return [entry["body"] for entry in self._log if entry["path"] == BATCH_PATH]
 
     # --- receipts (no-ops without a webhook_url) ------------------------------------------------
+
+    def post_receipts_to(self, webhook_url: str, webhook_secret: str) -> None:
+        """From now on, post signed receipts to `webhook_url` (a model started without one: the
+        receiver may only exist once the model's URL is known, as a test's portal does)."""
+        if self._receipts is not None:
+            raise RuntimeError("the model already posts receipts")
+        self.webhook_url, self.webhook_secret = webhook_url, webhook_secret
+        self._receipts = ReceiptSender(webhook_url, webhook_secret)
+        if self._server is not None:
+            self._receipts.start()
 
     def receipts(self) -> list[dict]:
         """Every receipt built so far, oldest first: id (svix-id), type, email_id, payload,
@@ -502,10 +514,96 @@ class ProviderModel:
             mailbox.save(self._mailbox_path, self.sent())
 
     def _after_send(self, email: dict) -> None:
-        """Called once per email actually sent, outside the lock: save it, queue its receipts."""
+        """Called once per email actually sent, outside the lock: save it, queue its receipts. A
+        permanent bounce or a complaint puts the address on the model's suppression list, as Resend
+        does, with its suppression.added event after the email's own."""
         self._save_mailbox()
+        events = events_for(email, self._now())
         if self._receipts is not None:
-            self._receipts.enqueue(events_for(email, self._now()))
+            self._receipts.enqueue(events)
+        for event in events:
+            bounce = event["data"].get("bounce") or {}
+            if event["type"] == "email.complained" or (
+                event["type"] == "email.bounced" and bounce.get("type") == "Permanent"
+            ):
+                address = parseaddr(email["to"][0])[1].strip().lower()
+                self.suppress(
+                    address,
+                    origin="complaint" if event["type"] == "email.complained" else "bounce",
+                    source_id=email["id"],
+                )
+
+    # --- the suppression list (Resend's /suppressions API and its suppression.* events) ------------
+
+    def suppressions(self) -> list[dict]:
+        """The model's suppression list, oldest first."""
+        with self._lock:
+            return [dict(entry) for entry in self._suppressions.values()]
+
+    def suppress(self, address: str, origin: str = "manual", source_id: str | None = None) -> dict:
+        """Add `address` (as POST /suppressions does, or a hard bounce): the entry, new or existing;
+        a new one sends suppression.added."""
+        address = address.strip().lower()
+        with self._lock:
+            entry = self._suppressions.get(address)
+            if entry is not None:
+                return dict(entry)
+            entry = {
+                "id": str(uuid.uuid4()),
+                "email": address,
+                "origin": origin,
+                "source_id": source_id,
+                "created_at": _resend_time(self._now()),
+            }
+            self._suppressions[address] = entry
+        self._suppression_event("suppression.added", entry)
+        return dict(entry)
+
+    def unsuppress(self, id_or_email: str) -> dict | None:
+        """Remove an entry by its ID or address (DELETE /suppressions/{id_or_email}); None if absent."""
+        key = id_or_email.strip().lower()
+        with self._lock:
+            address = next(
+                (a for a, entry in self._suppressions.items() if a == key or entry["id"] == id_or_email), None
+            )
+            entry = self._suppressions.pop(address, None) if address is not None else None
+        if entry is not None:
+            self._suppression_event("suppression.removed", entry)
+        return entry
+
+    def _suppression_event(self, kind: str, entry: dict) -> None:
+        if self._receipts is not None:
+            self._receipts.enqueue([{"type": kind, "created_at": _resend_time(self._now()), "data": dict(entry)}])
+
+    def handle_suppressions(self, authorization: str | None, method: str, rest: str, raw: bytes) -> Answer:
+        """/suppressions: POST adds {"email"}; GET lists (one page: `has_more` false) or, with an ID
+        or address after the slash, reads one; DELETE removes one. As Resend documents them."""
+        refused = check_auth(authorization)
+        if refused is not None:
+            return refused
+        if method == "POST" and not rest:
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                return error(422, "validation_error", "The body is not JSON")
+            email = body.get("email") if isinstance(body, dict) else None
+            if not isinstance(email, str) or "@" not in email:
+                return error(422, "validation_error", "The `email` field must be an email address")
+            return Answer(200, {"object": "suppression", "id": self.suppress(email)["id"]})
+        if method == "GET" and not rest:
+            return Answer(200, {"object": "list", "has_more": False, "data": self.suppressions()})
+        if method == "GET":
+            key = rest.strip().lower()
+            entry = next((e for e in self.suppressions() if e["email"] == key or e["id"] == rest), None)
+            if entry is None:
+                return error(404, "not_found", "Suppression not found")
+            return Answer(200, {"object": "suppression", **entry})
+        if method == "DELETE" and rest:
+            entry = self.unsuppress(rest)
+            if entry is None:
+                return error(404, "not_found", "Suppression not found")
+            return Answer(200, {"object": "suppression", "id": entry["id"], "deleted": True})
+        return error(405, "method_not_allowed", "Method not allowed")
 
 
 def _validate_batch(payload: Any, permissive: bool) -> tuple[Answer | None, dict[int, str]]:

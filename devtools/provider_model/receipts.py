@@ -2,7 +2,7 @@
 
 For every email the model sends, `events_for` builds what Resend would report: `email.sent`, then
 `email.delivered`; a recipient whose local part contains "bounce" gets `email.bounced` (Permanent,
-or Transient with "transient" too) instead of delivered, and one containing "complain" gets
+or another kind by a further word: BOUNCES) instead of delivered, and one containing "complain" gets
 `email.complained` after delivered. "delayed" gets `email.delivery_delayed` and no delivery yet,
 and "noreceipt" only `email.sent`: the delivery receipt that never came.
 
@@ -74,6 +74,28 @@ def last_event_for(email: dict, now: datetime) -> str:
     return events_for(email, now)[-1]["type"].removeprefix("email.")
 
 
+# Resend's bounce object is {"type", "subType", "message"}, with Amazon SES's types and subtypes. A
+# "bounce" recipient's local part picks one by a further word; "bounce" alone is Permanent/General.
+BOUNCES = (
+    ("nomailbox", "Permanent", "NoEmail", "The recipient's mailbox does not exist."),
+    ("spam", "Transient", "ContentRejected", "The receiving server rejected the message's content."),
+    ("transient", "Transient", "MailboxFull", "The recipient's mailbox is full."),
+    ("full", "Transient", "MailboxFull", "The recipient's mailbox is full."),
+    ("temporary", "Transient", "General", "The receiving server could not take the email for now."),
+)
+
+
+def bounce_for(local_part: str) -> dict:
+    for word, kind, subtype, message in BOUNCES:
+        if word in local_part:
+            return {"type": kind, "subType": subtype, "message": message}
+    return {
+        "type": "Permanent",
+        "subType": "General",
+        "message": "The recipient's mail server permanently rejected the email.",
+    }
+
+
 def events_for(email: dict, now: datetime) -> list[dict]:
     """Resend's webhook payloads for one sent email, oldest first, a moment apart."""
     local_part = parseaddr(email["to"][0])[1].partition("@")[0].lower() if email["to"] else ""
@@ -92,21 +114,7 @@ def events_for(email: dict, now: datetime) -> list[dict]:
     elif "delayed" in local_part:
         steps.append(("email.delivery_delayed", {}))
     elif "bounce" in local_part:
-        transient = "transient" in local_part
-        steps.append(
-            (
-                "email.bounced",
-                {
-                    "bounce": {
-                        "type": "Transient" if transient else "Permanent",
-                        "subType": "MailboxFull" if transient else "General",
-                        "message": "The recipient's mailbox is full."
-                        if transient
-                        else "The recipient's mail server permanently rejected the email.",
-                    }
-                },
-            )
-        )
+        steps.append(("email.bounced", {"bounce": bounce_for(local_part)}))
     else:
         steps.append(("email.delivered", {}))
         if "complain" in local_part:
@@ -158,7 +166,7 @@ class ReceiptSender:
                 record = {
                     "id": f"msg_{uuid.uuid4().hex}",
                     "type": event["type"],
-                    "email_id": event["data"]["email_id"],
+                    "email_id": event["data"].get("email_id"),
                     "payload": event,
                     "state": QUEUED,
                     "attempts": 0,

@@ -58,6 +58,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._html(200, render_email(email, receipts))
         if path.startswith("/emails/"):
             return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/") :]))
+        if path == "/suppressions" or path.startswith("/suppressions/"):
+            return self._answer(
+                model.handle_suppressions(self.headers.get("Authorization"), "GET", path[len("/suppressions/") :], b"")
+            )
         if path == "/emails":
             query = {name: values[-1] for name, values in parse_qs(urlsplit(self.path).query).items()}
             return self._answer(model.handle_list(self.headers.get("Authorization"), query))
@@ -92,10 +96,25 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             return self._answer(answer)
+        if path == "/suppressions":
+            return self._answer(
+                self.server.model.handle_suppressions(self.headers.get("Authorization"), "POST", "", raw)
+            )
         if path in _CONTROLS:
             if not _may_control(self.headers, self.server.server_address):
                 return self._json(403, {"ok": False, "error": _CROSS_SITE_REFUSED})
             return self._control(_CONTROLS[path], raw)
+        self._not_found()
+
+    def do_DELETE(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        path = unquote(urlsplit(self.path).path)
+        if path.startswith("/suppressions/"):
+            return self._answer(
+                self.server.model.handle_suppressions(
+                    self.headers.get("Authorization"), "DELETE", path[len("/suppressions/") :], b""
+                )
+            )
         self._not_found()
 
     def _attachment(self, model, message_id: str, index: str):

@@ -10,7 +10,7 @@ Words a page shows are English here, marked for the catalogue (`N_`): the page t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
@@ -153,6 +153,8 @@ class CampaignPage:
     previews: dict[str, Preview]
     # {version: how many people get it}: in the audience as of now (before), on the fixed list (after).
     version_counts: dict[str, int]
+    # {bounce class: emails}: the bounced emails by their bounce's class (issue 49).
+    bounce_classes: dict[str, int] = field(default_factory=dict)
 
     @property
     def has_norwegian(self) -> bool:
@@ -204,6 +206,7 @@ def campaign_page(db, campaign_id: int, language: str = ENGLISH) -> CampaignPage
         started = campaign["status"] in ("sending", "sent") or campaign["recipients"] is not None
         reach = None if started else audiences.reach(conn, campaign["audience"])
         outcomes = outcomes_from(reads.status_counts_for_subject(conn, emails.subject_ref(campaign_id)))
+        bounce_classes = reads.bounce_class_counts_for_subject(conn, emails.subject_ref(campaign_id))
         unsubscribed = conn.execute(
             sa.text("SELECT COUNT(*) FROM campaign_unsubscribes WHERE campaign_id = :c"), {"c": campaign_id}
         ).scalar_one()
@@ -229,6 +232,7 @@ def campaign_page(db, campaign_id: int, language: str = ENGLISH) -> CampaignPage
         unsubscribed=unsubscribed,
         previews=previews,
         version_counts=counts,
+        bounce_classes=bounce_classes,
     )
 
 

@@ -18,6 +18,7 @@ from flask_babel import gettext as _
 from portal.core import clock, i18n
 from portal.core.i18n import N_
 from portal.outbox.ground.statuses import (
+    BOUNCE_CLASSES,
     BOUNCED,
     CANCELLED,
     COMPLAINED,
@@ -33,6 +34,7 @@ from portal.outbox.ground.statuses import (
     SENT,
     SUPPRESSED,
     UNKNOWN_OUTCOME,
+    is_soft_bounce,
 )
 from portal.outbox.operate.operator import TimelineEntry, events
 from portal.web.i18n import current_language
@@ -146,6 +148,15 @@ RECEIPT_TITLES = {
     "email.failed": N_("Resend could not send it"),
 }
 FROM_LOOKUP = N_("%(event)s (learned by asking Resend)")
+# A bounce, by its class (the engine's codes: portal/outbox/ground/bounce_classes.py).
+BOUNCE_TITLES = {
+    "no_mailbox": N_("Bounced: the mailbox does not exist"),
+    "mailbox_full": N_("Bounced: the mailbox is full"),
+    "blocked": N_("Bounced: blocked by the receiving server"),
+    "spam": N_("Bounced: the message was rejected as spam"),
+    "temporary": N_("Bounced: a temporary failure"),
+}
+assert set(BOUNCE_TITLES) == set(BOUNCE_CLASSES)
 
 # What a reason code (the engine's last_error, up to its ':') meant for the email; a code with no
 # words here shows only as stored, in the line above it.
@@ -206,7 +217,9 @@ def history(timeline: list[TimelineEntry]) -> list[Entry]:
 def title(entry: TimelineEntry) -> str:
     if entry.kind == events.RECEIPT:
         headline = (
-            _(RECEIPT_TITLES[entry.receipt_type])
+            _(BOUNCE_TITLES[entry.bounce_class])
+            if entry.bounce_class in BOUNCE_TITLES
+            else _(RECEIPT_TITLES[entry.receipt_type])
             if entry.receipt_type in RECEIPT_TITLES
             else _(TITLES[events.RECEIPT], type=entry.receipt_type)
         )
@@ -253,7 +266,14 @@ def details(entry: TimelineEntry) -> list[str]:
             else _("receipt %(type)s", type=entry.receipt_type)
         )
         outcome = entry.receipt_outcome or _("not yet processed")
-        return [receipt, _("applied as: %(outcome)s", outcome=outcome)]
+        soft = (
+            [_("bounce class: %(code)s (soft: suppresses as the second within 30 days)", code=entry.bounce_class)]
+            if is_soft_bounce(entry.bounce_class)
+            else [_("bounce class: %(code)s", code=entry.bounce_class)]
+            if entry.bounce_class
+            else []
+        )
+        return [receipt, _("applied as: %(outcome)s", outcome=outcome), *soft]
     if kind in (events.SUPPRESSION_ADDED, events.SUPPRESSION_REMOVED):
         who = _("the email provider") if entry.by_provider else entry.actor or _("an admin")
         return [_("by %(who)s", who=who)]

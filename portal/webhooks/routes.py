@@ -42,7 +42,12 @@ def answer_receipt(context, body: bytes, headers: Mapping[str, str], log: loggin
     try:
         event_id = verify_signature(context.settings.resend_webhook_secret, body, headers)
         outcome = apply_receipt_event(
-            context.db, event_id, body, environment=context.settings.portal_env, now=clock.utcnow()
+            context.db,
+            event_id,
+            body,
+            environment=context.settings.portal_env,
+            now=clock.utcnow(),
+            secret_key=context.settings.secret_key,
         )
     except SignatureError as error:
         log.warning("receipt refused: signature not verified (%s)", error)

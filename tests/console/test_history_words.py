@@ -151,3 +151,46 @@ def test_a_retried_email_reads_in_norwegian_on_its_page(client, admin, make_outb
     # What the engine stores stays as it stores it, in a Norwegian sentence.
     assert "forsøk 1: provider_error: 500 application_error" in details
     assert any(line.startswith("neste forsøk ") and "UTC" in line for line in details)
+
+
+@pytest.mark.parametrize(
+    ("bounce", "title", "detail"),
+    [
+        (
+            {"type": "Permanent", "subType": "NoEmail"},
+            "Bounced: the mailbox does not exist",
+            "bounce class: no_mailbox",
+        ),
+        (
+            {"type": "Transient", "subType": "MailboxFull"},
+            "Bounced: the mailbox is full",
+            "bounce class: mailbox_full (soft: suppresses as the second within 30 days)",
+        ),
+        (
+            {"type": "Permanent", "subType": "General"},
+            "Bounced: blocked by the receiving server",
+            "bounce class: blocked",
+        ),
+        (
+            {"type": "Transient", "subType": "ContentRejected"},
+            "Bounced: the message was rejected as spam",
+            "bounce class: spam",
+        ),
+        (
+            {"type": "Transient", "subType": "General"},
+            "Bounced: a temporary failure",
+            "bounce class: temporary (soft: suppresses as the second within 30 days)",
+        ),
+    ],
+)
+def test_a_bounce_reads_as_its_class(app, ctx, make_outbox_row, outbox_row, bounce, title, detail):
+    """The receipt as the engine keeps it, read back through the email's timeline."""
+    from portal.outbox.hear.receipts import apply_receipt_event
+
+    outbox_id = make_outbox_row(status="sent", provider_message_id="re_msg_1", recipient="ada@example.com")
+    body = json.dumps(event("email.bounced", email_id="re_msg_1", to="ada@example.com", bounce=bounce))
+    apply_receipt_event(ctx.db, f"msg_{uuid.uuid4().hex}", body.encode(), environment="development", now=clock.utcnow())
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        [entry] = [e for e in words.history(timeline(ctx.db, outbox_row(outbox_id))) if e.title.startswith("Bounced")]
+    assert entry.title == title
+    assert entry.details[-1] == detail

@@ -95,15 +95,24 @@ def test_each_sent_email_gets_signed_sent_then_delivered(hooked_model, receiver,
 def test_bounce_address_gets_a_permanent_bounce_instead_of_delivered(hooked_model, receiver, message):
     send(message, to="Some One <bounce.test@example.com>")
     hooked_model.wait_for_receipts()
-    sent, bounced = receiver.events()
+    sent, bounced, suppressed = receiver.events()
     assert (sent["type"], bounced["type"]) == ("email.sent", "email.bounced")
     assert bounced["data"]["bounce"]["type"] == "Permanent"
+    # As Resend does: a hard bounce puts the address on the team's suppression list, and says so.
+    assert suppressed["type"] == "suppression.added"
+    assert (suppressed["data"]["email"], suppressed["data"]["origin"]) == ("bounce.test@example.com", "bounce")
+    assert [entry["email"] for entry in hooked_model.suppressions()] == ["bounce.test@example.com"]
 
 
 def test_complain_address_gets_delivered_then_complained(hooked_model, receiver, message):
     send(message, to="complainer@example.com")
     hooked_model.wait_for_receipts()
-    assert [e["type"] for e in receiver.events()] == ["email.sent", "email.delivered", "email.complained"]
+    assert [e["type"] for e in receiver.events()] == [
+        "email.sent",
+        "email.delivered",
+        "email.complained",
+        "suppression.added",
+    ]
 
 
 def test_idempotent_replay_sends_no_second_receipts(hooked_model, receiver, message):
@@ -221,3 +230,25 @@ def test_command_line_refuses_a_webhook_url_without_a_secret():
     )
     assert result.returncode == 2
     assert "webhook_secret" in result.stderr
+
+
+def test_the_suppression_api_adds_lists_reads_and_removes_with_its_events(hooked_model, receiver):
+    added = resend.Suppressions.add({"email": " Ada@Example.com "})
+    assert resend.Suppressions.add({"email": "ada@example.com"})["id"] == added["id"], "adding again: the same entry"
+    [listed] = resend.Suppressions.list()["data"]
+    assert (listed["id"], listed["email"], listed["origin"], listed["source_id"]) == (
+        added["id"],
+        "ada@example.com",
+        "manual",
+        None,
+    )
+    assert resend.Suppressions.get("ada@example.com")["id"] == added["id"]
+    assert resend.Suppressions.remove(added["id"])["deleted"] is True
+    assert resend.Suppressions.list()["data"] == []
+    with pytest.raises(resend.exceptions.ResendError):
+        resend.Suppressions.remove("ada@example.com")
+    hooked_model.wait_for_receipts()
+    assert [(e["type"], e["data"]["email"]) for e in receiver.events()] == [
+        ("suppression.added", "ada@example.com"),
+        ("suppression.removed", "ada@example.com"),
+    ]

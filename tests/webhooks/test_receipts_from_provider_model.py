@@ -105,7 +105,7 @@ def test_redelivered_receipt_is_applied_once(provider, make_outbox_row, db, coun
         provider.redeliver_receipt(receipt["id"])
     provider.wait_for_receipts()
 
-    assert count("email_receipts") == 2
+    assert count("email_receipts") == 3  # sent, bounced, and Resend's suppression.added
     assert count("email_suppression_events") == 1
     assert {r["state"] for r in provider.receipts()} == {"delivered"}
 
@@ -134,3 +134,19 @@ def test_receipts_signed_with_another_secret_are_refused(live_portal, count, mon
         assert count("email_receipts") == 0
     finally:
         model.stop()
+
+
+def test_changes_to_resends_suppression_list_reach_the_portals(provider, db):
+    """Added and removed through Resend's API (the SDK): its signed events move the portal's list."""
+    resend.Suppressions.add({"email": "ada@example.com"})
+    provider.wait_for_receipts()
+    with db.read() as conn:
+        listed = conn.execute(sa.text("SELECT email, reason, source FROM email_suppressions")).all()
+    assert listed == [("ada@example.com", "added at Resend", "webhook")]
+
+    resend.Suppressions.remove("ada@example.com")
+    provider.wait_for_receipts()
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM email_suppressions")).scalar() == 0
+        audited = conn.execute(sa.text("SELECT email, action, source FROM email_suppression_events ORDER BY id")).all()
+    assert audited == [("ada@example.com", "add", "webhook"), ("ada@example.com", "remove", "webhook")]

@@ -64,6 +64,8 @@ RECEIPT_TYPES = frozenset(
         "email.suppressed",
         "email.opened",
         "email.clicked",
+        "suppression.added",
+        "suppression.removed",
     }
 )
 

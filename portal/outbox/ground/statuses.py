@@ -2,9 +2,13 @@
 
 import re
 
+from portal.outbox.ground.bounce_classes import CLASSES as BOUNCE_CLASSES
+from portal.outbox.ground.bounce_classes import is_soft as is_soft_bounce
+
 # The statuses face: what pages and the console name (portal.outbox.FACES).
 __all__ = [
     "ALL",
+    "BOUNCE_CLASSES",
     "BOUNCED",
     "CANCELLED",
     "COMPLAINED",
@@ -23,6 +27,7 @@ __all__ = [
     "UNKNOWN_OUTCOME",
     "UNSETTLED",
     "WAITING",
+    "is_soft_bounce",
 ]
 
 PENDING = "pending"  # committed; publication not recorded

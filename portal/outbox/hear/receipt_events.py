@@ -14,6 +14,7 @@ from email.utils import parseaddr
 from typing import Any
 
 from portal.core import clock
+from portal.outbox.ground import bounce_classes
 
 MAX_EVENT_TYPE_LENGTH = 100
 MAX_ID_LENGTH = 256
@@ -34,6 +35,14 @@ class Receipt:
     recipient: str | None  # data.to[0], the bare address, lower-cased
     bounce_type: str | None  # data.bounce.type
     source: str = "webhook"  # or "lookup": learned by asking the provider (receipt_lookup.py)
+    bounce_subtype: str | None = None  # data.bounce.subType
+
+    @property
+    def bounce_class(self) -> str | None:
+        """A bounce's class (ground/bounce_classes.py); None for any other event."""
+        if self.type != "email.bounced":
+            return None
+        return bounce_classes.classify(self.bounce_type, self.bounce_subtype)
 
     @property
     def kept_fields(self) -> str:
@@ -54,6 +63,7 @@ class Receipt:
                 "created_at": self.event_at,
                 "to": recipient,
                 "bounce_type": self.bounce_type,
+                "bounce_subtype": self.bounce_subtype,
                 "environment": self.environment,
                 "outbox_id": self.outbox_id,
             },
@@ -84,8 +94,10 @@ def parse_receipt(event_id: str, body: bytes) -> Receipt:
         environment=_short_text(tags.get("environment")),
         outbox_id=_short_text(tags.get("outbox_id")),
         event_at=event_time(event.get("created_at")),
-        recipient=first_recipient(data.get("to")),
+        # A suppression.* event names its address in data.email (Resend's suppression object).
+        recipient=first_recipient(data.get("email") if event_type.startswith("suppression.") else data.get("to")),
         bounce_type=_short_text(bounce.get("type")),
+        bounce_subtype=_short_text(bounce.get("subType")),
     )
 
 

@@ -29,7 +29,7 @@ from datetime import datetime
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
-from portal.outbox.ground import metrics
+from portal.outbox.ground import bounce_classes, metrics
 from portal.outbox.ground.erased import ERASED_ROW
 from portal.outbox.ground.rows import advance_on_receipt, settle_from_receipt_tag
 from portal.outbox.ground.statuses import (
@@ -43,7 +43,7 @@ from portal.outbox.ground.statuses import (
     SUPPRESSED,
 )
 from portal.outbox.hear.receipt_events import MalformedReceipt, Receipt, parse_receipt
-from portal.outbox.hear.suppressions import suppress_from_receipt
+from portal.outbox.hear.suppressions import PROVIDER_EVENTS, follow_provider_list, suppress_from_receipt
 
 # Event type -> the outbox status it reports (None: recorded, but says nothing about status).
 EVENT_STATUS = {
@@ -58,7 +58,7 @@ EVENT_STATUS = {
     "email.suppressed": SUPPRESSED,
 }
 SUPPRESSING_EVENTS = {
-    "email.bounced": "bounced (permanent)",
+    "email.bounced": "bounced (permanent)",  # a hard bounce; a soft one: SOFT_BOUNCES_REASON
     "email.complained": "complained",
     "email.suppressed": "suppressed by the provider",
 }
@@ -89,23 +89,65 @@ __all__ = ["DUPLICATE", "OUTCOMES", "MalformedReceipt", "apply_receipt_event"]
 _RECORD_RECEIPT = Statement(
     f"""
     INSERT INTO email_receipts (provider_event_id, type, provider_message_id, event_created_at,
-                                environment, payload, received_at, processed_at, outcome, outbox_id, source)
+                                environment, payload, received_at, processed_at, outcome, outbox_id, source,
+                                bounce_class)
     VALUES (:event_id, :type, :email_id, :event_at, :environment,
             CASE WHEN EXISTS (SELECT 1 FROM email_outbox WHERE id = :outbox_id AND {ERASED_ROW})
                  THEN :unnamed_payload ELSE :payload END,
-            :now, :now, :outcome, :outbox_id, :source)
+            :now, :now, :outcome, :outbox_id, :source, :bounce_class)
     ON CONFLICT (provider_event_id) DO UPDATE
     SET processed_at = excluded.processed_at, outcome = excluded.outcome, outbox_id = excluded.outbox_id
     WHERE email_receipts.processed_at IS NULL
+    """
+)
+SOFT_BOUNCES_REASON = (
+    f"bounced ({bounce_classes.SOFT_BOUNCES_TO_SUPPRESS} soft bounces within "
+    f"{bounce_classes.SOFT_BOUNCE_WINDOW_DAYS} days)"
+)
+# The address's other soft bounces within the window either side of this one (by the events' own
+# times, so the order they arrive in does not matter): its outbox rows by recipient (an erased
+# address's rows share one pseudonym), their receipts by row. This receipt is not among them: it
+# is recorded last, and a redelivery of a processed one changes nothing (RECEIPT_UNPROCESSED).
+_OTHER_SOFT_BOUNCES = Statement(
+    f"""
+    SELECT COUNT(*) FROM email_outbox o JOIN email_receipts r ON r.outbox_id = o.id
+    WHERE o.recipient = (SELECT recipient FROM email_outbox WHERE id = :outbox_id)
+      AND r.bounce_class IN {bounce_classes.SOFT_SQL}
+      AND abs(julianday(r.event_created_at) - julianday(COALESCE(:event_at, :now)))
+          <= {bounce_classes.SOFT_BOUNCE_WINDOW_DAYS}
     """
 )
 _FIND_BY_MESSAGE_ID = Statement("SELECT id, status FROM email_outbox WHERE provider_message_id = :email_id")
 _FIND_BY_ID = Statement("SELECT id FROM email_outbox WHERE id = :outbox_id")
 
 
-def apply_receipt_event(db: Database, event_id: str, body: bytes, *, environment: str, now: datetime) -> str:
-    """A verified receipt as the webhook received it at `now`; raises MalformedReceipt (400); returns the outcome."""
-    return apply_receipt(db, parse_receipt(event_id, body), environment=environment, now=now)
+def apply_receipt_event(
+    db: Database, event_id: str, body: bytes, *, environment: str, now: datetime, secret_key: str | None = None
+) -> str:
+    """A verified receipt as the webhook received it at `now`; raises MalformedReceipt (400); returns the outcome.
+
+    With `secret_key` (the portal's, for erased addresses' keyed hashes), Resend's suppression.added
+    and suppression.removed events move the portal's suppression list; without it they are ignored."""
+    receipt = parse_receipt(event_id, body)
+    if receipt.type in PROVIDER_EVENTS and secret_key is not None:
+        return apply_suppression_event(db, receipt, secret_key=secret_key, now=now)
+    return apply_receipt(db, receipt, environment=environment, now=now)
+
+
+def apply_suppression_event(db: Database, receipt: Receipt, *, secret_key: str, now: datetime) -> str:
+    """Resend's team-wide list changed: the portal's follows (whatever the environment: the list is
+    the team's), once. The receipt is kept without its address (no payload)."""
+    params = {"event_id": receipt.event_id, "now": clock.iso(now), "email_id": None, "event_at": receipt.event_at}
+    with db.write() as conn:
+        outcome = NO_STATUS_CHANGE  # already on the list, or not on it: nothing to follow
+        if receipt.recipient is not None and follow_provider_list(
+            conn, params, event_type=receipt.type, email=receipt.recipient, secret_key=secret_key
+        ):
+            outcome = APPLIED
+        if not _mark_processed(conn, receipt, outcome, None, params, keep=False):
+            return DUPLICATE
+    metrics.receipt_processed(receipt.type, outcome)
+    return outcome
 
 
 def apply_receipt(db: Database, receipt: Receipt, *, environment: str, now: datetime) -> str:
@@ -163,16 +205,20 @@ def _apply_to_outbox(conn, receipt: Receipt, params: dict) -> tuple[str, str | N
 
 
 def _suppress_recipient(conn, receipt: Receipt, outbox_id: str, params: dict) -> None:
-    """A permanent (or untyped) bounce, or a complaint, puts the address on the suppression list
-    (as its keyed hash when the email was erased: suppressions.py).
+    """A hard bounce (any class but mailbox full and temporary, an untyped one included), a
+    complaint, or the second soft bounce within SOFT_BOUNCE_WINDOW_DAYS puts the address on the
+    suppression list (as its keyed hash when the email was erased: suppressions.py).
 
     It applies whether or not the row's status moved: an old bounce is still a fact about the address.
     """
     reason = SUPPRESSING_EVENTS.get(receipt.type)
     if reason is None or receipt.recipient is None:
         return
-    if receipt.type == "email.bounced" and (receipt.bounce_type or "permanent").lower() != "permanent":
-        return
+    if bounce_classes.is_soft(receipt.bounce_class):
+        others = _OTHER_SOFT_BOUNCES(conn, {**params, "outbox_id": outbox_id}).scalar()
+        if others + 1 < bounce_classes.SOFT_BOUNCES_TO_SUPPRESS:
+            return
+        reason = SOFT_BOUNCES_REASON
     suppress_from_receipt(conn, params, outbox_id=outbox_id, email=receipt.recipient, reason=reason)
 
 
@@ -187,5 +233,6 @@ def _mark_processed(conn, receipt: Receipt, outcome: str, outbox_id: str | None,
         "outcome": outcome,
         "outbox_id": outbox_id,
         "source": receipt.source,
+        "bounce_class": receipt.bounce_class,
     }
     return _RECORD_RECEIPT(conn, values).rowcount == 1

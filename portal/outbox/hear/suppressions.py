@@ -16,7 +16,7 @@ from portal.core import clock
 from portal.core.db import Database
 from portal.core.driver import Statement
 from portal.core.text import normalise_email
-from portal.outbox.ground.erased import ERASED_ROW
+from portal.outbox.ground.erased import ERASED_ROW, address_hash
 from portal.outbox.ground.rows import RECEIPT_UNPROCESSED
 
 LIST_LIMIT = 200
@@ -183,3 +183,45 @@ def suppress_from_receipt(conn, params: dict, *, outbox_id: str, email: str, rea
     values = {**params, "email": erased_as or email, "reason": reason}
     if _SUPPRESS_FROM_RECEIPT(conn, values).rowcount:
         _AUDIT_FROM_RECEIPT(conn, values)
+
+
+# Resend's own list, as its suppression.added / suppression.removed webhook events report it: the
+# portal's list follows, in the receipt's transaction, audited as the webhook's (source 'webhook').
+# An erased address is on the portal's list as its keyed hash: it is added so, and found so.
+PROVIDER_EVENTS = {"suppression.added": ADD, "suppression.removed": REMOVE}
+ADDED_AT_PROVIDER = "added at Resend"
+REMOVED_AT_PROVIDER = "removed at Resend"
+_KNOWN_ERASED = Statement("SELECT 1 FROM erased_addresses WHERE address_hash = :hashed")
+_ADD_FROM_PROVIDER = Statement(
+    f"""
+    INSERT INTO email_suppressions (email, reason, source, created_at)
+    SELECT :key, :reason, '{SOURCE_WEBHOOK}', :now WHERE {RECEIPT_UNPROCESSED}
+    ON CONFLICT (email) DO NOTHING
+    """
+)
+_REMOVE_FROM_PROVIDER = Statement(
+    f"DELETE FROM email_suppressions WHERE email IN (:email, :hashed) AND {RECEIPT_UNPROCESSED} RETURNING email"
+)
+_AUDIT_FROM_PROVIDER = Statement(
+    f"""
+    INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, created_at)
+    VALUES (:key, :action, :reason, NULL, '{SOURCE_WEBHOOK}', :now)
+    """
+)
+
+
+def follow_provider_list(conn, params: dict, *, event_type: str, email: str, secret_key: str) -> bool:
+    """Inside a receipt's transaction: apply Resend's suppression.added or .removed for `email`;
+    True when the portal's list changed."""
+    action, hashed = PROVIDER_EVENTS[event_type], address_hash(email, secret_key)
+    if action == ADD:
+        erased = _KNOWN_ERASED(conn, {"hashed": hashed}).first() is not None
+        values = {**params, "key": hashed if erased else email, "reason": ADDED_AT_PROVIDER, "action": ADD}
+        if not _ADD_FROM_PROVIDER(conn, values).rowcount:
+            return False
+        _AUDIT_FROM_PROVIDER(conn, values)
+        return True
+    removed = [row[0] for row in _REMOVE_FROM_PROVIDER(conn, {**params, "email": email, "hashed": hashed}).all()]
+    for key in removed:
+        _AUDIT_FROM_PROVIDER(conn, {**params, "key": key, "reason": REMOVED_AT_PROVIDER, "action": REMOVE})
+    return bool(removed)

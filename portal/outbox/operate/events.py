@@ -122,6 +122,7 @@ class TimelineEntry:
     content_fixed: bool = False  # this change froze the content: the first request to the provider follows
     receipt_type: str | None = None  # email.delivered, ...
     receipt_outcome: str | None = None  # what the receipt did to the row (None: not yet processed)
+    bounce_class: str | None = None  # a bounce receipt's class (ground/bounce_classes.py)
     from_lookup: bool = False  # the receipt came from asking the provider, not from its webhook
     by_provider: bool = False  # a suppression the provider's receipt made
     actor: str | None = None  # the person who acted (their address)
@@ -147,10 +148,10 @@ _EVENTS = sa.text(
 # it (migrations/0017); each half through an index.
 _RECEIPTS = sa.text(
     """
-    SELECT id, type, event_created_at, received_at, outcome, source FROM email_receipts
+    SELECT id, type, event_created_at, received_at, outcome, source, bounce_class FROM email_receipts
     WHERE provider_message_id = :message_id
     UNION
-    SELECT id, type, event_created_at, received_at, outcome, source FROM email_receipts
+    SELECT id, type, event_created_at, received_at, outcome, source, bounce_class FROM email_receipts
     WHERE outcome = 'not_eligible' AND outbox_id = :id
     ORDER BY received_at, id
     """
@@ -185,6 +186,7 @@ def timeline(db: Database, row: dict) -> list[TimelineEntry]:
             kind=RECEIPT,
             receipt_type=r["type"],
             receipt_outcome=r["outcome"],
+            bounce_class=r["bounce_class"],
             from_lookup=r["source"] == "lookup",
         )
         for r in receipts

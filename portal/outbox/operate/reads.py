@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from portal.core.db import Database, json_array
-from portal.outbox.ground.statuses import UNSETTLED, sql_list
+from portal.outbox.ground.statuses import BOUNCED, UNSETTLED, sql_list
 from portal.outbox.operate.personal_data import emails_to
 
 # The reads face: how areas show email state (portal.outbox.FACES).
@@ -115,6 +115,25 @@ def status_counts_for_subject(conn: sa.Connection, subject_ref: str) -> dict[str
             {"ref": subject_ref},
         ).all()
     )
+
+
+# A bounced email counts once, in the class of its latest bounce receipt that has one (receipts from
+# before 0046 have none, and are not counted here).
+_BOUNCE_CLASSES_FOR_SUBJECT = sa.text(
+    f"""
+    SELECT bounce_class, COUNT(*) FROM (
+        SELECT (SELECT r.bounce_class FROM email_receipts r
+                WHERE r.outbox_id = o.id AND r.bounce_class IS NOT NULL
+                ORDER BY r.event_created_at DESC, r.id DESC LIMIT 1) AS bounce_class
+        FROM email_outbox o WHERE o.subject_ref = :ref AND o.status = '{BOUNCED}'
+    ) WHERE bounce_class IS NOT NULL GROUP BY bounce_class
+    """
+)
+
+
+def bounce_class_counts_for_subject(conn: sa.Connection, subject_ref: str) -> dict[str, int]:
+    """{bounce class: emails} of the bounced outbox rows about one domain row (ground/bounce_classes.py)."""
+    return dict(conn.execute(_BOUNCE_CLASSES_FOR_SUBJECT, {"ref": subject_ref}).all())
 
 
 # Read by `flask outbox status`, the console's grid and every /metrics scrape: a scan of the
