@@ -13,7 +13,15 @@ from portal.attendance.cli import attendance_cli
 from portal.auth.operations import AccountError, create_user
 from portal.core import clock, schema, server_history
 from portal.core.periods import report_timezone
-from portal.outbox.operate.operator import FIGURES, LABELS, purge, reconcile, relay_pass
+from portal.outbox.operate.operator import (
+    FIGURES,
+    LABELS,
+    look_up_missing_receipts,
+    past_provider_memory,
+    purge,
+    reconcile,
+    relay_pass,
+)
 from portal.outbox.operate.reads import status_counts
 from portal.report_emails.cli import reports_cli
 from portal.seed import seed_demo
@@ -136,6 +144,23 @@ def outbox_reconcile(day):
     lines = [(family, found.by_family[family][0]) for family in found.families] + [("total", found.totals[0])]
     for name, figures in lines:
         click.echo(" ".join([f"{name:24}", *(f"{figures[f]:>{w}}" for f, w in zip(FIGURES, widths, strict=True))]))
+
+
+@outbox_cli.command("lookups")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask about at most this many emails.")
+def outbox_lookups(limit):
+    """One pass of the receipt lookups now: ask the provider about each accepted email with no receipt
+    for OUTBOX_NO_RECEIPT_HOURS (within OUTBOX_LOOKUPS_PER_HOUR), and print what it said of each."""
+    ctx, now = portal_context(), clock.utcnow()
+    found = look_up_missing_receipts(ctx, now=now, limit=limit)
+    for outbox_id, answer in found.answers:
+        click.echo(f"  {outbox_id}: {answer}")
+    click.echo(found.summary())
+    forgotten = past_provider_memory(ctx.db, retention_days=ctx.settings.provider_log_retention_days, now=now)
+    click.echo(
+        f"{forgotten} accepted emails passed the provider's memory "
+        f"(PROVIDER_LOG_RETENTION_DAYS={ctx.settings.provider_log_retention_days}) without a final status"
+    )
 
 
 @outbox_cli.command("purge")

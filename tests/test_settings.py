@@ -139,3 +139,27 @@ def test_staging_is_served_like_production_secure_cookies_and_hsts(tmp_path):
         assert "max-age=" in app.test_client().post("/webhooks/resend").headers["Strict-Transport-Security"]
     finally:
         app.extensions[EXTENSION_KEY].db.dispose()
+
+
+def test_no_receipt_hours_must_leave_the_lookups_time_before_the_provider_forgets(tmp_path):
+    """Resend's free plan keeps an email's record 1 day: the lookups need 12 of its hours (two
+    questions 6 hours apart), so no receipt after 12 hours is the latest they can ask about."""
+    assert Settings.from_env({}, instance_path=tmp_path).outbox_no_receipt_hours == 12
+    assert Settings.from_env({"OUTBOX_NO_RECEIPT_HOURS": "12"}, instance_path=tmp_path).outbox_no_receipt_hours == 12
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({"OUTBOX_NO_RECEIPT_HOURS": "13"}, instance_path=tmp_path)
+    assert raised.value.variable == "OUTBOX_NO_RECEIPT_HOURS"
+    assert "PROVIDER_LOG_RETENTION_DAYS=1" in str(raised.value.code)
+    # A plan that keeps records 3 days allows the old 48 hours, and up to 60.
+    longer = {"PROVIDER_LOG_RETENTION_DAYS": "3", "OUTBOX_NO_RECEIPT_HOURS": "60"}
+    assert Settings.from_env(longer, instance_path=tmp_path).outbox_no_receipt_hours == 60
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({**longer, "OUTBOX_NO_RECEIPT_HOURS": "61"}, instance_path=tmp_path)
+    assert raised.value.variable == "OUTBOX_NO_RECEIPT_HOURS"
+
+
+@pytest.mark.parametrize("raw", ["0", "a day", "-1"])
+def test_provider_log_retention_days_must_be_a_positive_whole_number(tmp_path, raw):
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({"PROVIDER_LOG_RETENTION_DAYS": raw}, instance_path=tmp_path)
+    assert raised.value.variable == "PROVIDER_LOG_RETENTION_DAYS"

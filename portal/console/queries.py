@@ -151,5 +151,9 @@ def reconciliation(db, settings, *, zone: ZoneInfo, today: date, now: datetime) 
     return operator.reconcile(db, days=days, zone=zone, no_receipt_hours=settings.outbox_no_receipt_hours, now=now)
 
 
+def past_provider_memory(db, settings, *, now: datetime) -> int:
+    return operator.past_provider_memory(db, retention_days=settings.provider_log_retention_days, now=now)
+
+
 def unexplained(db, settings, *, now: datetime) -> list[dict]:
     return operator.unexplained_emails(db, no_receipt_hours=settings.outbox_no_receipt_hours, now=now)

@@ -119,6 +119,8 @@ def reconciliation():
         labels=LABELS,
         no_receipt_hours=ctx.settings.outbox_no_receipt_hours,
         unexplained=queries.unexplained(ctx.db, ctx.settings, now=clock.utcnow()),
+        past_memory=queries.past_provider_memory(ctx.db, ctx.settings, now=clock.utcnow()),
+        retention_days=ctx.settings.provider_log_retention_days,
         error=error,
     ), (400 if error else 200)
 

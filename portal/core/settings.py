@@ -61,8 +61,12 @@ class Settings:
     # Emails of a batchable family (a campaign, a bulk invitation) per provider request; 1 sends each alone.
     outbox_batch_size: int = 100
     receipt_retention_days: int = 30
-    # An accepted email with no delivery receipt this long after is counted for a person to look at.
-    outbox_no_receipt_hours: int = 48
+    # An accepted email with no delivery receipt this long after is counted for a person to look at,
+    # and the lookups ask the provider about it: at most PROVIDER_LOG_RETENTION_DAYS in hours less
+    # NO_RECEIPT_MARGIN_HOURS (see _no_receipt_hours).
+    outbox_no_receipt_hours: int = 12
+    # How long the provider keeps an email's record (GET /emails/{id}): 1 day on Resend's free plan.
+    provider_log_retention_days: int = 1
     # The provider is asked about those at most this many times an hour (receipt_lookup.py).
     outbox_lookups_per_hour: int = 60
     outbox_retention_days: int = 365
@@ -147,7 +151,8 @@ class Settings:
             provider_window_margin_seconds=window_margin,
             outbox_batch_size=_batch_size(env),
             receipt_retention_days=_positive_int(env, "RECEIPT_RETENTION_DAYS", 30),
-            outbox_no_receipt_hours=_positive_int(env, "OUTBOX_NO_RECEIPT_HOURS", 48),
+            outbox_no_receipt_hours=_no_receipt_hours(env),
+            provider_log_retention_days=_positive_int(env, "PROVIDER_LOG_RETENTION_DAYS", 1),
             outbox_lookups_per_hour=_positive_int(env, "OUTBOX_LOOKUPS_PER_HOUR", 60),
             outbox_retention_days=_positive_int(env, "OUTBOX_RETENTION_DAYS", 365),
             demo_request_retention_days=_positive_int(env, "DEMO_REQUEST_RETENTION_DAYS", 365),
@@ -296,6 +301,27 @@ def _check_webhook_secret(name: str, secret: str) -> None:
         key = b""
     if not key:
         raise ConfigError(name, "must carry a base64 key after whsec_")
+
+
+# Time left between the lookups' first question about an email without a receipt and the provider
+# forgetting it: two of receipt_lookup.py's ASK_AGAIN_HOURS (6), so an email whose first question
+# went unanswered (a 429, an unreachable provider, an hour's budget spent on older emails) is asked
+# a second time while the provider still knows it.
+NO_RECEIPT_MARGIN_HOURS = 12
+
+
+def _no_receipt_hours(env: dict) -> int:
+    """OUTBOX_NO_RECEIPT_HOURS, refused when it asks about an email after the provider forgets it."""
+    hours = _positive_int(env, "OUTBOX_NO_RECEIPT_HOURS", 12)
+    retention_days = _positive_int(env, "PROVIDER_LOG_RETENTION_DAYS", 1)
+    latest = retention_days * 24 - NO_RECEIPT_MARGIN_HOURS
+    if hours > latest:
+        raise ConfigError(
+            "OUTBOX_NO_RECEIPT_HOURS",
+            f"must be at most {latest} with PROVIDER_LOG_RETENTION_DAYS={retention_days}: the provider forgets "
+            f"an email after {retention_days * 24} hours, and the lookups need {NO_RECEIPT_MARGIN_HOURS} of them",
+        )
+    return hours
 
 
 def _batch_size(env: dict) -> int:

@@ -212,3 +212,27 @@ def test_the_metrics_agree_with_the_page(client, admin, make_outbox_row, ctx):
     assert samples[("portal_outbox_accepted_last_2h", (("family", "notice"),))] == 1
     assert samples[("portal_outbox_receipted_last_2h", (("family", "notice"),))] == 1
     assert samples[("portal_outbox_reconciled", (("family", "campaign"), ("figure", "committed")))] == 0
+
+
+def test_the_page_counts_the_emails_past_the_providers_memory_without_a_final_status(client, admin, make_outbox_row):
+    """Resend keeps an email's record PROVIDER_LOG_RETENTION_DAYS (1 by default): an accepted email
+    with no final status after that can no longer be asked about, and the page says how many."""
+    make_outbox_row(status="sent", provider_message_id="re_gone", sent_at=clock.iso_in(-25 * 3600))
+    make_outbox_row(status="sent", provider_message_id="re_older", sent_at=clock.iso_in(-30 * 3600))
+    make_outbox_row(status="sent", provider_message_id="re_known", sent_at=clock.iso_in(-23 * 3600))  # still kept
+    make_outbox_row(status="delivered", provider_message_id="re_done", sent_at=clock.iso_in(-40 * 3600))
+
+    shown = past_memory_block(client)
+    assert "2 emails passed the provider’s memory without a final status." in shown
+    assert "Resend keeps an email’s record 1 day (PROVIDER_LOG_RETENTION_DAYS)" in shown
+
+
+def test_nothing_past_the_providers_memory_is_said_so(client, admin, make_outbox_row):
+    make_outbox_row(status="sent", provider_message_id="re_new", sent_at=clock.iso_in(-3600))
+    assert "No email passed the provider’s memory without a final status." in past_memory_block(client)
+
+
+def past_memory_block(client) -> str:
+    text = html.unescape(client.get("/admin/outbox/reconciliation").get_data(as_text=True))
+    start = text.index('id="past-provider-memory"')
+    return " ".join(re.sub(r"<[^>]+>", "", text[start : text.index("</section>", start)]).split())

@@ -10,16 +10,20 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
+from devtools.testing import wait_until
 from portal.core import clock
 from portal.core.periods import report_timezone
 from portal.outbox.ground.handles import PortalContext
+from portal.outbox.ground.periodic import run_once_with_lock
 from portal.outbox.ground.provider import ResendProvider
 from portal.outbox.ground.statuses import BOUNCED, COMPLAINED, DELIVERED, SENT
 from portal.outbox.hear.receipt_lookup import (
     HOURLY_BUDGET_SPENT,
+    PASS_INTERVAL_SECONDS,
     PROVIDER_UNREACHABLE,
     SENDING_FIRST,
     look_up_missing_receipts,
+    lookup_task,
 )
 from portal.outbox.hear.receipts import apply_receipt_event
 from portal.outbox.hear.reconciliation import reconcile
@@ -244,3 +248,40 @@ def test_a_lookup_is_dated_at_the_acceptance_or_the_last_receipt_never_at_the_pa
     }
     # Never older than the row's last receipt either: the answer still moves every row.
     assert [outbox_row(r)["status"] for r in (quiet, recorded_late, sent_only)] == [DELIVERED] * 3
+
+
+def test_a_worker_asks_at_its_start_not_an_interval_later(ctx, accepted_long_ago, workers):
+    """A worker restarted more often than the pass interval (ten minutes) used to never ask: its
+    first pass came one interval after each start. Now a worker's first pass is due when it starts."""
+    lost = accepted_long_ago("noreceipt.ada@example.org")
+    workers()
+    assert wait_until(lambda: lookups(ctx).get(lost) == (1, "delivered"), timeout=60), lookups(ctx)
+    assert receipts_of(ctx, lost)[-1] == ("email.delivered", "lookup", "applied")
+
+
+def test_workers_started_together_pass_once_an_interval(ctx, settings, accepted_long_ago):
+    """Every worker's first pass is due at its start: the lock each takes outlives the pass, so of
+    workers started together (a deploy) one asks and the others find the interval taken."""
+    accepted_long_ago("noreceipt.bo@example.org")
+    task = lookup_task(settings)
+    now = clock.utcnow()
+    assert run_once_with_lock(ctx, task, now=now) is True
+    assert run_once_with_lock(ctx, task, now=now) is False  # a second worker, started at the same moment
+    assert ctx.redis.ttl(task.lock_key) > PASS_INTERVAL_SECONDS - 60
+
+
+def test_the_command_runs_a_pass_now_and_prints_what_it_learned(ctx, accepted_long_ago, runner):
+    lost = accepted_long_ago("noreceipt.cy@example.org")
+    bounced = accepted_long_ago("bounce.di@example.org")
+    result = runner.invoke(args=["outbox", "lookups"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.rstrip().splitlines()
+    assert sorted(lines[:2]) == sorted([f"  {lost}: delivered", f"  {bounced}: bounced"])
+    assert lines[2] == "2 asked, 2 receipts learned"
+    # Accepted 49 hours ago: past the provider's 1 day, and one of them is now final.
+    assert lines[3].startswith("0 accepted emails passed the provider's memory")
+    assert "@" not in result.output
+    assert lookups(ctx) == {lost: (1, "delivered"), bounced: (1, "bounced")}
+
+    again = runner.invoke(args=["outbox", "lookups", "--limit", "0"])
+    assert again.exit_code == 2 and lookups(ctx)[lost] == (1, "delivered")

@@ -4,6 +4,8 @@ and never sent. Here both go through real `python worker.py` processes and the p
 import re
 from collections import Counter
 
+from portal.auth.queries import load_user
+from portal.invitations.operations import invite_colleagues
 from portal.outbox.ground.statuses import ENQUEUED, SENT
 
 
@@ -34,3 +36,25 @@ def test_each_test_send_and_backfill_is_accepted_exactly_once(
     accepted = Counter(email["idempotency_key"].split(":", 2)[2] for email in provider_model.sent())
     assert accepted == Counter({r["id"]: 1 for r in rows})
     assert all(len(email["attachments"]) == 1 for email in provider_model.sent())
+
+
+def test_report_emails_wait_for_an_invitation_committed_after_them(
+    ctx, runner, company, subscribe, user_id, report_rows, drain_workers, provider_model
+):
+    """A month's reports are thousands of single requests (a PDF each: Resend's batch endpoint takes
+    no attachments), minutes at the provider's limit. They go to the bulk queue, which workers take
+    only when the transactional one is empty, so an invitation committed after them goes first."""
+    _, manager, _ = company("Acme Ltd", employees=0)
+    subscribe(manager, "monthly", since="2026-06-20T00:00:00.000000Z")
+    for period in ("2026-07", "2026-08", "2026-09", "2026-10"):
+        result = runner.invoke(args=["reports", "backfill", "--company", "Acme Ltd", "--period", period])
+        assert result.exit_code == 0, result.output
+    invite_colleagues(
+        ctx, manager=load_user(ctx.db, user_id(manager)), addresses=["new@acme.example"], programme="language"
+    )
+
+    drain_workers()
+
+    assert {r["status"] for r in report_rows()} == {SENT}
+    sent = [email["to"][0] for email in provider_model.sent()]
+    assert len(sent) == 5 and sent[0] == "new@acme.example", sent

@@ -113,6 +113,8 @@ class LookupPass:
     asked: int
     learned: int  # answers recorded as receipts
     stopped: str | None  # why the pass ended early; None: every due email was asked
+    # What the provider said of each email asked, in the order asked: (outbox ID, answer code).
+    answers: tuple[tuple[str, str], ...] = ()
 
     def summary(self) -> str:
         ended = f"; stopped: {self.stopped}" if self.stopped else ""
@@ -147,13 +149,15 @@ def look_up_missing_receipts(ctx, *, now: datetime, limit: int | None = None) ->
     per_hour = RateLimitItemPerHour(settings.outbox_lookups_per_hour)
     sends = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
     asked = learned = 0
+    answers: list[tuple[str, str]] = []
     for row in due:
         if not hourly.hit(per_hour, "asks"):
-            return LookupPass(asked, learned, HOURLY_BUDGET_SPENT)
+            return LookupPass(asked, learned, HOURLY_BUDGET_SPENT, tuple(answers))
         if not sends.acquire(time.monotonic() + SLOT_WAIT_SECONDS):
-            return LookupPass(asked, learned, SENDING_FIRST)
+            return LookupPass(asked, learned, SENDING_FIRST, tuple(answers))
         answer, email = _ask(ctx.provider, row.message_id)
         asked += 1
+        answers.append((row.outbox_id, answer))
         receipt_type = LAST_EVENT_RECEIPTS.get(answer)
         if receipt_type is not None:
             receipt = _receipt(receipt_type, row, email, settings.portal_env)
@@ -162,8 +166,8 @@ def look_up_missing_receipts(ctx, *, now: datetime, limit: int | None = None) ->
         with ctx.db.write() as conn:
             conn.execute(_NOTE_ASK, {"id": row.outbox_id, "now": clock.iso(now), "answer": answer})
         if answer in (PROVIDER_BUSY, PROVIDER_UNREACHABLE):
-            return LookupPass(asked, learned, answer)
-    return LookupPass(asked, learned, None)
+            return LookupPass(asked, learned, answer, tuple(answers))
+    return LookupPass(asked, learned, None, tuple(answers))
 
 
 def _ask(provider, message_id: str) -> tuple[str, dict | None]:
@@ -218,8 +222,20 @@ def _hourly_budget(redis, redis_url: str) -> MovingWindowRateLimiter:
 
 
 def lookup_task(settings) -> PeriodicTask:
-    """The pass as the worker runs it: every PASS_INTERVAL_SECONDS, one worker at a time."""
-    return PeriodicTask("receipt-lookups", PASS_INTERVAL_SECONDS, _lookup_once, first_pass_at_start=False)
+    """The pass as the worker runs it: at most once every PASS_INTERVAL_SECONDS across all workers.
+
+    Its first pass is due when a worker starts, so a worker restarted more often than the interval
+    (a deploy a few times an hour) still asks. The lock is left to expire rather than released after
+    the pass: whichever worker passes first holds it for the interval, and the others, started
+    with it or after, find it taken; workers started together never ask twice in one interval."""
+    return PeriodicTask(
+        "receipt-lookups",
+        PASS_INTERVAL_SECONDS,
+        _lookup_once,
+        lock_seconds=PASS_INTERVAL_SECONDS,
+        release_after_pass=False,
+        first_pass_at_start=True,
+    )
 
 
 def _lookup_once(ctx, now: datetime) -> None:

@@ -172,3 +172,18 @@ def reconcile(
             for name in FIGURES:
                 totals[index].counts[name] += day_figures[name]
     return Reconciliation(days=days, by_family=by_family, totals=totals)
+
+
+# Accepted, still without a final status (no receipt, or only "delivery delayed"), longer ago than
+# the provider keeps an email's record (PROVIDER_LOG_RETENTION_DAYS): a lookup can learn nothing
+# more of them; what the lookups asked before is in email_lookups. Through (status, created_at, id).
+_PAST_PROVIDER_MEMORY = sa.text(
+    f"SELECT COUNT(*) FROM email_outbox o WHERE o.status = '{SENT}' AND o.sent_at <= :forgotten_before"
+)
+
+
+def past_provider_memory(db: Database, *, retention_days: int, now: datetime) -> int:
+    """How many accepted emails passed the provider's memory at `now` without a final status."""
+    params = {"forgotten_before": clock.iso(now - timedelta(days=retention_days))}
+    with db.read() as conn:
+        return int(conn.execute(_PAST_PROVIDER_MEMORY, params).scalar_one())

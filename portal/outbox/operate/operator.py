@@ -5,8 +5,15 @@ engine reach it through one door (the floors test, tests/test_floors.py, refuses
 """
 
 from portal.outbox.hear.lookup import ask_provider
-from portal.outbox.hear.receipt_lookup import unexplained_emails
-from portal.outbox.hear.reconciliation import FIGURES, LABELS, DayFigures, Reconciliation, reconcile
+from portal.outbox.hear.receipt_lookup import LookupPass, look_up_missing_receipts, unexplained_emails
+from portal.outbox.hear.reconciliation import (
+    FIGURES,
+    LABELS,
+    DayFigures,
+    Reconciliation,
+    past_provider_memory,
+    reconcile,
+)
 from portal.outbox.hear.suppressions import (
     SuppressionError,
     add_suppression,
@@ -59,6 +66,7 @@ __all__ = [
     "OutboxCollector",
     "OutboxFilter",
     "OutboxPage",
+    "LookupPass",
     "Reconciliation",
     "SuppressionError",
     "TimelineEntry",
@@ -74,8 +82,10 @@ __all__ = [
     "is_suppressed",
     "is_unknown_outcome",
     "list_suppressions",
+    "look_up_missing_receipts",
     "outbox_page",
     "outbox_row",
+    "past_provider_memory",
     "purge",
     "rate_limit_for",
     "reconcile",
