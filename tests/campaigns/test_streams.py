@@ -239,6 +239,9 @@ def test_a_topic_not_on_the_list_refuses_the_whole_form(app, ctx, people, draft,
     answer = browser.post(f"{path}/preferences", data={"csrf_token": token, "topics": ["programme_news", "gossip"]})
     assert answer.status_code == 400 and "no longer on the list" in answer.get_data(as_text=True)
     assert count("campaign_topic_optouts") == 0 and count("campaign_unsubscribes") == 0
+    with pytest.raises(topics.TopicError):  # the operation checks too, in its write, for any caller
+        operations.set_preferences(db, user_id=_user(db, emails[1]), wanted={"gossip"}, no_campaigns=True)
+    assert count("campaign_topic_optouts") == 0 and count("campaign_unsubscribes") == 0
 
 
 def test_the_campaign_form_takes_a_topic_and_refuses_one_not_on_the_list(client, admin, people, form_token, db, count):
