@@ -409,6 +409,7 @@ def _opt_out(conn, *, user_id: int, topic: str, campaign_id: int | None, now) ->
         ),
         {"u": user_id, "t": topic, "c": campaign_id, "now": clock.iso(now)},
     ).rowcount
+    _cancel_waiting(conn, user_id=user_id, topic=topic, now=now)
     return bool(new)
 
 
