@@ -1,6 +1,6 @@
 """An admin writes a campaign to one company's three people, confirms the reach, and sends it; one
 of them unsubscribes from the mail viewer with one click, and the next campaign's preview leaves
-them out and says so. A draft is edited, duplicated and scheduled in Oslo time."""
+them out and says so (one click stops the campaign's topic; the preference page saves the rest). A draft is edited, duplicated and scheduled in Oslo time."""
 
 from __future__ import annotations
 
@@ -78,8 +78,17 @@ def test_admin_sends_a_campaign_and_a_recipient_unsubscribes_in_one_click(pages,
     expect(page.get_by_text("List-Unsubscribe-Post: List-Unsubscribe=One-Click")).to_be_visible()
     shoot(page, "campaign-mail-viewer", widths=(1280,))  # the dev tool's viewer is desktop-only
     page.get_by_role("button", name=re.compile("Unsubscribe \\(one click")).click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("You are unsubscribed")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your campaign emails")
+    expect(page.locator("#unsubscribe-state")).to_contain_text("no more emails about Programme news")
+    expect(page.get_by_label("Programme news")).not_to_be_checked()
+    expect(page.get_by_label("Events")).to_be_checked()
     shoot(page, "unsubscribed")
+    page.get_by_label("Events").uncheck()  # the switches work without JavaScript: a plain form
+    page.get_by_role("button", name="Save my choices").click()
+    expect(page.locator("#unsubscribe-state")).to_contain_text("Saved.")
+    expect(page.get_by_label("Events")).not_to_be_checked()
+    expect(page.get_by_label("Partner news")).to_be_checked()
+    shoot(page, "preferences-saved")
 
     page.goto(f"{stack.url}/admin/campaigns")
     compose(page, "Winter news", "Winter at TEEI", "Hello again.")

@@ -134,11 +134,11 @@ def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
     page.reload()
     # Tab passes over a frame still loading: walk once the email is in it.
     preview = page.frame_locator("iframe.email-frame")
-    expect(preview.get_by_role("link", name="Unsubscribe from these emails")).to_be_visible()
+    expect(preview.get_by_role("link", name="Choose the topics you get, or unsubscribe")).to_be_visible()
     stops = keys.assert_no_trap()
     # Tab goes into the email's own links and out again, and shows where it is in there too.
     walked = [f"{stop['name']} (in the frame)" if stop.get("frame") else stop["name"] for stop in stops]
-    assert "Unsubscribe from these emails (in the frame)" in walked, " → ".join(walked)
+    assert "Choose the topics you get, or unsubscribe (in the frame)" in walked, " → ".join(walked)
     wait_for_row(stack.db, "id = :id AND status IN ('sent', 'delivered')", id=outbox_id)
     assert [e["to"] for e in stack.model.sent()] == [["rejected@northwind.example"]]
 

@@ -65,6 +65,20 @@ CREATE TABLE campaign_recipients (
     UNIQUE (campaign_id, user_id)
 );
 
+CREATE TABLE campaign_topic_optouts (
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    topic TEXT NOT NULL REFERENCES campaign_topics (code),
+    campaign_id INTEGER REFERENCES campaigns (id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (user_id, topic)
+);
+
+CREATE TABLE campaign_topics (
+    code TEXT PRIMARY KEY CHECK (code GLOB '[a-z]*' AND code NOT GLOB '*[^a-z_]*'),
+    position INTEGER NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+);
+
 CREATE TABLE campaign_unsubscribes (
     user_id INTEGER PRIMARY KEY REFERENCES users (id),
     campaign_id INTEGER REFERENCES campaigns (id),
@@ -93,6 +107,7 @@ CREATE TABLE campaigns (
     updated_at TEXT NOT NULL,
     subject_nb TEXT,
     body_nb TEXT CHECK ((body_nb IS NULL) = (subject_nb IS NULL)),
+    topic TEXT NOT NULL DEFAULT 'programme_news',
     CHECK (recipients IS NULL OR written <= recipients)
 );
 

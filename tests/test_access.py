@@ -66,7 +66,7 @@ ALLOWED_PUBLIC = {
     "/password/reset",
     "/password/reset/<token>",
     "/unsubscribe/<token>",  # GET and the RFC 8058 one-click POST: the signed token is the authority
-    "/unsubscribe/<token>/resubscribe",
+    "/unsubscribe/<token>/preferences",
 }
 
 

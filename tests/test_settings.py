@@ -21,6 +21,7 @@ PRODUCTION = {
     "DATABASE_URL": "sqlite+libsql:///srv/portal/portal.db",
     "PUBLIC_BASE_URL": "https://portal.teei.example",
     "EMAIL_FROM": "TEEI Partner Portal <portal@teei.example>",
+    "CAMPAIGN_FROM": "TEEI News <news@news.teei.example>",
 }
 
 
@@ -39,6 +40,8 @@ PRODUCTION = {
         ({"DATABASE_HISTORY_DAYS": "a week"}, "DATABASE_HISTORY_DAYS"),
         ({"DATABASE_HISTORY_DAYS": "0"}, "DATABASE_HISTORY_DAYS"),
         ({"EMAIL_FROM": "Partner Portal"}, "EMAIL_FROM"),
+        ({**PRODUCTION, "CAMPAIGN_FROM": ""}, "CAMPAIGN_FROM"),
+        ({"CAMPAIGN_FROM": "News"}, "CAMPAIGN_FROM"),
         ({"OUTBOX_CLAIM_SECONDS": "soon"}, "OUTBOX_CLAIM_SECONDS"),
         ({"OUTBOX_MAX_ATTEMPTS": "0"}, "OUTBOX_MAX_ATTEMPTS"),
         ({"DATABASE_URL": "postgresql://x"}, "DATABASE_URL"),
@@ -55,6 +58,14 @@ def test_bad_configuration_names_the_variable(tmp_path, env, variable):
         Settings.from_env(env, instance_path=tmp_path)
     assert raised.value.variable == variable
     assert variable in str(raised.value.code)
+
+
+def test_campaign_sender_is_its_own_but_defaults_to_email_from_in_development(tmp_path):
+    assert (
+        Settings.from_env({"EMAIL_FROM": "P <p@x.example>"}, instance_path=tmp_path).campaign_from == "P <p@x.example>"
+    )
+    both = {"EMAIL_FROM": "P <p@x.example>", "CAMPAIGN_FROM": "News <news@news.x.example>"}
+    assert Settings.from_env(both, instance_path=tmp_path).campaign_from == "News <news@news.x.example>"
 
 
 def test_production_refuses_the_development_webhook_secret(tmp_path):

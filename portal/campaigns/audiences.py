@@ -2,7 +2,7 @@
 
 An audience is `all_managers`, `language_volunteers`, `mentorship_volunteers` or `company:<id>`
 (that company's managers and volunteers). Admins and deactivated accounts are never in one.
-People who unsubscribed from campaigns, and addresses on the suppression list, are left out
+People who unsubscribed from campaigns or opted out of the campaign's topic, and addresses on the suppression list, are left out
 and counted, so the preview can say how many and why. Each person comes with their reading language
 (their own choice, else their company's: `reading_language` in portal/auth/queries.py), read in
 the same query, which picks the version of the campaign they get (versions.py).
@@ -113,21 +113,23 @@ def audience_label(conn: sa.Connection, audience: str, language: str = ENGLISH) 
     return translate(language, COMPANY_LABEL, company=name) if name else audience
 
 
-def reach(conn: sa.Connection, audience: str) -> Reach:
-    """Everyone in the audience now, without the unsubscribed and the suppressed (counted apart)."""
+def reach(conn: sa.Connection, audience: str, topic: str) -> Reach:
+    """Everyone in the audience now, without the unsubscribed (from every campaign, or from the
+    campaign's `topic`) and the suppressed (counted apart)."""
     where, params = _where(conn, audience)
     rows = conn.execute(
         sa.text(
             f"""
-            SELECT u.id, u.email, u.name, (x.user_id IS NOT NULL) AS unsubscribed,
+            SELECT u.id, u.email, u.name, (x.user_id IS NOT NULL OR t.user_id IS NOT NULL) AS unsubscribed,
                    u.language, c.language AS company_language
             FROM users u LEFT JOIN campaign_unsubscribes x ON x.user_id = u.id
+                 LEFT JOIN campaign_topic_optouts t ON t.user_id = u.id AND t.topic = :topic
                  LEFT JOIN companies c ON c.id = u.company_id
             WHERE {where} AND u.deactivated_at IS NULL
             ORDER BY u.id
             """
         ),
-        params,
+        {**params, "topic": topic},
     ).all()
     suppressed = reads.suppressed_among(conn, [row.email for row in rows if not row.unsubscribed])
     people = tuple(

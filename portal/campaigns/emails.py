@@ -19,7 +19,7 @@ from portal.campaigns.tokens import unsubscribe_url
 from portal.campaigns.versions import versions_of
 from portal.core import clock
 from portal.core.i18n import ENGLISH, language_of, translate
-from portal.outbox import BULK_EMAIL_QUEUE, EMAIL_QUEUE, EmailIntent, Family
+from portal.outbox import BROADCAST, BULK_EMAIL_QUEUE, EMAIL_QUEUE, EmailIntent, Family
 
 
 def _subject(data: dict) -> str:
@@ -66,6 +66,9 @@ def _family(name: str, id_prefix: str, queue: str, batchable: bool) -> Family:
         batchable=batchable,
         # Only the link differs between two recipients of one version: a batch renders it once.
         personal=("user_id", "recipient_name", "unsubscribe_url"),
+        # Broadcast mail: sent from CAMPAIGN_FROM with the `stream` tag `broadcast`. The admin's test
+        # copy too, so it shows the sender its recipients will see.
+        stream=BROADCAST,
     )
 
 

@@ -1,6 +1,6 @@
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from wtforms import HiddenField, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, HiddenField, SelectField, SelectMultipleField, StringField, TextAreaField
 from wtforms.validators import AnyOf, DataRequired, Length, Optional, Regexp, ValidationError
 
 from portal.campaigns import versions
@@ -14,6 +14,7 @@ from portal.campaigns.operations import (
     NORWEGIAN_BODY_TOO_LONG,
     NORWEGIAN_SUBJECT_MISSING,
 )
+from portal.campaigns.topics import NOT_A_TOPIC, PROGRAMME_NEWS
 from portal.core.text import strip
 from portal.web.forms import PortalForm, RequestIdField
 
@@ -22,6 +23,16 @@ CHOOSE_AUDIENCE = _l("Choose an audience.")
 
 def _blank(value) -> bool:
     return not (value or "").strip()
+
+
+class OptionalSelectField(SelectField):
+    """A select a post may leave out (a script following CONTRACT.md's older list of fields): then
+    it is its default, as if that option were chosen. A value posted is checked as any select's."""
+
+    def process_formdata(self, valuelist):
+        if not valuelist:
+            self.raw_data = valuelist = [self.default]
+        super().process_formdata(valuelist)
 
 
 class ComposeForm(PortalForm):
@@ -38,6 +49,8 @@ class ComposeForm(PortalForm):
         filters=[strip],
         validators=[DataRequired(message=_l("Write a subject.")), Length(max=MAX_SUBJECT)],
     )
+    # Optional in a post (CONTRACT.md's older forms): without it, programme news.
+    topic = OptionalSelectField(_l("Topic"), validate_choice=False, default=PROGRAMME_NEWS)
     # The first option is an empty "Choose an audience": required, so choosing nothing is a field error.
     audience = SelectField(_l("Audience"), validate_choice=False, validators=[DataRequired(message=CHOOSE_AUDIENCE)])
     # In the page's order, so the error summary lists the fields as the page shows them.
@@ -55,6 +68,10 @@ class ComposeForm(PortalForm):
     def validate_audience(self, field):
         if field.data not in {value for value, _label in field.choices}:
             raise ValidationError(_(NOT_ON_THE_LIST))
+
+    def validate_topic(self, field):
+        if field.data not in {value for value, _label in field.choices}:
+            raise ValidationError(_(NOT_A_TOPIC))
 
     def validate_subject_nb(self, field):
         if _blank(field.data) and not _blank(self.body_nb.data):
@@ -92,5 +109,9 @@ class DuplicateForm(PortalForm):
     pass
 
 
-class ResubscribeForm(PortalForm):
-    pass
+class PreferencesForm(PortalForm):
+    """The preference page: a switch per topic (`topics`: the codes the person still wants) and
+    `no_campaigns`. The topics are checked against the list in the operation, in its write."""
+
+    topics = SelectMultipleField(validate_choice=False)
+    no_campaigns = BooleanField(_l("No campaigns at all"))

@@ -18,7 +18,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from portal.campaigns import audiences, emails, sending
+from portal.campaigns import audiences, emails, sending, topics
 from portal.campaigns.markdown import MAX_BODY_BYTES
 from portal.campaigns.versions import versions_of
 from portal.core import clock
@@ -165,18 +165,21 @@ def create_campaign(
     audience: str,
     subject_nb: str | None = None,
     body_nb: str | None = None,
+    topic: str = topics.PROGRAMME_NEWS,
 ) -> int:
     name, subject, body = check_content(name, subject, body)
     subject_nb, body_nb = check_norwegian(subject_nb, body_nb)
     now = clock.now_iso()
     with db.write() as conn:
         audiences.check_audience(conn, audience)
+        topics.check_topic(conn, topic)
         return conn.execute(
             sa.text(
                 """
-                INSERT INTO campaigns (name, subject, body, subject_nb, body_nb, audience, created_by,
+                INSERT INTO campaigns (name, subject, body, subject_nb, body_nb, audience, topic, created_by,
                     created_at, updated_at)
-                VALUES (:name, :subject, :body, :subject_nb, :body_nb, :audience, :by, :now, :now) RETURNING id
+                VALUES (:name, :subject, :body, :subject_nb, :body_nb, :audience, :topic, :by, :now, :now)
+                RETURNING id
                 """
             ),
             {
@@ -186,6 +189,7 @@ def create_campaign(
                 "subject_nb": subject_nb,
                 "body_nb": body_nb,
                 "audience": audience,
+                "topic": topic,
                 "by": admin_id,
                 "now": now,
             },
@@ -202,6 +206,7 @@ def update_draft(
     audience: str,
     subject_nb: str | None = None,
     body_nb: str | None = None,
+    topic: str = topics.PROGRAMME_NEWS,
 ) -> None:
     """A draft's content and audience, replaced (a Norwegian version left empty is removed); once
     sending was asked for, a campaign is not edited."""
@@ -212,10 +217,12 @@ def update_draft(
         if campaign.status != "draft":
             raise CampaignError(_ONLY_A_DRAFT_IS_EDITED[campaign.status])
         audiences.check_audience(conn, audience)
+        topics.check_topic(conn, topic)
         conn.execute(
             sa.text(
                 "UPDATE campaigns SET name = :name, subject = :subject, body = :body, subject_nb = :subject_nb, "
-                "body_nb = :body_nb, audience = :audience, updated_at = :now WHERE id = :id AND status = 'draft'"
+                "body_nb = :body_nb, audience = :audience, topic = :topic, updated_at = :now "
+                "WHERE id = :id AND status = 'draft'"
             ),
             {
                 "name": name,
@@ -224,6 +231,7 @@ def update_draft(
                 "subject_nb": subject_nb,
                 "body_nb": body_nb,
                 "audience": audience,
+                "topic": topic,
                 "now": clock.now_iso(),
                 "id": campaign_id,
             },
@@ -240,13 +248,15 @@ def duplicate(db, *, campaign_id: int, admin_id: int, copy_of: str = "Copy of %(
         return conn.execute(
             sa.text(
                 """
-                INSERT INTO campaigns (name, subject, body, subject_nb, body_nb, audience, created_by,
+                INSERT INTO campaigns (name, subject, body, subject_nb, body_nb, audience, topic, created_by,
                     created_at, updated_at)
-                VALUES (:name, :subject, :body, :subject_nb, :body_nb, :audience, :by, :now, :now) RETURNING id
+                VALUES (:name, :subject, :body, :subject_nb, :body_nb, :audience, :topic, :by, :now, :now)
+                RETURNING id
                 """
             ),
             {
                 "name": name,
+                "topic": campaign.topic,
                 "subject": campaign.subject,
                 "body": campaign.body,
                 "subject_nb": campaign.subject_nb,
@@ -303,7 +313,7 @@ def send(
         if campaign.status != "draft":
             raise CampaignError(_SENT_ONLY_ONCE[campaign.status])
         if send_at is not None:
-            people = audiences.reach(conn, campaign.audience).recipients
+            people = audiences.reach(conn, campaign.audience, campaign.topic).recipients
             if not people:
                 raise CampaignError(NOBODY)
             if expected_reach is not None and people != expected_reach:
@@ -360,39 +370,99 @@ def cancel(db, *, campaign_id: int) -> CancelResult:
         return CancelResult(stopped=len(done.cancelled), may_still_go_out=done.may_still_go_out)
 
 
+def _cancel_waiting(conn, *, user_id: int, topic: str | None, now) -> None:
+    """Rows of this person's campaigns being written or sent (of `topic`, or of any topic for None)
+    of which nothing can have gone out: cancelled, or asked to stop if a delivery holds them (the
+    engine's leave-out settles them before any request), through the engine's one cancel."""
+    waiting = conn.execute(
+        sa.text(
+            """
+            SELECT r.campaign_id FROM campaign_recipients r JOIN campaigns c ON c.id = r.campaign_id
+            WHERE r.user_id = :u AND c.status IN ('sending', 'sent') AND (:topic IS NULL OR c.topic = :topic)
+            """
+        ),
+        {"u": user_id, "topic": topic},
+    ).scalars()
+    for sending_id in list(waiting):
+        outbox_id = reads.id_by_key(conn, emails.recipient_key(sending_id, user_id))
+        if outbox_id:
+            cancel_unsent(conn, [outbox_id], UNSUBSCRIBE_REASON, now=now)
+
+
+def _no_campaigns(conn, *, user_id: int, campaign_id: int | None, now) -> bool:
+    new = conn.execute(
+        sa.text(
+            "INSERT INTO campaign_unsubscribes (user_id, campaign_id, created_at) VALUES (:u, :c, :now) "
+            "ON CONFLICT (user_id) DO NOTHING"
+        ),
+        {"u": user_id, "c": campaign_id, "now": clock.iso(now)},
+    ).rowcount
+    _cancel_waiting(conn, user_id=user_id, topic=None, now=now)
+    return bool(new)
+
+
+def _opt_out(conn, *, user_id: int, topic: str, campaign_id: int | None, now) -> bool:
+    new = conn.execute(
+        sa.text(
+            "INSERT INTO campaign_topic_optouts (user_id, topic, campaign_id, created_at) "
+            "VALUES (:u, :t, :c, :now) ON CONFLICT (user_id, topic) DO NOTHING"
+        ),
+        {"u": user_id, "t": topic, "c": campaign_id, "now": clock.iso(now)},
+    ).rowcount
+    _cancel_waiting(conn, user_id=user_id, topic=topic, now=now)
+    return bool(new)
+
+
+def _user_exists(conn, user_id: int) -> bool:
+    return conn.execute(sa.text("SELECT 1 FROM users WHERE id = :u"), {"u": user_id}).first() is not None
+
+
 def unsubscribe(db, *, user_id: int, campaign_id: int | None = None) -> bool:
-    """No more campaigns for this person (transactional email is not affected). Rows of a campaign
-    already written of which nothing can have gone out are cancelled too. False if they had already unsubscribed."""
+    """No more campaigns at all for this person (transactional email is not affected). Rows of a
+    campaign already written of which nothing can have gone out are cancelled too. False if they
+    had already unsubscribed."""
     now = clock.utcnow()
     with db.write() as conn:
-        if conn.execute(sa.text("SELECT 1 FROM users WHERE id = :u"), {"u": user_id}).first() is None:
+        if not _user_exists(conn, user_id):
             return False
-        new = conn.execute(
-            sa.text(
-                "INSERT INTO campaign_unsubscribes (user_id, campaign_id, created_at) VALUES (:u, :c, :now) "
-                "ON CONFLICT (user_id) DO NOTHING"
-            ),
-            {"u": user_id, "c": campaign_id, "now": clock.iso(now)},
-        ).rowcount
-        waiting = conn.execute(
-            sa.text(
-                """
-                SELECT r.campaign_id FROM campaign_recipients r JOIN campaigns c ON c.id = r.campaign_id
-                WHERE r.user_id = :u AND c.status IN ('sending', 'sent')
-                """
-            ),
-            {"u": user_id},
-        ).scalars()
-        for sending_id in list(waiting):
-            key = emails.recipient_key(sending_id, user_id)
-            outbox_id = reads.id_by_key(conn, key)
-            if outbox_id:
-                cancel_unsent(conn, [outbox_id], UNSUBSCRIBE_REASON, now=now)
-        return bool(new)
+        return _no_campaigns(conn, user_id=user_id, campaign_id=campaign_id, now=now)
 
 
-def resubscribe(db, *, user_id: int) -> bool:
+def opt_out_of_campaign_topic(db, *, user_id: int, campaign_id: int) -> str | None:
+    """RFC 8058's one-click from a campaign's link: no more campaigns of that campaign's topic
+    (others, and transactional email, are not affected); its unsent rows are cancelled as
+    `unsubscribe` does. The topic, or None for an unknown person or campaign."""
+    now = clock.utcnow()
     with db.write() as conn:
-        return bool(
-            conn.execute(sa.text("DELETE FROM campaign_unsubscribes WHERE user_id = :u"), {"u": user_id}).rowcount
-        )
+        topic = conn.execute(sa.text("SELECT topic FROM campaigns WHERE id = :c"), {"c": campaign_id}).scalar()
+        if topic is None or not _user_exists(conn, user_id):
+            return None
+        _opt_out(conn, user_id=user_id, topic=topic, campaign_id=campaign_id, now=now)
+        return topic
+
+
+def set_preferences(
+    db, *, user_id: int, wanted: set[str] | frozenset[str], no_campaigns: bool, campaign_id: int | None = None
+) -> None:
+    """The preference page's choices, in one write: the topics in `wanted` are received, every other
+    is opted out of; `no_campaigns` stops every campaign (off: campaigns come again, by topic). A
+    topic not on the list refuses the whole form (TopicError) and changes nothing."""
+    now = clock.utcnow()
+    with db.write() as conn:
+        codes = topics.topic_codes(conn)
+        if not set(wanted) <= set(codes):
+            raise topics.TopicError()
+        if not _user_exists(conn, user_id):
+            return
+        for code in codes:
+            if code in wanted:
+                conn.execute(
+                    sa.text("DELETE FROM campaign_topic_optouts WHERE user_id = :u AND topic = :t"),
+                    {"u": user_id, "t": code},
+                )
+            else:
+                _opt_out(conn, user_id=user_id, topic=code, campaign_id=campaign_id, now=now)
+        if no_campaigns:
+            _no_campaigns(conn, user_id=user_id, campaign_id=campaign_id, now=now)
+        else:
+            conn.execute(sa.text("DELETE FROM campaign_unsubscribes WHERE user_id = :u"), {"u": user_id})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from portal.campaigns import audiences, emails, versions
+from portal.campaigns import audiences, emails, topics, versions
 from portal.campaigns.markdown import to_html, to_text
 from portal.core.i18n import ENGLISH, N_, NORWEGIAN
 from portal.outbox.ground import statuses
@@ -155,6 +155,7 @@ class CampaignPage:
     version_counts: dict[str, int]
     # {bounce class: emails}: the bounced emails by their bounce's class (issue 49).
     bounce_classes: dict[str, int] = field(default_factory=dict)
+    topic_label: str = ""  # the campaign's topic, in the page's language
 
     @property
     def has_norwegian(self) -> bool:
@@ -204,11 +205,16 @@ def campaign_page(db, campaign_id: int, language: str = ENGLISH) -> CampaignPage
             return None
         campaign = dict(row)
         started = campaign["status"] in ("sending", "sent") or campaign["recipients"] is not None
-        reach = None if started else audiences.reach(conn, campaign["audience"])
+        reach = None if started else audiences.reach(conn, campaign["audience"], campaign["topic"])
         outcomes = outcomes_from(reads.status_counts_for_subject(conn, emails.subject_ref(campaign_id)))
         bounce_classes = reads.bounce_class_counts_for_subject(conn, emails.subject_ref(campaign_id))
         unsubscribed = conn.execute(
-            sa.text("SELECT COUNT(*) FROM campaign_unsubscribes WHERE campaign_id = :c"), {"c": campaign_id}
+            # From every campaign, or from this campaign's topic, through its link.
+            sa.text(
+                "SELECT (SELECT COUNT(*) FROM campaign_unsubscribes WHERE campaign_id = :c) "
+                "+ (SELECT COUNT(*) FROM campaign_topic_optouts WHERE campaign_id = :c)"
+            ),
+            {"c": campaign_id},
         ).scalar_one()
         label = audiences.audience_label(conn, campaign["audience"], language)
         available = versions.versions_of(campaign)
@@ -233,9 +239,16 @@ def campaign_page(db, campaign_id: int, language: str = ENGLISH) -> CampaignPage
         previews=previews,
         version_counts=counts,
         bounce_classes=bounce_classes,
+        topic_label=topics.label(campaign["topic"], language),
     )
 
 
 def audience_options(db, language: str = ENGLISH) -> list[tuple[str, str]]:
     with db.read() as conn:
         return audiences.audience_choices(conn, language)
+
+
+def topic_options(db, language: str = ENGLISH) -> list[tuple[str, str]]:
+    """Every topic as (code, words in `language`), in the page's order."""
+    with db.read() as conn:
+        return [(code, topics.label(code, language)) for code in topics.topic_codes(conn)]

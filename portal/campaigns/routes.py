@@ -54,6 +54,7 @@ def _compose_form(**kwargs) -> ComposeForm:
     form = ComposeForm(**kwargs)
     options = queries.audience_options(portal_context().db, current_language())
     form.audience.choices = [("", _("Choose an audience")), *options]
+    form.topic.choices = queries.topic_options(portal_context().db, current_language())
     return form
 
 
@@ -63,6 +64,7 @@ def _content(form: ComposeForm) -> dict:
         "subject": form.subject.data,
         "body": form.body.data,
         "audience": form.audience.data,
+        "topic": form.topic.data,
         "subject_nb": form.subject_nb.data,
         "body_nb": form.body_nb.data,
     }
@@ -92,7 +94,7 @@ def edit(campaign_id: int):
     if not page.can_send:
         flash(_("Only a draft can be edited. Duplicate this campaign to write a new one from it."), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    fields = ("name", "subject", "body", "audience", "subject_nb", "body_nb")
+    fields = ("name", "subject", "body", "audience", "topic", "subject_nb", "body_nb")
     form = _compose_form(data={key: page.campaign[key] for key in fields})
     if form.validate_on_submit():
         try:

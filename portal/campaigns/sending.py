@@ -38,7 +38,7 @@ def start_campaign(conn: sa.Connection, campaign_id: int) -> int | None:
     if campaign is None or campaign.status != "scheduled":
         return None
     available = versions.versions_of(campaign._mapping)
-    reach = audiences.reach(conn, campaign.audience)
+    reach = audiences.reach(conn, campaign.audience, campaign.topic)
     if reach.people:
         conn.execute(
             sa.text(
@@ -72,15 +72,16 @@ def start_campaign(conn: sa.Connection, campaign_id: int) -> int | None:
     return reach.recipients
 
 
-# Someone who unsubscribed, or whose account was deactivated, after the list was fixed keeps their
+# Someone who unsubscribed (from every campaign or from this campaign's topic), or whose account was deactivated, after the list was fixed keeps their
 # position but gets no row. The version is the one fixed with the list; a list fixed before versions
 # existed (`language` NULL) reads the person's language now.
 _NEXT_RECIPIENTS = sa.text(
     """
     SELECT r.user_id, r.email, r.name, r.language AS version,
            u.language, c.language AS company_language,
-           (x.user_id IS NOT NULL OR u.deactivated_at IS NOT NULL) AS left_out
+           (x.user_id IS NOT NULL OR t.user_id IS NOT NULL OR u.deactivated_at IS NOT NULL) AS left_out
     FROM campaign_recipients r LEFT JOIN campaign_unsubscribes x ON x.user_id = r.user_id
+         LEFT JOIN campaign_topic_optouts t ON t.user_id = r.user_id AND t.topic = :topic
          LEFT JOIN users u ON u.id = r.user_id LEFT JOIN companies c ON c.id = u.company_id
     WHERE r.campaign_id = :c AND r.position >= :from ORDER BY r.position LIMIT :limit
     """
@@ -110,7 +111,8 @@ def write_next_batch(ctx, campaign_id: int, batch_size: int = BATCH_SIZE) -> int
         available = versions.versions_of(campaign._mapping)
         shared = {language: emails.campaign_input(campaign._mapping, language) for language in available}
         people = work.conn.execute(
-            _NEXT_RECIPIENTS, {"c": campaign_id, "from": campaign.written, "limit": batch_size}
+            _NEXT_RECIPIENTS,
+            {"c": campaign_id, "from": campaign.written, "limit": batch_size, "topic": campaign.topic},
         ).all()
         work.add(
             *(

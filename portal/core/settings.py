@@ -41,6 +41,9 @@ class Settings:
     portal_env: str = "development"
     public_base_url: str = "http://127.0.0.1:5000"
     email_from: str = "Partner Portal <portal@localhost>"
+    # The broadcast stream's sender (campaigns): its own address, so a complaint about a newsletter
+    # weighs on that address's reputation, not on the one invitations and resets go out from.
+    campaign_from: str = "Partner Portal <portal@localhost>"
     sales_inbox: str = "sales@teei.example"
     # Where TEEI hears of each new partner application (issue 26).
     applications_inbox: str = "partners@teei.example"
@@ -111,7 +114,7 @@ class Settings:
         # in this repository (CONTRACT.md: never a silent fallback). Only development has defaults.
         deployed = portal_env != "development"
         if deployed:
-            for name in ("DATABASE_URL", "PUBLIC_BASE_URL", "EMAIL_FROM"):
+            for name in ("DATABASE_URL", "PUBLIC_BASE_URL", "EMAIL_FROM", "CAMPAIGN_FROM"):
                 if not env.get(name):
                     raise ConfigError(name, f"is required when PORTAL_ENV={portal_env}")
 
@@ -134,6 +137,7 @@ class Settings:
             portal_env=portal_env,
             public_base_url=base_url,
             email_from=email_from,
+            campaign_from=_sender(env, "CAMPAIGN_FROM", email_from),
             sales_inbox=env.get("SALES_INBOX", "sales@teei.example"),
             applications_inbox=_inbox(env, "APPLICATIONS_INBOX", "partners@teei.example"),
             resend_api_key=api_key,
@@ -223,9 +227,7 @@ def _email_and_webhooks(env: dict, portal_env: str) -> tuple[str, str, str | Non
     api_url = env.get("RESEND_API_URL") or None
     if api_url and not _is_absolute_http(api_url):
         raise ConfigError("RESEND_API_URL", "must be an absolute http(s) URL")
-    email_from = env.get("EMAIL_FROM", "Partner Portal <portal@localhost>")
-    if "@" not in parseaddr(email_from)[1]:
-        raise ConfigError("EMAIL_FROM", "must be an address, such as Partner Portal <portal@example.org>")
+    email_from = _sender(env, "EMAIL_FROM", "Partner Portal <portal@localhost>")
 
     api_key = env.get("RESEND_API_KEY") or None
     if deployed and not api_key:
@@ -239,6 +241,14 @@ def _email_and_webhooks(env: dict, portal_env: str) -> tuple[str, str, str | Non
         )
 
     return base_url, email_from, api_key, api_url, webhook_secret, attendance_secret
+
+
+def _sender(env: dict, name: str, default: str) -> str:
+    """A sender variable (EMAIL_FROM, CAMPAIGN_FROM): an address, with or without a display name."""
+    value = env.get(name, default)
+    if "@" not in parseaddr(value)[1]:
+        raise ConfigError(name, "must be an address, such as Partner Portal <portal@example.org>")
+    return value
 
 
 def _delivery_timing(env: dict) -> tuple[int, float, int, int]:

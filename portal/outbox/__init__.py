@@ -12,7 +12,7 @@ Everything above the engine reaches it through its faces, named in `FACES` and n
 - `portal.outbox.hear.receipts` for the provider's delivery receipts.
 """
 
-from portal.outbox.ground.families import Family, FamilyRegistry
+from portal.outbox.ground.families import BROADCAST, TRANSACTIONAL, Family, FamilyRegistry
 from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.periodic import PeriodicTask
 from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
@@ -37,6 +37,7 @@ FACES = (
 )
 
 __all__ = [
+    "BROADCAST",
     "BULK_EMAIL_QUEUE",
     "EMAIL_QUEUE",
     "FACES",
@@ -50,6 +51,7 @@ __all__ = [
     "PeriodicTask",
     "PortalContext",
     "RetryPolicy",
+    "TRANSACTIONAL",
     "WrittenWith",
     "cancel_and_count",
     "cancel_unsent",

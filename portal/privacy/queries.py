@@ -29,6 +29,7 @@ SECTIONS = {
     "suppression_history": N_("Every change to that entry."),
     "campaign_recipients": N_("The campaigns (newsletters) that were sent to you."),
     "campaign_unsubscribes": N_("Campaigns you unsubscribed from."),
+    "campaign_topic_optouts": N_("The campaign topics you opted out of, and when."),
     "applications": N_("Partner applications you sent as a company's contact."),
     "demo_requests": N_("Demo requests you sent."),
     "report_subscriptions": N_("Report emails you subscribed to as a manager."),
@@ -43,6 +44,8 @@ _BY_USER = {
                       JOIN companies c ON c.id = m.company_id WHERE m.user_id = :user_id ORDER BY m.started_at""",
     "campaign_unsubscribes": """SELECT c.name AS campaign, u.created_at FROM campaign_unsubscribes u
                                 LEFT JOIN campaigns c ON c.id = u.campaign_id WHERE u.user_id = :user_id""",
+    "campaign_topic_optouts": """SELECT topic, created_at FROM campaign_topic_optouts
+                                 WHERE user_id = :user_id ORDER BY topic""",
     "report_subscriptions": """SELECT c.name AS company, s.frequency, s.since, s.updated_at FROM report_subscriptions s
                                JOIN companies c ON c.id = s.company_id WHERE s.user_id = :user_id""",
     "password_resets": """SELECT created_at, expires_at, used_at FROM password_resets

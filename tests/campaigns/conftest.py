@@ -48,7 +48,13 @@ def people(make_user, company_id):
 def draft(db, user_id):
     """draft(audience, **content): a saved campaign's ID, written by a fresh admin."""
 
-    def make(audience, name="Winter news", subject="News from TEEI", body="Hello **everyone**.\n\nSee you soon."):
+    def make(
+        audience,
+        name="Winter news",
+        subject="News from TEEI",
+        body="Hello **everyone**.\n\nSee you soon.",
+        topic="programme_news",
+    ):
         with db.write() as conn:
             conn.execute(
                 sa.text(
@@ -57,7 +63,13 @@ def draft(db, user_id):
                 )
             )
         return operations.create_campaign(
-            db, admin_id=user_id("writer@teei.example"), name=name, subject=subject, body=body, audience=audience
+            db,
+            admin_id=user_id("writer@teei.example"),
+            name=name,
+            subject=subject,
+            body=body,
+            audience=audience,
+            topic=topic,
         )
 
     return make

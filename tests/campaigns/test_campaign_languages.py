@@ -67,9 +67,9 @@ def test_two_recipients_of_two_languages_each_get_their_version(
     assert "Hei <strong>alle sammen</strong>." in norwegian["html"] and "Hei alle sammen." in norwegian["text"]
     assert "everyone" not in norwegian["html"]
     # The email's own words (the footer) are in the version's language too.
-    assert "Unsubscribe from these emails" in english["html"]
-    assert translate("nb", "Unsubscribe from these emails") in norwegian["html"]
-    assert translate("nb", "Unsubscribe from these emails") in norwegian["text"]
+    assert "Choose the topics you get, or unsubscribe" in english["html"]
+    assert translate("nb", "Choose the topics you get, or unsubscribe") in norwegian["html"]
+    assert translate("nb", "Choose the topics you get, or unsubscribe") in norwegian["text"]
 
     # The version is stored with each row, and each version's words are stored once, apart.
     languages = {row["recipient"]: json.loads(row["template_input"])["language"] for row in rows}
@@ -109,7 +109,7 @@ def test_without_a_norwegian_version_a_norwegian_reader_gets_the_english_one(
     emails, rows = sent_to(ctx, campaign, outbox_rows, deliver, provider_model)
     assert {email["subject"] for email in emails.values()} == {"News from TEEI"}
     assert {json.loads(row["template_input"])["language"] for row in rows} == {"en"}
-    assert "Unsubscribe from these emails" in emails[volunteer]["html"], "the whole email is English"
+    assert "Choose the topics you get, or unsubscribe" in emails[volunteer]["html"], "the whole email is English"
 
 
 def test_the_page_shows_the_versions_and_how_many_get_each(ctx, db, people, user_id, client, admin):

@@ -81,11 +81,12 @@ def test_one_click_unsubscribe_needs_no_session_and_no_csrf_and_the_next_preview
     path = unsubscribe_path(next(email for email in provider_model.sent() if email["to"] == [emails[1]]))
 
     mail_client = app.test_client()  # no cookie, no CSRF token: what a mail client sends
-    assert "Unsubscribe" in mail_client.get(path).get_data(as_text=True)
-    assert count("campaign_unsubscribes") == 0, "opening the link changes nothing"
+    assert "Unsubscribe from Programme news" in mail_client.get(path).get_data(as_text=True)
+    assert count("campaign_topic_optouts") == 0, "opening the link changes nothing"
     answer = mail_client.post(path, data={"List-Unsubscribe": "One-Click"})
-    assert answer.status_code == 200 and "You are unsubscribed" in answer.get_data(as_text=True)
-    assert count("campaign_unsubscribes", "campaign_id = :c", c=campaign) == 1
+    assert answer.status_code == 200 and "no more emails about Programme news" in answer.get_data(as_text=True)
+    assert count("campaign_topic_optouts", "campaign_id = :c AND topic = 'programme_news'", c=campaign) == 1
+    assert count("campaign_unsubscribes") == 0, "one click stops the campaign's topic, not every campaign"
     assert mail_client.post(path, data={"List-Unsubscribe": "One-Click"}).status_code == 200, "twice is fine"
 
     second = draft(f"company:{company}", name="Spring news")
@@ -102,18 +103,21 @@ def test_one_click_unsubscribe_needs_no_session_and_no_csrf_and_the_next_preview
     assert re.search(r"Unsubscribed through this campaign</td><td class=\"num\">1<", first_page)
 
 
-def test_the_page_after_unsubscribing_lets_the_person_subscribe_again(
+def test_the_page_after_unsubscribing_lets_the_person_take_the_topic_back(
     ctx, people, draft, outbox_rows, deliver, provider_model, client, count
 ):
     _, _, _, rows = sent_campaign(ctx, people, draft, outbox_rows)
     deliver(rows[0]["id"])
     path = unsubscribe_path(provider_model.sent()[0])
     page = client.post(path).get_data(as_text=True)
+    assert count("campaign_topic_optouts") == 1
     token = re.search(r'<input[^>]*name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
-    again = client.post(f"{path}/resubscribe", data={"csrf_token": token})
-    assert "you will get campaign emails again" in again.get_data(as_text=True)
-    assert count("campaign_unsubscribes") == 0
-    assert client.post(f"{path}/resubscribe").status_code == 400, "re-subscribing takes the page's form"
+    every = ["programme_news", "partner_news", "events"]
+    again = client.post(f"{path}/preferences", data={"csrf_token": token, "topics": every})
+    assert "Saved." in again.get_data(as_text=True)
+    assert count("campaign_topic_optouts") == 0 and count("campaign_unsubscribes") == 0
+    assert client.post(f"{path}/preferences", data={"topics": []}).status_code == 400, "saving takes the page's form"
+    assert count("campaign_topic_optouts") == 0
 
 
 def test_an_unknown_or_altered_token_changes_nothing(
@@ -124,7 +128,7 @@ def test_an_unknown_or_altered_token_changes_nothing(
     path = unsubscribe_path(provider_model.sent()[0])
     assert client.post(path[:-2] + "xx").status_code == 404
     assert client.post("/unsubscribe/nothing").status_code == 404
-    assert count("campaign_unsubscribes") == 0
+    assert count("campaign_unsubscribes") == 0 and count("campaign_topic_optouts") == 0
 
 
 def test_unsubscribing_mid_campaign_cancels_their_unsent_row(

@@ -50,6 +50,18 @@ def _no_headers(data: dict, settings: Settings) -> dict[str, str]:
     return {}
 
 
+# The two streams an email goes out in. Transactional: what a person's own action or account asks
+# for (an invitation, a reset), from EMAIL_FROM. Broadcast: mail sent to many at once (a
+# newsletter), from its own sender, so a complaint about it never weighs on transactional mail.
+TRANSACTIONAL, BROADCAST = "transactional", "broadcast"
+STREAMS = (TRANSACTIONAL, BROADCAST)
+
+
+def _stream_sender(stream: str, settings: Settings) -> str:
+    """The sender of a stream: the one place that maps a stream to its settings variable."""
+    return settings.campaign_from if stream == BROADCAST else settings.email_from
+
+
 @dataclass(frozen=True)
 class Family:
     name: str  # the `family` column and tag
@@ -79,8 +91,12 @@ class Family:
     # unsubscribe link), or do not read at all (its user ID). `render_many` renders the bodies
     # once for every member whose other values are equal and prints each member's own into them.
     personal: tuple[str, ...] = ()
+    # TRANSACTIONAL or BROADCAST: the sender (EMAIL_FROM or CAMPAIGN_FROM) and the `stream` tag.
+    stream: str = TRANSACTIONAL
 
     def __post_init__(self):
+        if self.stream not in STREAMS:
+            raise ValueError(f"family {self.name}: stream must be one of {', '.join(STREAMS)}")
         if not re.fullmatch(r"[a-z]{3}", self.id_prefix):
             raise ValueError(f"family {self.name}: id_prefix must be three lower-case letters")
         if self.queue not in (EMAIL_QUEUE, BULK_EMAIL_QUEUE):
@@ -135,12 +151,16 @@ class Family:
         html, text = bodies
         attachment = self.attachment(data, settings)
         return RenderedEmail(
-            from_address=settings.email_from,
+            from_address=_stream_sender(self.stream, settings),
             reply_to=self.reply_to(data, settings),
             subject=self.subject(data),
             html=html,
             text=text,
-            tags=(("template", self.template), ("template_version", str(self.template_version))),
+            tags=(
+                ("template", self.template),
+                ("template_version", str(self.template_version)),
+                ("stream", self.stream),
+            ),
             attachments=(attachment,) if attachment else (),
             headers=tuple(self.headers(data, settings).items()),
         )
