@@ -389,7 +389,7 @@ def test_an_emails_page_shows_the_email_itself_while_it_is_kept_and_says_when_it
     facts = dict(re.findall(r"<dt>([^<]+)</dt><dd>(.*?)</dd>", page))
     assert facts["Subject"] == "Your place in TEEI Language"
     assert facts["From"] and "@" in facts["From"] and facts["Attachment"] == "none"
-    assert facts["Tags"] == "template: notice · template_version: 1"
+    assert facts["Tags"] == "template: notice · template_version: 1 · stream: transactional"
     assert f'sandbox src="/admin/outbox/{outbox_id}/content"' in page
     assert "Your first session is on Monday." in page  # the plain-text version, one click away
 
