@@ -151,15 +151,15 @@ def test_the_unsubscribe_page_names_the_address_and_shows_no_menu(page, stack):
         stack.db, admin_id=admin_id, name="Autumn", subject="Autumn at TEEI", body="News.", audience="all_managers"
     )
     page.goto(f"{stack.url}/unsubscribe/{token_for('e2e-secret-key', olena_id, campaign)}")
-    expect(page.get_by_role("heading", level=1)).to_have_text("Campaign emails")
-    expect(page.locator("main")).to_contain_text("Stop them for olena@northwind.example?")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your campaign emails")
+    expect(page.locator("main")).to_contain_text("about its programmes to olena@northwind.example.")
     expect(page.get_by_role("navigation")).to_have_count(0)
     expect(page.get_by_role("link", name="Become a partner")).to_have_count(0)
     at_each_width(page, "unsubscribe")
-    page.get_by_role("button", name="Unsubscribe").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("You are unsubscribed")
+    page.get_by_role("button", name="Unsubscribe from Programme news").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your campaign emails")
     expect(page.locator("#unsubscribe-state")).to_contain_text(
-        "no more campaign emails from the TEEI Partner Portal at olena@northwind.example"
+        "no more emails about Programme news at olena@northwind.example"
     )
     expect(page.get_by_role("navigation")).to_have_count(0)
     at_each_width(page, "unsubscribed")

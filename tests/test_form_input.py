@@ -332,7 +332,11 @@ def test_every_choice_on_every_page_answers_a_field_error_when_empty_or_unknown(
         for field_name, unbound in vars(form_class).items()
         if getattr(unbound, "field_class", None) and issubclass(unbound.field_class, SelectFieldBase)
     }
-    assert declared - walked == set(), "a form's choice was on no page the walk reached"
+    # The unsubscribe page takes a campaign's token, not the invitation's the walk fills `token` with:
+    # its topic choices are refused, field error and nothing written, in tests/campaigns/test_streams.py
+    # (test_a_topic_not_on_the_list_refuses_the_whole_form).
+    tested_elsewhere = {"topics"}
+    assert declared - walked - tested_elsewhere == set(), "a form's choice was on no page the walk reached"
     assert len(refused) >= 2 * len(declared)
 
 

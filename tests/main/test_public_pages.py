@@ -30,10 +30,10 @@ def test_the_unsubscribe_page_names_the_address_and_hides_the_menu(client, ctx, 
     path = f"/unsubscribe/{token_for(settings.secret_key, user_id(person), campaign)}"
 
     page = client.get(path).get_data(as_text=True)
-    assert f'Stop them for <strong class="address">{person}</strong>?' in page
+    assert f'about its programmes to <strong class="address">{person}</strong>.' in page
     assert "<nav" not in page and 'href="/apply"' not in page
     after = client.post(path, data={"List-Unsubscribe": "One-Click"}).get_data(as_text=True)
-    assert f'no more campaign emails from the TEEI Partner Portal at <strong class="address">{person}</strong>' in after
+    assert f'no more emails about Programme news at <strong class="address">{person}</strong>' in after
     assert "<nav" not in after
     unknown = client.get("/unsubscribe/not-a-token")
     assert unknown.status_code == 404 and "<nav" not in unknown.get_data(as_text=True)
