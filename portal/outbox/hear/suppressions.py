@@ -144,18 +144,20 @@ def _audit(conn, email: str, action: str, reason: str, actor_user_id: int, now: 
     )
 
 
-# WHERE is required before ON CONFLICT after a SELECT (SQLite's parsing rule), and is the guard.
-_SUPPRESS_FROM_RECEIPT = Statement(
+# The webhook's changes to the list (a receipt's bounce or complaint, Resend's own list): once per
+# receipt. WHERE is required before ON CONFLICT after a SELECT (SQLite's parsing rule), and is the guard.
+_ADD_FROM_WEBHOOK = Statement(
     f"""
     INSERT INTO email_suppressions (email, reason, source, created_at)
     SELECT :email, :reason, '{SOURCE_WEBHOOK}', :now WHERE {RECEIPT_UNPROCESSED}
     ON CONFLICT (email) DO NOTHING
     """
 )
-_AUDIT_FROM_RECEIPT = Statement(
+# Written only after a change of the list, which the receipt's guard allowed.
+_AUDIT_FROM_WEBHOOK = Statement(
     f"""
     INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, created_at)
-    SELECT :email, '{ADD}', :reason, NULL, '{SOURCE_WEBHOOK}', :now WHERE {RECEIPT_UNPROCESSED}
+    VALUES (:email, :action, :reason, NULL, '{SOURCE_WEBHOOK}', :now)
     """
 )
 
@@ -180,9 +182,9 @@ def suppress_from_receipt(conn, params: dict, *, outbox_id: str, email: str, rea
     erased_as = _ERASED_AS(conn, {"outbox_id": outbox_id}).scalar()
     if erased_as == "":
         return
-    values = {**params, "email": erased_as or email, "reason": reason}
-    if _SUPPRESS_FROM_RECEIPT(conn, values).rowcount:
-        _AUDIT_FROM_RECEIPT(conn, values)
+    values = {**params, "email": erased_as or email, "reason": reason, "action": ADD}
+    if _ADD_FROM_WEBHOOK(conn, values).rowcount:
+        _AUDIT_FROM_WEBHOOK(conn, values)
 
 
 # Resend's own list, as its suppression.added / suppression.removed webhook events report it: the
@@ -192,21 +194,8 @@ PROVIDER_EVENTS = {"suppression.added": ADD, "suppression.removed": REMOVE}
 ADDED_AT_PROVIDER = "added at Resend"
 REMOVED_AT_PROVIDER = "removed at Resend"
 _KNOWN_ERASED = Statement("SELECT 1 FROM erased_addresses WHERE address_hash = :hashed")
-_ADD_FROM_PROVIDER = Statement(
-    f"""
-    INSERT INTO email_suppressions (email, reason, source, created_at)
-    SELECT :key, :reason, '{SOURCE_WEBHOOK}', :now WHERE {RECEIPT_UNPROCESSED}
-    ON CONFLICT (email) DO NOTHING
-    """
-)
 _REMOVE_FROM_PROVIDER = Statement(
     f"DELETE FROM email_suppressions WHERE email IN (:email, :hashed) AND {RECEIPT_UNPROCESSED} RETURNING email"
-)
-_AUDIT_FROM_PROVIDER = Statement(
-    f"""
-    INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, created_at)
-    VALUES (:key, :action, :reason, NULL, '{SOURCE_WEBHOOK}', :now)
-    """
 )
 
 
@@ -216,12 +205,12 @@ def follow_provider_list(conn, params: dict, *, event_type: str, email: str, sec
     action, hashed = PROVIDER_EVENTS[event_type], address_hash(email, secret_key)
     if action == ADD:
         erased = _KNOWN_ERASED(conn, {"hashed": hashed}).first() is not None
-        values = {**params, "key": hashed if erased else email, "reason": ADDED_AT_PROVIDER, "action": ADD}
-        if not _ADD_FROM_PROVIDER(conn, values).rowcount:
+        values = {**params, "email": hashed if erased else email, "reason": ADDED_AT_PROVIDER, "action": ADD}
+        if not _ADD_FROM_WEBHOOK(conn, values).rowcount:
             return False
-        _AUDIT_FROM_PROVIDER(conn, values)
+        _AUDIT_FROM_WEBHOOK(conn, values)
         return True
     removed = [row[0] for row in _REMOVE_FROM_PROVIDER(conn, {**params, "email": email, "hashed": hashed}).all()]
     for key in removed:
-        _AUDIT_FROM_PROVIDER(conn, {**params, "key": key, "reason": REMOVED_AT_PROVIDER, "action": REMOVE})
+        _AUDIT_FROM_WEBHOOK(conn, {**params, "email": key, "reason": REMOVED_AT_PROVIDER, "action": REMOVE})
     return bool(removed)
