@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from devtools.processes import free_port, stop_process, wait_for_port  # noqa: E402
-from devtools.testing import PrivateRedis, process_env  # noqa: E402
+from devtools.testing import PrivateRedis, process_env, start_workers  # noqa: E402
 from portal.auth.queries import load_user  # noqa: E402
 from portal.campaigns import operations  # noqa: E402
 from portal.campaigns.emails import CAMPAIGN  # noqa: E402
@@ -141,12 +141,7 @@ def measure_drain(ctx, settings: Settings, workdir: Path, model, admin_id, audie
         RELAY_INTERVAL_SECONDS="60",
         CAMPAIGN_PASS_INTERVAL_SECONDS="3600",
     )
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        for _ in range(args.workers)
-    ]
+    workers = start_workers(env, args.workers)
     manager = load_user(ctx.db, _user_id(ctx.db, "manager@northwind.example"))
     committed: dict[str, float] = {}
     peak_rss_kib = 0

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from devtools.processes import stop_process  # noqa: E402
 from devtools.provider_model import ProviderModel  # noqa: E402
-from devtools.testing import PrivateRedis, process_env, wait_until  # noqa: E402
+from devtools.testing import PrivateRedis, process_env, start_workers, wait_until  # noqa: E402
 from portal import create_app  # noqa: E402
 from portal.context import build_context  # noqa: E402
 from portal.core import clock, schema  # noqa: E402
@@ -109,12 +109,7 @@ def main() -> int:
     try:
         schema.upgrade(ctx.db)
         env = process_env(settings, workdir / "worker-instance", RESEND_API_URL=model.url, **base)
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            for _ in range(args.workers)
-        ]
+        workers = start_workers(env, args.workers)
         print(
             f"sending {args.emails} notices: {args.dropped:.0%} without a delivery receipt, {args.bounces:.0%} bounce…"
         )

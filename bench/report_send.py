@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bench.campaign import ModelProcess, percentile  # noqa: E402
 from bench.report_run import seed  # noqa: E402
 from devtools.processes import stop_process  # noqa: E402
-from devtools.testing import PrivateRedis, process_env  # noqa: E402
+from devtools.testing import PrivateRedis, process_env, start_workers  # noqa: E402
 from portal.auth.queries import load_user  # noqa: E402
 from portal.context import build_context  # noqa: E402
 from portal.core import clock, schema  # noqa: E402
@@ -104,12 +104,7 @@ def main() -> int:
             RELAY_INTERVAL_SECONDS="60",
             REPORT_SCHEDULE_INTERVAL_SECONDS="86400",
         )
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "worker.py"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-            for _ in range(args.workers)
-        ]
+        workers = start_workers(env, args.workers)
         time.sleep(3)  # the workers are up and waiting, as production's are
         with ctx.db.read() as conn:
             manager_id = conn.execute(sa.text("SELECT id FROM users WHERE email = 'm0@c1.example'")).scalar_one()

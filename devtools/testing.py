@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -122,3 +123,15 @@ def process_env(settings, instance_path, **overrides: str) -> dict[str, str]:
     if settings.resend_api_url:
         env["RESEND_API_URL"] = settings.resend_api_url
     return {**env, **overrides}
+
+
+def start_workers(env: dict[str, str], count: int) -> list[subprocess.Popen]:
+    """`count` real `python worker.py` processes from the repository root, with `env` (process_env),
+    their output discarded; the caller stops each (stop_process) when done."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [
+        subprocess.Popen(
+            [sys.executable, "worker.py"], env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        for _ in range(count)
+    ]
