@@ -110,11 +110,14 @@ def unexplained_emails(db: Database, *, no_receipt_hours: int, now: datetime, li
 
 @dataclass(frozen=True)
 class LookupPass:
-    asked: int
+    # What the provider said of each email asked, in the order asked: (outbox ID, answer code).
+    answers: tuple[tuple[str, str], ...]
     learned: int  # answers recorded as receipts
     stopped: str | None  # why the pass ended early; None: every due email was asked
-    # What the provider said of each email asked, in the order asked: (outbox ID, answer code).
-    answers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def asked(self) -> int:
+        return len(self.answers)
 
     def summary(self) -> str:
         ended = f"; stopped: {self.stopped}" if self.stopped else ""
@@ -148,15 +151,14 @@ def look_up_missing_receipts(ctx, *, now: datetime, limit: int | None = None) ->
     hourly = _hourly_budget(ctx.redis, settings.redis_url)
     per_hour = RateLimitItemPerHour(settings.outbox_lookups_per_hour)
     sends = rate_limit_for(ctx.redis, settings.redis_url, settings.resend_rate_limit_per_second)
-    asked = learned = 0
+    learned = 0
     answers: list[tuple[str, str]] = []
     for row in due:
         if not hourly.hit(per_hour, "asks"):
-            return LookupPass(asked, learned, HOURLY_BUDGET_SPENT, tuple(answers))
+            return LookupPass(tuple(answers), learned, HOURLY_BUDGET_SPENT)
         if not sends.acquire(time.monotonic() + SLOT_WAIT_SECONDS):
-            return LookupPass(asked, learned, SENDING_FIRST, tuple(answers))
+            return LookupPass(tuple(answers), learned, SENDING_FIRST)
         answer, email = _ask(ctx.provider, row.message_id)
-        asked += 1
         answers.append((row.outbox_id, answer))
         receipt_type = LAST_EVENT_RECEIPTS.get(answer)
         if receipt_type is not None:
@@ -166,8 +168,8 @@ def look_up_missing_receipts(ctx, *, now: datetime, limit: int | None = None) ->
         with ctx.db.write() as conn:
             conn.execute(_NOTE_ASK, {"id": row.outbox_id, "now": clock.iso(now), "answer": answer})
         if answer in (PROVIDER_BUSY, PROVIDER_UNREACHABLE):
-            return LookupPass(asked, learned, answer, tuple(answers))
-    return LookupPass(asked, learned, None, tuple(answers))
+            return LookupPass(tuple(answers), learned, answer)
+    return LookupPass(tuple(answers), learned, None)
 
 
 def _ask(provider, message_id: str) -> tuple[str, dict | None]:
