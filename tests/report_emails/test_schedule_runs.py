@@ -210,8 +210,9 @@ def test_the_email_states_hours_to_two_decimals_that_add_up(
         return f"{hundredths // 100}.{hundredths % 100:02d}"
 
     assert f"Verified hours:    {shown(435)}" in email["text"] and shown(435) == "7.25"
-    assert f"TEEI Language: {shown(sum(minutes['language']))} hours" in email["text"]  # 3.50
-    assert f"TEEI Mentorship: {shown(sum(minutes['mentorship']))} hours" in email["text"]  # 3.75
+    lines = email["text"].splitlines()  # each programme on a line of its own, as a reader sees it
+    assert f"TEEI Language: {shown(sum(minutes['language']))} hours in 5 sessions" in lines  # 3.50
+    assert f"TEEI Mentorship: {shown(sum(minutes['mentorship']))} hours in 5 sessions" in lines  # 3.75
     pdf = base64.b64decode(email["attachments"][0]["content"])
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
     assert "7.25 Verified hours" in text
