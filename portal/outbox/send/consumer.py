@@ -19,12 +19,13 @@ from rq import get_current_job
 from portal.core import clock
 from portal.core.db import DatabaseUnavailable
 from portal.core.log_context import envelope_context
+from portal.outbox.ground import pause
 from portal.outbox.ground.families import OUTBOX_ID
 from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
 from portal.outbox.ground.retry import family_max_attempts, family_retry_delay
 from portal.outbox.ground.rows import mark_unclaimed_row_failed, row_age_seconds, settle_exhausted
-from portal.outbox.send.attempt import NOT_YET_DUE, RATE_WAITED, RETRYING, Way, deliver
+from portal.outbox.send.attempt import NOT_YET_DUE, PAUSED, RATE_WAITED, RETRYING, Way, deliver
 from portal.outbox.send.batch import BATCH_OF_ROW, FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH, EmailList, inputs_of
 from portal.outbox.send.freeze import FIRST_ATTEMPT_INPUT
 from portal.outbox.send.single import OneEmail
@@ -97,6 +98,11 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             # Nor is a wait for a rate slot: nothing was sent; it never runs the message out of attempts.
             schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"
+        if outcome.kind == PAUSED:
+            # An operator paused its family: the message waits, parked, and the resume publishes it
+            # again in order (ground/pause.py). Should Redis lose it, the relay republishes the row.
+            pause.park(ctx.redis, family.queue, body["outboxId"])
+            return f"parked:{outcome.detail}"
         if outcome.kind == RETRYING:
             schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"

@@ -1,0 +1,217 @@
+"""An operator's pause of sending: real Redis, the real database, real workers and the provider model."""
+
+import dataclasses
+from datetime import datetime
+
+import sqlalchemy as sa
+from rq import Queue
+
+from devtools.testing import wait_until
+from portal.core import clock
+from portal.outbox.ground import pause
+from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
+from portal.outbox.ground.statuses import RETRY, SENDING_PAUSED, SENT
+from portal.outbox.operate.operator import ActionRefused, pause_sending, resume_sending
+from portal.outbox.send.attempt import deliver as deliver_with
+from portal.outbox.send.rate_limit import rate_limit_for
+from portal.outbox.send.single import OneEmail
+from portal.outbox.write.publish import publish_outbox_rows
+
+CAMPAIGN_DATA = {"campaign_id": 1, "subject": "S", "body": "B", "user_id": 1}
+RESET_DATA = {"token_nonce": "nonce-1", "name": "Ada", "minutes": 60, "language": "en"}
+
+
+def _pause(ctx, family=None, reason="provider incident"):
+    return pause_sending(ctx, family=family, reason=reason, actor_user_id=None, now=clock.utcnow())
+
+
+def _resume(ctx, family=None, reason="incident over"):
+    return resume_sending(ctx, family=family, reason=reason, actor_user_id=None, now=clock.utcnow())
+
+
+def _audit(ctx):
+    with ctx.db.read() as conn:
+        rows = conn.execute(
+            sa.text("SELECT scope, action, actor_user_id, reason FROM email_sending_pauses ORDER BY id")
+        )
+        return [tuple(row) for row in rows]
+
+
+def test_a_paused_delivery_gives_its_row_back_untouched_and_waits_parked(
+    ctx, make_outbox_row, outbox_row, deliver, provider_model
+):
+    outbox_id = make_outbox_row()
+    assert _pause(ctx).confirmed
+    assert deliver(outbox_id) == f"parked:{SENDING_PAUSED}"
+    row = outbox_row(outbox_id)
+    # No attempt used, no failed state, no claim held: the row waits for the resume.
+    assert (row["status"], row["attempt_count"], row["claim_expires_at"]) == (RETRY, 0, None)
+    assert row["last_error"] == SENDING_PAUSED
+    assert provider_model.requests() == []
+    assert pause.parked(ctx.redis, EMAIL_QUEUE) == [outbox_id]
+    # However often it meets the pause, it keeps every attempt.
+    for _ in range(ctx.settings.outbox_max_attempts + 1):
+        assert deliver(outbox_id) == f"parked:{SENDING_PAUSED}"
+    assert outbox_row(outbox_id)["attempt_count"] == 0
+    assert pause.parked(ctx.redis, EMAIL_QUEUE) == [outbox_id]
+
+
+def test_a_password_reset_waits_only_for_its_own_familys_pause_or_all(
+    ctx, make_outbox_row, outbox_row, deliver, provider_model
+):
+    _pause(ctx, family="campaign")
+    _pause(ctx, family="notice")
+    reset = make_outbox_row(family="password_reset", data=RESET_DATA)
+    assert deliver(reset) == "ack:sent"
+    assert outbox_row(reset)["status"] == SENT
+
+    for scope in ("password_reset", None):
+        _resume(ctx, family="campaign")
+        _pause(ctx, family="campaign")
+        _pause(ctx, family=scope)
+        held = make_outbox_row(family="password_reset", data=RESET_DATA)
+        assert deliver(held) == f"parked:{SENDING_PAUSED}", scope
+        _resume(ctx, family=scope)
+    assert len(provider_model.requests()) == 1
+
+
+class PausedOnTheLastCheck(OneEmail):
+    """The real single-email way; an operator pauses at the worst moment: just after the delivery's
+    last read before its slot (the recheck after a wait), so only the gate before the request is left."""
+
+    def after_wait(self, ctx, held, *, now):
+        found = super().after_wait(ctx, held, now=now)
+        pause.set_pause(ctx.redis, pause.Pause(pause.ALL, None, "mid-wait", clock.iso(now)))
+        return found
+
+
+def test_a_delivery_that_holds_its_rate_slot_when_the_pause_comes_stops_before_its_request(
+    ctx, make_outbox_row, outbox_row, provider_model
+):
+    # A claim long enough to outlast the wait for a slot (the outbox tests' claim is 3 s).
+    ctx = dataclasses.replace(ctx, settings=ctx.settings.with_overrides(outbox_claim_seconds=30))
+    outbox_id = make_outbox_row()
+    limit = rate_limit_for(ctx.redis, ctx.settings.redis_url, ctx.settings.resend_rate_limit_per_second)
+    while limit.take():  # the window is full: the delivery waits for a slot, then takes it
+        pass
+    outcome = deliver_with(ctx, PausedOnTheLastCheck(outbox_id), ctx.families["notice"], now=clock.utcnow())
+    assert (outcome.kind, outcome.detail) == ("paused", SENDING_PAUSED)
+    assert provider_model.requests() == []
+    row = outbox_row(outbox_id)
+    assert (row["status"], row["attempt_count"], row["claim_expires_at"]) == (RETRY, 0, None)
+
+
+def test_a_pause_is_confirmed_only_once_every_request_that_passed_before_it_is_answered(ctx):
+    before = pause.gate(ctx.redis, "notice", hold_seconds=30)
+    assert before is not None
+    pause.set_pause(ctx.redis, pause.Pause("notice", None, "why", clock.iso(clock.utcnow())))
+    assert pause.gate(ctx.redis, "notice", hold_seconds=30) is None
+    assert pause.gate(ctx.redis, "invitation", hold_seconds=30) is not None  # another family passes
+    assert pause.settle(ctx.redis, timeout=0) is False, "a request that passed is still out"
+    pause.passed(ctx.redis, before)
+    assert pause.settle(ctx.redis, timeout=0) is False, "so is the invitation's"
+    ctx.redis.delete(pause.PASSING_KEY)
+    assert pause.settle(ctx.redis, timeout=0) is True
+
+
+def test_bad_input_is_refused_and_changes_nothing(ctx):
+    for family, reason in (("no_such_family", "why"), (None, "  "), (None, "x" * 501)):
+        try:
+            _pause(ctx, family=family, reason=reason)
+        except ActionRefused:
+            pass
+        else:
+            raise AssertionError(f"{family!r}, {reason[:10]!r} was taken")
+    try:
+        _resume(ctx)
+    except ActionRefused:
+        pass
+    else:
+        raise AssertionError("a resume of nothing was taken")
+    assert pause.pauses(ctx.redis) == []
+    assert _audit(ctx) == []
+    _pause(ctx)
+    try:
+        _pause(ctx, reason="twice")
+    except ActionRefused:
+        pass
+    assert [held.reason for held in pause.pauses(ctx.redis)] == ["provider incident"]
+    assert _audit(ctx) == [("*", "pause", None, "provider incident")]
+
+
+def test_the_resume_publishes_transactional_email_before_campaigns_each_in_order(
+    ctx, make_outbox_row, deliver, outbox_rows, workers, provider_model
+):
+    _pause(ctx)
+    notices, campaigns = [], []
+    for n in range(3):
+        campaigns.append(make_outbox_row(family="campaign", data={**CAMPAIGN_DATA, "user_id": n + 1}))
+        notices.append(make_outbox_row(recipient=f"notice{n}@example.org"))
+    for outbox_id in campaigns + notices:  # parked campaigns first: the resume still puts them last
+        assert deliver(outbox_id) == f"parked:{SENDING_PAUSED}"
+    assert pause.parked(ctx.redis, BULK_EMAIL_QUEUE) == campaigns
+    assert pause.parked(ctx.redis, EMAIL_QUEUE) == notices
+
+    assert _resume(ctx).published == 6
+    assert pause.parked(ctx.redis, EMAIL_QUEUE) == pause.parked(ctx.redis, BULK_EMAIL_QUEUE) == []
+    workers()
+    assert wait_until(lambda: all(row["status"] == SENT for row in outbox_rows()), timeout=60)
+    sent = provider_model.sent()
+    assert [email["to"][0] for email in sent[:3]] == [f"notice{n}@example.org" for n in range(3)]
+    assert len(sent) == 6
+    assert _audit(ctx) == [("*", "pause", None, "provider incident"), ("*", "resume", None, "incident over")]
+
+
+def test_the_resume_of_one_family_leaves_what_another_pause_holds(ctx, make_outbox_row, deliver):
+    _pause(ctx, family="notice")
+    _pause(ctx, family="campaign")
+    notice = make_outbox_row()
+    campaign = make_outbox_row(family="campaign", data=CAMPAIGN_DATA)
+    assert deliver(notice) == deliver(campaign) == f"parked:{SENDING_PAUSED}"
+    assert _resume(ctx, family="notice").published == 1
+    assert Queue(EMAIL_QUEUE, connection=ctx.redis).job_ids and pause.parked(ctx.redis, EMAIL_QUEUE) == []
+    assert pause.parked(ctx.redis, BULK_EMAIL_QUEUE) == [campaign]
+
+
+def test_no_request_leaves_once_the_pause_is_confirmed_with_workers_mid_wait(
+    ctx, make_outbox_row, outbox_rows, workers, provider_model
+):
+    """Two real workers share a limit of one request a second, so at any moment one of them waits
+    for a slot and the other is about to make, or is making, its request. From the moment the pause
+    is confirmed, the provider hears nothing more; each waiting row is back, untouched, and the
+    resume sends each one exactly once."""
+    provider_model.rate_limit_per_second = 1
+    ids = [make_outbox_row() for _ in range(8)]
+    publish_outbox_rows(ctx.db, ctx.redis, ids, now=clock.utcnow())
+    for _ in range(2):
+        workers(RESEND_RATE_LIMIT_PER_SECOND="1")
+    assert wait_until(lambda: len(provider_model.requests()) >= 2, timeout=30)
+
+    assert _pause(ctx).confirmed
+    heard_at_confirmation = len(provider_model.requests())
+    confirmed_at = clock.utcnow()
+
+    def all_waiting():
+        rows = outbox_rows()
+        unsent = [row for row in rows if row["status"] != SENT]
+        return unsent and all(
+            row["status"] == RETRY and row["last_error"] == SENDING_PAUSED and row["claim_expires_at"] is None
+            for row in unsent
+        )
+
+    # The negative from the database: every row not sent is back and parked, so no worker holds one.
+    assert wait_until(all_waiting, timeout=30)
+    assert wait_until(
+        lambda: len(pause.parked(ctx.redis, EMAIL_QUEUE)) == sum(r["status"] != SENT for r in outbox_rows()),
+        timeout=30,
+    )
+    requests = provider_model.requests()
+    assert len(requests) == heard_at_confirmation, requests[heard_at_confirmation:]
+    assert all(datetime.fromisoformat(request["at"]) <= confirmed_at for request in requests)
+    assert all(row["attempt_count"] <= 1 for row in outbox_rows())
+
+    _resume(ctx)
+    assert wait_until(lambda: all(row["status"] == SENT for row in outbox_rows()), timeout=60)
+    sent = provider_model.sent()
+    assert sorted(email["to"][0] for email in sent) == sorted(row["recipient"] for row in outbox_rows())
+    assert len(sent) == len(ids)
