@@ -55,7 +55,7 @@ def shown_pauses(handles) -> list[ShownPause]:
     actors = {}
     if ids:
         with handles.db.read() as conn:
-            actors = dict(conn.execute(_ACTORS, {"ids": json.dumps(ids)}).tuples())
+            actors = {row.id: row.email for row in conn.execute(_ACTORS, {"ids": json.dumps(ids)})}
     return [ShownPause(p.scope, actors.get(p.actor_user_id), p.actor_user_id, p.reason, p.at) for p in held]
 
 
