@@ -5,6 +5,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 from rq import Queue
+from rq.serializers import JSONSerializer
 
 from devtools.testing import wait_until
 from portal.core import clock
@@ -154,6 +155,12 @@ def test_the_resume_publishes_transactional_email_before_campaigns_each_in_order
 
     assert _resume(ctx).published == 6
     assert pause.parked(ctx.redis, EMAIL_QUEUE) == pause.parked(ctx.redis, BULK_EMAIL_QUEUE) == []
+    # Published in that order: a worker already idle on both queues takes the first it finds.
+    email_jobs = Queue(EMAIL_QUEUE, connection=ctx.redis, serializer=JSONSerializer).get_jobs()
+    bulk_jobs = Queue(BULK_EMAIL_QUEUE, connection=ctx.redis, serializer=JSONSerializer).get_jobs()
+    assert [job.args[0]["outboxId"] for job in email_jobs] == notices
+    assert [job.args[0]["outboxId"] for job in bulk_jobs] == campaigns
+    assert max(job.enqueued_at for job in email_jobs) < min(job.enqueued_at for job in bulk_jobs)
     workers()
     assert wait_until(lambda: all(row["status"] == SENT for row in outbox_rows()), timeout=60)
     sent = provider_model.sent()
