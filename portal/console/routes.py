@@ -108,7 +108,7 @@ def _render_index(values, bulk: ChooseBulkActionForm | None = None, pausing: Pau
     ), status or (200 if not form.errors and not (bulk and bulk.errors) else 400)
 
 
-PAUSED = N_("Sending is paused: no further email of it leaves until it is resumed.")
+PAUSED = N_("Paused: from now on, no email it holds goes out until it is resumed.")
 PAUSED_UNCONFIRMED = N_(
     "Sending is paused, but a request already out had no answer within the provider's timeout; it may still arrive."
 )

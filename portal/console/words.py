@@ -360,7 +360,7 @@ def batch_answer(request) -> str:
 def pause_scope(scope: str) -> str:
     """What a pause holds, in the reader's words: all sending, or one family's emails."""
     if scope == ALL_SENDING:
-        return _("All sending")
+        return _("all sending")
     return _("%(family)s emails", family=scope.replace("_", " "))
 
 

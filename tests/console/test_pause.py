@@ -36,7 +36,7 @@ def test_an_admin_pauses_all_sending_and_the_console_and_readyz_say_by_whom_and_
     )
     assert answer.status_code == 302
     page = html.unescape(client.get("/admin/outbox").get_data(as_text=True))
-    assert "Paused: All sending." in page
+    assert "Paused: all sending." in page
     assert f"By {admin}" in page and "“Provider incident 42”" in page
     user_id = admin_id(ctx.db, admin)
     assert audit(ctx.db) == [("*", "pause", user_id, "Provider incident 42")]
