@@ -70,7 +70,7 @@ def pauses(redis: Redis) -> list[Pause]:
 
 def holds_for(redis: Redis, family: str) -> bool:
     """Whether a pause of `family` or of all sending holds now."""
-    return bool(redis.hexists(PAUSED_KEY, ALL) or redis.hexists(PAUSED_KEY, family))
+    return any(value is not None for value in redis.hmget(PAUSED_KEY, [ALL, family]))  # one round trip
 
 
 def set_pause(redis: Redis, pause: Pause) -> None:
