@@ -3,51 +3,52 @@
 Distinct from the provider's pause (send/rate_limit.py's PAUSE_KEY): that one is the provider's
 Retry-After, ends by itself within a minute and holds a delivery back *waiting*; this one is a
 person's decision, lasts until a person ends it, and sends a delivery *home*: its claim is given
-back (no attempt used, no failure), its message is parked, and the resume publishes the parked
-messages again, transactional (the email queue) before campaigns (the bulk queue), each in the
-order they were parked.
+back (no attempt used, no failure) and its row is *parked* (`retry`, last_error SENDING_PAUSED,
+due only after PARKED_SECONDS), until the resume makes it due and publishes it again.
 
-The switch lives in Redis, which every worker shares, as one hash (PAUSED_KEY: scope → who, why,
-when; the scope is a family name or ALL). A delivery asks `gate` immediately before its provider
-request: one script that, unless a pause of its family or of all holds, records the delivery as
-*passing* (a sorted set, scored by when the record expires) and lets it through. The request
-follows, and `passed` removes the record once its answer came. Checking and recording in one
-script is what makes a pause exact: once the pause is in the hash no delivery passes, and a
-delivery that passed before is in the set; `settle` waits for that set to empty, so when it
-returns (the pause is *confirmed*) no request of a paused family can still leave.
+Where it is kept:
+- **The record** is the database's (`email_sending_pauses`, every pause and resume with who and
+  why): a scope whose last action is a pause is paused. It is the truth, and Redis may lose
+  everything: `restore` (the relay's every pass) puts a recorded pause back into Redis.
+- **The switch** every worker reads is one Redis hash (PAUSED_KEY: scope → who, why, when; the
+  scope is a family name or ALL).
+- **A parked row** is the database's too, so the resume finds every one, in the order parked.
+
+How a delivery meets it: in the same Lua script that takes its rate slot (send/rate_limit.py), no
+round trip of its own. The script refuses the slot while a pause of the delivery's family or of all
+holds; otherwise it takes the slot and records the delivery as *passing* (PASSING_KEY: a sorted set
+of RQ job IDs, scored by when the record expires). The request follows the slot at once. Checking
+and recording in one script is what makes a pause exact: once the pause is in the hash no slot is
+given, and every delivery that took one before is in the set. `settle` waits until each of those
+jobs has ended (RQ's own record of the job) or its record expired; when it returns (the pause is
+*confirmed*), no request of a paused family can still leave. A delivery outside an RQ job (a test
+calling the engine directly) is checked the same way but not recorded.
 
 No contact detail is ever written here: the hash holds a user ID and the operator's reason, the
-parked sets hold outbox IDs.
+passing set holds job IDs.
 """
 
 from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass
 
+import sqlalchemy as sa
 from redis import Redis
-
-from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, EMAIL_QUEUE
+from rq import get_current_job
+from rq.job import Job, JobStatus
 
 ALL = "*"
 PAUSED_KEY = "portal:outbox:paused"
 PASSING_KEY = "portal:outbox:passing"
-# One sorted set of parked message IDs per queue, scored by when each was first parked.
-PARKED_PREFIX = "portal:outbox:parked:"
-# The order the resume publishes in: transactional email first, then campaigns.
-RESUME_ORDER = (EMAIL_QUEUE, BULK_EMAIL_QUEUE)
+PAUSE, RESUME = "pause", "resume"
 # A passing record outlives its request by this much if the worker dies mid-request.
 PASSING_MARGIN_SECONDS = 5.0
-
-_GATE = """
-if redis.call('hexists', KEYS[1], ARGV[1]) == 1 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    return 0
-end
-redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
-return 1
-"""
+# A parked row is due again this long after it met the pause, should nobody resume it: the relay
+# then publishes it once more, a worker meets the pause again and parks it again. Long enough that
+# a long pause costs the queue nothing; the resume makes every parked row due at once.
+PARKED_SECONDS = 3600.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,22 @@ class Pause:
     actor_user_id: int | None  # None: from the command line
     reason: str
     at: str  # ISO time the pause began
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What a delivery hands the slot script: its family, and the job to record as passing (None:
+    no job, nothing recorded) until `expires` (epoch seconds)."""
+
+    family: str
+    job_id: str | None
+    expires: float
+
+
+def gate_for(family: str, request_seconds: float) -> Gate:
+    """The gate of a delivery of `family` about to make a request that takes at most `request_seconds`."""
+    job = get_current_job()
+    return Gate(family, job.id if job is not None else None, time.time() + request_seconds + PASSING_MARGIN_SECONDS)
 
 
 def pauses(redis: Redis) -> list[Pause]:
@@ -74,8 +91,7 @@ def holds_for(redis: Redis, family: str) -> bool:
 
 
 def set_pause(redis: Redis, pause: Pause) -> None:
-    value = {"actor_user_id": pause.actor_user_id, "reason": pause.reason, "at": pause.at}
-    redis.hset(PAUSED_KEY, pause.scope, json.dumps(value))
+    redis.hset(PAUSED_KEY, pause.scope, _value(pause))
 
 
 def clear_pause(redis: Redis, scope: str) -> bool:
@@ -83,45 +99,64 @@ def clear_pause(redis: Redis, scope: str) -> bool:
     return bool(redis.hdel(PAUSED_KEY, scope))
 
 
-def gate(redis: Redis, family: str, hold_seconds: float) -> str | None:
-    """Immediately before a provider request: a token to hand to `passed` once its answer came,
-    or None when a pause of `family` or of all holds (then no request may be made)."""
-    token = uuid.uuid4().hex
-    expires = time.time() + hold_seconds + PASSING_MARGIN_SECONDS
-    gate_script = redis.register_script(_GATE)
-    if gate_script(keys=[PAUSED_KEY, PASSING_KEY], args=[ALL, family, token, expires]) != 1:
-        return None
-    return token
+def _value(pause: Pause) -> str:
+    return json.dumps({"actor_user_id": pause.actor_user_id, "reason": pause.reason, "at": pause.at})
 
 
-def passed(redis: Redis, token: str) -> None:
-    redis.zrem(PASSING_KEY, token)
+# --- the record ------------------------------------------------------------------------------------
+
+RECORD = sa.text(
+    "INSERT INTO email_sending_pauses (scope, action, actor_user_id, reason, at)"
+    " VALUES (:scope, :action, :actor, :reason, :at)"
+)
+# Each scope whose last action is a pause: the pauses that hold, as recorded.
+_HELD = sa.text(
+    f"""
+    SELECT scope, actor_user_id, reason, at FROM email_sending_pauses AS p
+    WHERE action = '{PAUSE}' AND id = (SELECT MAX(id) FROM email_sending_pauses WHERE scope = p.scope)
+    """
+)
 
 
-def settle(redis: Redis, timeout: float) -> bool:
-    """Wait until no delivery that passed the gate still has its request out (records past their
-    expiry are of a worker that died: they no longer count); False if `timeout` came first."""
+def recorded_pauses(conn) -> list[Pause]:
+    """The pauses that hold as recorded, read on `conn` (a read, or the write that just changed them)."""
+    return [Pause(row.scope, row.actor_user_id, row.reason, row.at) for row in conn.execute(_HELD)]
+
+
+def restore(db, redis: Redis) -> list[str]:
+    """Put back into Redis every recorded pause it lost (a restart without its data): the scopes
+    restored. Never ends a pause: a resume clears its own switch."""
+    restored = []
+    with db.read() as conn:
+        held_now = recorded_pauses(conn)
+    for held in held_now:
+        if redis.hsetnx(PAUSED_KEY, held.scope, _value(held)):
+            restored.append(held.scope)
+    return restored
+
+
+# --- confirming a pause ----------------------------------------------------------------------------
+
+
+def settle(redis: Redis, timeout: float, *, nap: float = 0.02) -> bool:
+    """Wait until no delivery that took its slot before the pause still has its request out: each
+    recorded job has ended, or its record expired (a worker that died). False if `timeout` came first."""
     deadline = time.monotonic() + timeout
     while True:
         redis.zremrangebyscore(PASSING_KEY, "-inf", time.time())
+        for job_id in redis.zrange(PASSING_KEY, 0, -1):
+            job_id = job_id.decode() if isinstance(job_id, bytes) else job_id
+            if not _running(redis, job_id):
+                redis.zrem(PASSING_KEY, job_id)
         if redis.zcard(PASSING_KEY) == 0:
             return True
         if time.monotonic() > deadline:
             return False
-        time.sleep(0.02)
+        time.sleep(nap)
 
 
-def park(redis: Redis, queue: str, outbox_id: str) -> None:
-    """Keep a paused delivery's message for the resume (the first time it was parked keeps its place)."""
-    redis.zadd(PARKED_PREFIX + queue, {outbox_id: time.time()}, nx=True)
-
-
-def parked(redis: Redis, queue: str) -> list[str]:
-    return [
-        value.decode() if isinstance(value, bytes) else value for value in redis.zrange(PARKED_PREFIX + queue, 0, -1)
-    ]
-
-
-def unpark(redis: Redis, queue: str, outbox_ids: list[str]) -> None:
-    if outbox_ids:
-        redis.zrem(PARKED_PREFIX + queue, *outbox_ids)
+def _running(redis: Redis, job_id: str) -> bool:
+    """Whether RQ still has the job started (its end is written in the same pipeline as its result;
+    a job kept no longer is not running)."""
+    status = redis.hget(Job.key_for(job_id), "status")
+    return status is not None and status.decode() == JobStatus.STARTED.value

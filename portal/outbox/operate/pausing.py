@@ -1,14 +1,14 @@
 """An operator pauses sending (all of it, or one family) and resumes it, each with a reason on record.
 
-The switch is ground/pause.py's (in Redis, read by every worker before every request); each turn of
-it is audited in `email_sending_pauses` (who, why, when), written first: a pause that is not on
-record is not set. A pause returns once it is *confirmed*: the switch is set and every request that
-passed the gate before it has been answered, so from then on no request of a paused family leaves.
+The switch is ground/pause.py's: recorded in `email_sending_pauses` (who, why, when), written
+first, and set in Redis, where every worker's slot script reads it. A pause returns once it is
+*confirmed*: the switch is set and every delivery that took its slot before it has ended, so from
+then on no request of a paused family leaves.
 
-A resume ends one pause and publishes again the messages parked under it, transactional (the
-email queue) before campaigns (the bulk queue), each in the order they were parked; a message whose
-family another pause still holds stays parked. Each row is delivered once: the claim decides, as
-for every message, should a row be parked twice (the relay republished it during a long pause).
+A resume, in one write, records itself and makes due every parked row that no other pause still
+holds; then it clears the switch, and publishes those rows: transactional email (the email queue)
+before campaigns (the bulk queue), each in the order the rows were written. A row published twice
+(the relay's republication of a long pause met the resume) is delivered once: the claim decides.
 """
 
 from __future__ import annotations
@@ -22,17 +22,11 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.i18n import N_
 from portal.outbox.ground import pause
-from portal.outbox.ground.pause import ALL, Pause, pauses
-from portal.outbox.ground.queues import queue_named
+from portal.outbox.ground.pause import ALL, PAUSE, RESUME, Pause, pauses
+from portal.outbox.ground.queues import EMAIL_QUEUE
+from portal.outbox.ground.rows import PARKED_FREE, UNPARK, parked_values
 from portal.outbox.operate.actions import REASON_MAX, ActionRefused
-from portal.outbox.write.publish import enqueue_envelopes
-
-PAUSE, RESUME = "pause", "resume"
-_RECORD = sa.text(
-    "INSERT INTO email_sending_pauses (scope, action, actor_user_id, reason, at)"
-    " VALUES (:scope, :action, :actor, :reason, :at)"
-)
-
+from portal.outbox.write.publish import publish_outbox_rows
 
 _ACTORS = sa.text("SELECT id, email FROM users WHERE id IN (SELECT value FROM json_each(:ids))")
 
@@ -63,7 +57,7 @@ def shown_pauses(handles) -> list[ShownPause]:
 class PauseResult:
     scope: str
     confirmed: bool  # pause: no request of the scope can still leave; resume: always True
-    published: int = 0  # resume: parked messages published again
+    published: int = 0  # resume: parked emails published again
 
 
 def _checked(handles, family: str | None, reason: str) -> tuple[str, str]:
@@ -78,9 +72,8 @@ def _checked(handles, family: str | None, reason: str) -> tuple[str, str]:
     return family or ALL, reason
 
 
-def _record(handles, scope: str, action: str, actor_user_id: int | None, reason: str, at: str) -> None:
-    with handles.db.write() as conn:
-        conn.execute(_RECORD, {"scope": scope, "action": action, "actor": actor_user_id, "reason": reason, "at": at})
+def _record(scope: str, action: str, actor_user_id: int | None, reason: str, at: str) -> dict:
+    return {"scope": scope, "action": action, "actor": actor_user_id, "reason": reason, "at": at}
 
 
 def pause_sending(handles, *, family: str | None, reason: str, actor_user_id: int | None, now: datetime) -> PauseResult:
@@ -91,7 +84,8 @@ def pause_sending(handles, *, family: str | None, reason: str, actor_user_id: in
     if any(held.scope == scope for held in pauses(handles.redis)):
         raise ActionRefused(N_("Sending is already paused there."))
     at = clock.iso(now)
-    _record(handles, scope, PAUSE, actor_user_id, reason, at)
+    with handles.db.write() as conn:
+        conn.execute(pause.RECORD, _record(scope, PAUSE, actor_user_id, reason, at))
     pause.set_pause(handles.redis, Pause(scope, actor_user_id, reason, at))
     timeout = handles.settings.provider_timeout_seconds + pause.PASSING_MARGIN_SECONDS
     return PauseResult(scope, confirmed=pause.settle(handles.redis, timeout))
@@ -105,25 +99,24 @@ def resume_sending(
     scope, reason = _checked(handles, family, reason)
     if not any(held.scope == scope for held in pauses(handles.redis)):
         raise ActionRefused(N_("Sending is not paused there."))
-    _record(handles, scope, RESUME, actor_user_id, reason, clock.iso(now))
+    with handles.db.write() as conn:
+        conn.execute(pause.RECORD, _record(scope, RESUME, actor_user_id, reason, clock.iso(now)))
+        still = [held.scope for held in pause.recorded_pauses(conn)]
+        values = parked_values([s for s in still if s != ALL], ALL in still, now=now)
+        free = conn.execute(PARKED_FREE, values).all()
+        conn.execute(UNPARK, values)
     pause.clear_pause(handles.redis, scope)
-    return PauseResult(scope, confirmed=True, published=publish_parked(handles))
-
-
-def publish_parked(handles) -> int:
-    """Publish every parked message no pause holds any longer: the email queue's first, then the
-    bulk queue's, each in the order parked. Returns how many."""
-    published = 0
-    for queue in pause.RESUME_ORDER:
-        free = []
-        for outbox_id in pause.parked(handles.redis, queue):
-            family = handles.families.for_outbox_id(outbox_id)
-            if family is None or not pause.holds_for(handles.redis, family.name):
-                free.append(outbox_id)
-        if free:
-            enqueue_envelopes(
-                queue_named(handles.redis, queue), free, "resume", handles.settings.outbox_job_timeout_seconds
-            )
-            pause.unpark(handles.redis, queue, free)
-            published += len(free)
-    return published
+    transactional = [row.id for row in free if handles.families.queue_for(row.id) == EMAIL_QUEUE]
+    broadcast = [row.id for row in free if handles.families.queue_for(row.id) != EMAIL_QUEUE]
+    for ids in (transactional, broadcast):  # campaigns wait for transactional email
+        publish_outbox_rows(
+            handles.db,
+            handles.redis,
+            ids,
+            request_id="resume",
+            job_timeout=handles.settings.outbox_job_timeout_seconds,
+            families=handles.families,
+            batch_size=handles.settings.outbox_batch_size,
+            now=now,
+        )
+    return PauseResult(scope, confirmed=True, published=len(free))

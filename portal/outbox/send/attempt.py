@@ -2,8 +2,9 @@
 
     claim (a first attempt's payloads, rendered before it, frozen in the claim's own write)
     → leave out who may no longer get it → freeze or replay → seal the request
-    → a rate slot (after a wait: the claim and the list read again; after a stall: no request)
-    → the provider's window → the operator's pause → the provider call → classify the answer → settle
+    → a rate slot, unless an operator paused sending (after a wait: the claim and the list read
+      again; after a stall: no request) → the provider's window → the provider call
+    → classify the answer → settle
 
 Two ways of sending share this path: one email to POST /emails (`single.OneEmail`) and a list to
 POST /emails/batch (`batch.EmailList`), as River's job completer has inline and batch
@@ -36,7 +37,7 @@ from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.retry import family_max_attempts, family_retry_delay
 from portal.outbox.ground.statuses import CLAIM_LOST, DEAD_LETTER, DELIVERY_EXHAUSTED, SENDING_PAUSED, UNKNOWN_OUTCOME
 from portal.outbox.send.freeze import FreezeError
-from portal.outbox.send.rate_limit import rate_limit_for
+from portal.outbox.send.rate_limit import OPERATOR_PAUSED, rate_limit_for
 
 log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
@@ -44,7 +45,7 @@ SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_ye
 RATE_WAITED = "rate_waited"
 RATE_LIMIT_WAIT = "rate_limit_wait"
 # Released because an operator paused its family or all sending: nothing was sent, no attempt is
-# used, and the message is parked for the resume instead of coming back on its own.
+# used, and the row is parked for the resume (ground/pause.py).
 PAUSED = "paused"
 # After a rate-limit wait that gave up: soon, since nothing is wrong with the email.
 RATE_WAIT_RETRY_SECONDS = 1.0
@@ -178,24 +179,21 @@ def deliver(ctx: PortalContext, way: Way, family: Family, *, now: datetime) -> D
         if isinstance(sealed, DeliveryOutcome):
             return sealed  # the request cannot be made whole: settled
         claimed = sealed
-
-        def recheck(held=claimed):
-            # After a wait for a slot: an operator may have paused meanwhile (no slot is taken
-            # then), or someone left the list.
-            if pause.holds_for(ctx.redis, family.name):
-                return _paused(ctx, way, held, moment())
-            return way.after_wait(ctx, held, now=moment())
-
         try:
-            if pause.holds_for(ctx.redis, family.name):
-                return _paused(ctx, way, claimed, moment())  # a paused delivery takes no slot
-            taken, changed = limit.take_slot(deadline, recheck=recheck)
+            taken, changed = limit.take_slot(
+                deadline,
+                recheck=lambda held=claimed: way.after_wait(ctx, held, now=moment()),
+                gate=pause.gate_for(family.name, settings.provider_timeout_seconds),
+            )
         except Exception as error:
             if answer is not None:
                 break  # the 429 stands: a retry no sooner than its retry-after
             return _release_after(ctx, way, claimed, family, type(error).__name__, moment(), withdraw=True)
         if changed == CLAIM_LOST:
             return DeliveryOutcome(SKIPPED, CLAIM_LOST)
+        if changed == OPERATOR_PAUSED:
+            # An operator paused this family or all sending: no slot was taken, nothing is sent.
+            return _paused(ctx, way, claimed, moment())
         if isinstance(changed, DeliveryOutcome):
             return changed  # nobody is left to send to
         if changed is not None:
@@ -221,18 +219,7 @@ def deliver(ctx: PortalContext, way: Way, family: Family, *, now: datetime) -> D
         # provider may forget the key before a late request lands, and a resend could be a second email.
         if claimed.outcome_unknown and provider_window_closing(claimed.window_start, settings, now=moment()):
             return _settle(ctx, way, claimed, Unsent(DEAD_LETTER, UNKNOWN_OUTCOME, withdraw=True), moment())
-        # The operator's pause, last of all: a delivery that held a slot (or waited for one) while
-        # a person paused its family stops here, and gives its claim back untouched.
-        try:
-            passing = pause.gate(ctx.redis, family.name, settings.provider_timeout_seconds)
-        except Exception as error:
-            return _release_after(ctx, way, claimed, family, type(error).__name__, moment(), withdraw=True)
-        if passing is None:
-            return _paused(ctx, way, claimed, moment())
-        try:
-            answer = way.call(ctx, claimed, family)
-        finally:
-            _passed(ctx, passing)
+        answer = way.call(ctx, claimed, family)
         observe_answer(limit, answer)
         metrics.provider_answered(family.name, answer)
         # A 429 is a definite "not taken" (the key is not used): after the pause it set for every
@@ -277,21 +264,12 @@ def _release_after(
 
 def _paused(ctx: PortalContext, way: Way, claimed: Claimed, at: datetime) -> DeliveryOutcome:
     """An operator paused this family (or all sending): the claim is given back with no attempt
-    used and nothing failed, due at once (the parked message, not a retry time, holds it until the
-    resume), and the request sealed for it marked as never made."""
-    release = Release(0.0, SENDING_PAUSED, given_back=True, withdraw=True)
+    used and nothing failed, the request sealed for it marked as never made, and the row parked:
+    due only after PARKED_SECONDS, unless the resume makes it due first (ground/pause.py)."""
+    release = Release(pause.PARKED_SECONDS, SENDING_PAUSED, given_back=True, withdraw=True)
     if not way.release(ctx, claimed, release, at=at):
         return DeliveryOutcome(SKIPPED, CLAIM_LOST)
     return DeliveryOutcome(PAUSED, SENDING_PAUSED, attempt=claimed.attempt - 1, carrier=claimed.carrier)
-
-
-def _passed(ctx: PortalContext, token: str) -> None:
-    """The request is answered: a pause no longer waits for it. Never raises (the answer must be
-    recorded next); a record left behind expires by itself."""
-    try:
-        pause.passed(ctx.redis, token)
-    except Exception as error:
-        log.warning("passing record not removed: %s", type(error).__name__)
 
 
 def observe_answer(limit, answer) -> None:

@@ -19,7 +19,6 @@ from rq import get_current_job
 from portal.core import clock
 from portal.core.db import DatabaseUnavailable
 from portal.core.log_context import envelope_context
-from portal.outbox.ground import pause
 from portal.outbox.ground.families import OUTBOX_ID
 from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
@@ -99,9 +98,8 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"
         if outcome.kind == PAUSED:
-            # An operator paused its family: the message waits, parked, and the resume publishes it
-            # again in order (ground/pause.py). Should Redis lose it, the relay republishes the row.
-            pause.park(ctx.redis, family.queue, body["outboxId"])
+            # An operator paused its family: the row waits, parked, and the resume publishes it
+            # again (ground/pause.py). No retry is scheduled: the message ends here.
             return f"parked:{outcome.detail}"
         if outcome.kind == RETRYING:
             schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds, family)
