@@ -21,10 +21,9 @@ import sqlalchemy as sa
 
 from portal.core import clock
 from portal.core.i18n import N_
-from portal.outbox.ground import pause
+from portal.outbox.ground import pause, rows
 from portal.outbox.ground.pause import ALL, PAUSE, RESUME, Pause, pauses
 from portal.outbox.ground.queues import EMAIL_QUEUE
-from portal.outbox.ground.rows import PARKED_FREE, UNPARK, parked_values
 from portal.outbox.operate.actions import REASON_MAX, ActionRefused
 from portal.outbox.write.publish import publish_outbox_rows
 
@@ -102,9 +101,9 @@ def resume_sending(
     with handles.db.write() as conn:
         conn.execute(pause.RECORD, _record(scope, RESUME, actor_user_id, reason, clock.iso(now)))
         still = [held.scope for held in pause.recorded_pauses(conn)]
-        values = parked_values([s for s in still if s != ALL], ALL in still, now=now)
-        free = conn.execute(PARKED_FREE, values).all()
-        conn.execute(UNPARK, values)
+        values = rows.parked_values([s for s in still if s != ALL], ALL in still, now=now)
+        free = conn.execute(rows.PARKED_FREE, values).all()
+        conn.execute(rows.UNPARK, values)
     pause.clear_pause(handles.redis, scope)
     transactional = [row.id for row in free if handles.families.queue_for(row.id) == EMAIL_QUEUE]
     broadcast = [row.id for row in free if handles.families.queue_for(row.id) != EMAIL_QUEUE]
