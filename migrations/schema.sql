@@ -386,6 +386,17 @@ CREATE INDEX email_receipts_kept_bodies ON email_receipts (received_at) WHERE pa
 CREATE INDEX email_receipts_message ON email_receipts (provider_message_id);
 CREATE INDEX email_receipts_not_eligible_by_row ON email_receipts (outbox_id) WHERE outcome = 'not_eligible';
 
+CREATE TABLE email_sending_pauses (
+    id INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('pause', 'resume')),
+    actor_user_id INTEGER REFERENCES users (id),
+    reason TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+
+CREATE INDEX email_sending_pauses_at ON email_sending_pauses (at);
+
 CREATE TABLE email_shared_inputs (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,

@@ -16,11 +16,14 @@ from portal.core.periods import report_timezone
 from portal.outbox.operate.operator import (
     FIGURES,
     LABELS,
+    ActionRefused,
     look_up_missing_receipts,
     past_provider_memory,
+    pause_sending,
     purge,
     reconcile,
     relay_pass,
+    resume_sending,
 )
 from portal.outbox.operate.reads import status_counts
 from portal.report_emails.cli import reports_cli
@@ -173,6 +176,37 @@ def outbox_purge():
     click.echo(purge(ctx.db, ctx.settings, now=now).summary())
     for kind, changed in purge_personal_data(ctx.db, ctx.settings, now=now).items():
         click.echo(f"{kind}: {changed} erased")
+
+
+@outbox_cli.command("pause")
+@click.option("--family", default=None, help="One email family; without it, all sending.")
+@click.option("--reason", required=True, help="Why: kept on record with the pause.")
+def outbox_pause(family, reason):
+    """Pause all sending, or one family's, until `outbox resume`: no worker makes another provider
+    request for it once this returns; waiting emails keep their place and every attempt."""
+    ctx = portal_context()
+    try:
+        result = pause_sending(ctx, family=family, reason=reason, actor_user_id=None, now=clock.utcnow())
+    except ActionRefused as refused:
+        raise click.ClickException(str(refused)) from None
+    scope = family or "all sending"
+    if not result.confirmed:
+        click.echo(f"paused {scope}; a request already out had no answer yet within the provider's timeout")
+        raise SystemExit(1)
+    click.echo(f"paused {scope}: no further provider request will leave")
+
+
+@outbox_cli.command("resume")
+@click.option("--family", default=None, help="The family whose pause ends; without it, the pause of all sending.")
+@click.option("--reason", required=True, help="Why: kept on record with the resume.")
+def outbox_resume(family, reason):
+    """End a pause and publish the emails it held: transactional before campaigns, each in order."""
+    ctx = portal_context()
+    try:
+        result = resume_sending(ctx, family=family, reason=reason, actor_user_id=None, now=clock.utcnow())
+    except ActionRefused as refused:
+        raise click.ClickException(str(refused)) from None
+    click.echo(f"resumed {family or 'all sending'}: {result.published} waiting emails published")
 
 
 def register_commands(app: Flask) -> None:

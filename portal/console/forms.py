@@ -129,3 +129,27 @@ class ChooseBulkActionForm(PortalForm):
     q = HiddenField(filters=[strip])
     created_from = HiddenField()
     created_to = HiddenField()
+
+
+class PauseForm(PortalForm):
+    """Pause sending, or resume it: `family` empty means all sending; the reason is required."""
+
+    family = SelectField(_l("What to pause"), choices=[], validate_choice=False)
+    reason = TextAreaField(
+        _l("Reason"),
+        filters=[strip],
+        validators=[
+            DataRequired(_l("Say why: the reason is kept with the action.")),
+            Length(max=REASON_MAX, message=_l("Keep the reason under %(max)d characters.")),
+        ],
+    )
+
+    def __init__(self, *args, families=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.family.choices = [SelectChoice("", _("All sending"))] + [
+            SelectChoice(name, name.replace("_", " ")) for name in families
+        ]
+
+    def validate_family(self, field):
+        if field.data and field.data not in [choice.value for choice in field.choices]:
+            raise ValidationError(UNKNOWN_CHOICE)

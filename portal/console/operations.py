@@ -26,6 +26,16 @@ def act_on_email(
     )
 
 
+def pause_sending(ctx, *, family: str | None, reason: str, actor_user_id: int) -> operator.PauseResult:
+    """Pause all sending (`family` None) or one family; returns once no request of it can leave."""
+    return operator.pause_sending(ctx, family=family, reason=reason, actor_user_id=actor_user_id, now=clock.utcnow())
+
+
+def resume_sending(ctx, *, family: str | None, reason: str, actor_user_id: int) -> operator.PauseResult:
+    """End that pause and publish the emails it held, transactional before campaigns."""
+    return operator.resume_sending(ctx, family=family, reason=reason, actor_user_id=actor_user_id, now=clock.utcnow())
+
+
 def eligible_count(ctx, filters: operator.OutboxFilter, action: str) -> int:
     """How many emails the filters match that this action may change (at most the bulk limit)."""
     return operator.count_eligible(ctx.db, filters, action)

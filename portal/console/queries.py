@@ -30,6 +30,11 @@ class CountGrid:
         return sum(by_status.get(status, 0) for by_status in self.counts.values())
 
 
+def sending_pauses(ctx) -> list[operator.ShownPause]:
+    """Every pause of sending that holds now, with who set it and why."""
+    return operator.shown_pauses(ctx)
+
+
 def count_grid(db) -> CountGrid:
     counts = operator.family_status_counts(db)
     present = {status for by_status in counts.values() for status in by_status}

@@ -9,7 +9,14 @@ from flask_babel import ngettext
 from flask_login import current_user
 
 from portal.console import operations, queries, words
-from portal.console.forms import ACTION_LABELS, ActionForm, BulkActionForm, ChooseBulkActionForm, FilterForm
+from portal.console.forms import (
+    ACTION_LABELS,
+    ActionForm,
+    BulkActionForm,
+    ChooseBulkActionForm,
+    FilterForm,
+    PauseForm,
+)
 from portal.core import clock
 from portal.core.db import AmbiguousCommitError, DatabaseBusyError
 from portal.core.i18n import N_
@@ -43,7 +50,12 @@ DONE = {
 @bp.context_processor
 def _console_words():
     """The engine's words (statuses, a batch request's answer), as the console's pages show them."""
-    return {"status_word": words.status_word, "batch_answer": words.batch_answer}
+    return {
+        "status_word": words.status_word,
+        "batch_answer": words.batch_answer,
+        "pause_scope": words.pause_scope,
+        "pause_actor": words.pause_actor,
+    }
 
 
 def _families():
@@ -76,7 +88,7 @@ def index():
     return _render_index(request.args)
 
 
-def _render_index(values, bulk: ChooseBulkActionForm | None = None):
+def _render_index(values, bulk: ChooseBulkActionForm | None = None, pausing: PauseForm | None = None, status=None):
     ctx = portal_context()
     form, filters = _filters_from(values)
     page = queries.outbox_page(ctx.db, filters, request.args.get("cursor"))
@@ -90,7 +102,54 @@ def _render_index(values, bulk: ChooseBulkActionForm | None = None):
         args=args,
         first_page=not request.args.get("cursor"),
         bulk=bulk or ChooseBulkActionForm(formdata=None, data=args),
-    ), (200 if not form.errors and not (bulk and bulk.errors) else 400)
+        pauses=queries.sending_pauses(ctx),
+        pausing=pausing or PauseForm(formdata=None, families=_families()),
+        resuming=PauseForm(formdata=None, families=_families()),
+    ), status or (200 if not form.errors and not (bulk and bulk.errors) else 400)
+
+
+PAUSED = N_("Paused: from now on, no email it holds goes out until it is resumed.")
+PAUSED_UNCONFIRMED = N_(
+    "Sending is paused, but a request already out had no answer within the provider's timeout; it may still arrive."
+)
+RESUMED = N_("Sending is resumed: the emails that waited are on their way, transactional ones first.")
+
+
+@bp.post("/pause")
+@roles_required("admin")
+def pause():
+    """Pause all sending, or one family's (`family`), with a `reason`: audited."""
+    form = PauseForm(families=_families())
+    if not form.validate_on_submit():
+        return _render_index({}, pausing=form, status=400)
+    try:
+        result = operations.pause_sending(
+            portal_context(), family=form.family.data or None, reason=form.reason.data, actor_user_id=current_user.id
+        )
+    except ActionRefused as error:
+        form.form_errors.append(words.engine_text(str(error)))
+        return _render_index({}, pausing=form, status=409)
+    flash(_(PAUSED) if result.confirmed else _(PAUSED_UNCONFIRMED), "warning")
+    return redirect(url_for(".index"))
+
+
+@bp.post("/resume")
+@roles_required("admin")
+def resume():
+    """End one pause (`family`, empty for all sending), with a `reason`: audited."""
+    form = PauseForm(families=_families())
+    if not form.validate_on_submit():
+        flash(" ".join(str(error) for errors in form.errors.values() for error in errors), "warning")
+        return _render_index({}, status=400)
+    try:
+        operations.resume_sending(
+            portal_context(), family=form.family.data or None, reason=form.reason.data, actor_user_id=current_user.id
+        )
+    except ActionRefused as error:
+        flash(words.engine_text(str(error)), "warning")
+        return redirect(url_for(".index"))
+    flash(_(RESUMED), "success")
+    return redirect(url_for(".index"))
 
 
 def _reconciliation():

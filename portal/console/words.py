@@ -36,7 +36,7 @@ from portal.outbox.ground.statuses import (
     UNKNOWN_OUTCOME,
     is_soft_bounce,
 )
-from portal.outbox.operate.operator import TimelineEntry, events
+from portal.outbox.operate.operator import ALL_SENDING, TimelineEntry, events
 from portal.web.i18n import current_language
 
 # A status as a person reads it (English: the status with spaces).
@@ -352,3 +352,20 @@ def batch_answer(request) -> str:
     if request.answer == REQUEST_ACCEPTED:
         return _("accepted: %(count)d message IDs", count=request.size)
     return request.answer or ""
+
+
+# --- a pause of sending ----------------------------------------------------------------------------
+
+
+def pause_scope(scope: str) -> str:
+    """What a pause holds, in the reader's words: all sending, or one family's emails."""
+    if scope == ALL_SENDING:
+        return _("all sending")
+    return _("%(family)s emails", family=scope.replace("_", " "))
+
+
+def pause_actor(pause) -> str:
+    """Who paused: the admin's address, or the command line."""
+    if pause.actor:
+        return pause.actor
+    return _("the command line") if pause.actor_user_id is None else _("an admin")

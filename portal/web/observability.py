@@ -20,7 +20,7 @@ from portal.core.log_context import new_request_id, outbox_id_var, request_id_va
 from portal.core.logs import configure_logging
 from portal.core.periods import report_timezone
 from portal.core.settings import Settings
-from portal.outbox.operate.operator import OutboxCollector
+from portal.outbox.operate.operator import ALL_SENDING, OutboxCollector, pauses
 from portal.web.access import public
 from portal.web.extensions import portal_context
 
@@ -128,9 +128,32 @@ def readyz():
         checks["worker_heartbeat"] = {"ok": False, "error": "redis unavailable"}
     failing = [name for name, check in checks.items() if not check["ok"]]
     body = {"status": "unavailable" if failing else "ok", "checks": checks}
+    if checks["redis"]["ok"]:
+        body["sending"] = _sending(ctx.redis)
     if failing:
         body["failing"] = failing
     return jsonify(body), 503 if failing else 200
+
+
+def _sending(redis) -> dict:
+    """Whether an operator paused sending: a deliberate state, so the instance stays ready. Who
+    paused is a user ID (None: the command line), never an address: this page is public."""
+    try:
+        held = pauses(redis)
+    except Exception as error:
+        return {"error": type(error).__name__}
+    return {
+        "paused": bool(held),
+        "pauses": [
+            {
+                "scope": "all" if pause.scope == ALL_SENDING else pause.scope,
+                "by_user_id": pause.actor_user_id,
+                "reason": pause.reason,
+                "since": pause.at,
+            }
+            for pause in held
+        ],
+    }
 
 
 def _timed(ping) -> dict:

@@ -73,7 +73,7 @@ def dies_at_its_slot(settings):
     written and no request made. Returns the context and the undo of the hook."""
     context = build_context(settings)
 
-    def die(real):
+    def die(real, *gate):
         raise Died()
 
     return context, hook(context, "take", die)
@@ -268,9 +268,9 @@ def test_a_delivery_that_waited_for_a_slot_reads_its_claim_again_and_sends_nothi
     waiting = long_claims(settings)  # its wait cannot reach its own deadline: only the read stops it
     takes = []
 
-    def full_at_first(real):
+    def full_at_first(real, *gate):
         takes.append(1)
-        return False if len(takes) == 1 else real()
+        return False if len(takes) == 1 else real(*gate)
 
     def wait_while_another_sends(real, deadline):
         taken_over_and_sent_meanwhile(ctx, provider_model, outbox_id)
@@ -298,8 +298,8 @@ def test_a_delivery_stalled_past_its_claim_after_its_slot_sends_nothing(
     outbox_id = first_row(ctx, make_outbox_row, batched, first=40)
     stalling = build_context(settings)
 
-    def take_then_stall(real):
-        taken = real()
+    def take_then_stall(real, *gate):
+        taken = real(*gate)
         started = time.monotonic()
         taken_over_and_sent_meanwhile(ctx, provider_model, outbox_id)
         time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))

@@ -37,6 +37,7 @@ from portal.outbox.ground.statuses import (
     RECEIPT_STATUSES,
     RECIPIENT_SUPPRESSED,
     RETRY,
+    SENDING_PAUSED,
     SENT,
     SENT_AGAIN,
     SETTLED,
@@ -752,3 +753,27 @@ JOIN_BATCHES = Statement(
       AND EXISTS (SELECT 1 FROM email_batches WHERE id = joining_batch)
     """
 )
+
+
+# --- rows an operator's pause parked (ground/pause.py) --------------------------------------------
+# A parked row: given back by a delivery that met the pause, due only after pause.PARKED_SECONDS.
+_PARKED = f"status = '{RETRY}' AND last_error = '{SENDING_PAUSED}'"
+_HELD_BACK = "(:all_held = 1 OR family IN (SELECT value FROM json_each(:held)))"
+# The parked rows no pause holds any longer, in the order they were written (on the console's
+# index of status and creation).
+PARKED_FREE = sa.text(
+    f"SELECT id, family FROM email_outbox WHERE {_PARKED} AND NOT {_HELD_BACK} ORDER BY created_at, id"
+)
+# ...made due now and parked no longer, in the resume's own write: the resume publishes them next, and should that
+# publication be lost, the relay finds them a stale period later.
+UNPARK = sa.text(
+    f"""
+    UPDATE email_outbox SET next_attempt_at = :now, relay_since = :now, last_error = NULL, updated_at = :now
+    WHERE {_PARKED} AND NOT {_HELD_BACK}
+    """
+)
+
+
+def parked_values(held_families: list[str], all_held: bool, *, now: datetime) -> dict:
+    """The values of PARKED_FREE and UNPARK while `held_families` (and all, if `all_held`) stay paused."""
+    return {"held": json_array(held_families), "all_held": int(all_held), "now": clock.iso(now)}

@@ -87,6 +87,9 @@ REQUEST_ACCEPTED = "accepted"
 # What a delivery decides, never written: its claim is no longer its own (it expired, and may have
 # been taken over), so it must not make its request, and it changes nothing.
 CLAIM_LOST = "claim_lost"
+# A delivery an operator's pause stopped before its request (ground/pause.py): the row's claim is
+# given back (no attempt used) and its message waits, parked, for the resume. Written to last_error.
+SENDING_PAUSED = "sending_paused"
 
 # A row that may have gone out with no answer, and that no person has settled yet (by confirming
 # it, or sending it again): a condition on email_outbox's own columns.

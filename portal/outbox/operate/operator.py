@@ -4,6 +4,8 @@ Nothing is defined here; each name is the engine's own, gathered so that the too
 engine reach it through one door (the floors test, tests/test_floors.py, refuses any other).
 """
 
+from portal.outbox.ground.pause import ALL as ALL_SENDING
+from portal.outbox.ground.pause import Pause, pauses
 from portal.outbox.hear.lookup import ask_provider
 from portal.outbox.hear.receipt_lookup import LookupPass, look_up_missing_receipts, unexplained_emails
 from portal.outbox.hear.reconciliation import (
@@ -47,11 +49,20 @@ from portal.outbox.operate.listing import (
     outbox_page,
     outbox_row,
 )
+from portal.outbox.operate.pausing import PauseResult, ShownPause, pause_sending, resume_sending, shown_pauses
 from portal.outbox.operate.retention import Kept, purge, retention_glance
 from portal.outbox.send.rate_limit import rate_limit_for
 from portal.outbox.write.relay import relay_pass
 
 __all__ = [
+    "ALL_SENDING",
+    "Pause",
+    "PauseResult",
+    "ShownPause",
+    "shown_pauses",
+    "pause_sending",
+    "pauses",
+    "resume_sending",
     "FIGURES",
     "LABELS",
     "ACTIONS",

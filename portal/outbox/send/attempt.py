@@ -2,8 +2,9 @@
 
     claim (a first attempt's payloads, rendered before it, frozen in the claim's own write)
     → leave out who may no longer get it → freeze or replay → seal the request
-    → a rate slot (after a wait: the claim and the list read again; after a stall: no request)
-    → the provider's window → the provider call → classify the answer → settle
+    → a rate slot, unless an operator paused sending (after a wait: the claim and the list read
+      again; after a stall: no request) → the provider's window → the provider call
+    → classify the answer → settle
 
 Two ways of sending share this path: one email to POST /emails (`single.OneEmail`) and a list to
 POST /emails/batch (`batch.EmailList`), as River's job completer has inline and batch
@@ -29,20 +30,23 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from portal.core import clock
-from portal.outbox.ground import metrics
+from portal.outbox.ground import metrics, pause
 from portal.outbox.ground import provider as answers
 from portal.outbox.ground.families import Family
 from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.retry import family_max_attempts, family_retry_delay
-from portal.outbox.ground.statuses import CLAIM_LOST, DEAD_LETTER, DELIVERY_EXHAUSTED, UNKNOWN_OUTCOME
+from portal.outbox.ground.statuses import CLAIM_LOST, DEAD_LETTER, DELIVERY_EXHAUSTED, SENDING_PAUSED, UNKNOWN_OUTCOME
 from portal.outbox.send.freeze import FreezeError
-from portal.outbox.send.rate_limit import rate_limit_for
+from portal.outbox.send.rate_limit import OPERATOR_PAUSED, rate_limit_for
 
 log = logging.getLogger(__name__)
 SKIPPED, SETTLED, RETRYING, NOT_YET_DUE = "skipped", "settled", "retry", "not_yet_due"
 # Released after a wait for a rate slot: nothing was sent, so no attempt is used up.
 RATE_WAITED = "rate_waited"
 RATE_LIMIT_WAIT = "rate_limit_wait"
+# Released because an operator paused its family or all sending: nothing was sent, no attempt is
+# used, and the row is parked for the resume (ground/pause.py).
+PAUSED = "paused"
 # After a rate-limit wait that gave up: soon, since nothing is wrong with the email.
 RATE_WAIT_RETRY_SECONDS = 1.0
 # Provider requests one claim may make while the provider answers 429 (each after a shared pause).
@@ -177,7 +181,9 @@ def deliver(ctx: PortalContext, way: Way, family: Family, *, now: datetime) -> D
         claimed = sealed
         try:
             taken, changed = limit.take_slot(
-                deadline, recheck=lambda held=claimed: way.after_wait(ctx, held, now=moment())
+                deadline,
+                recheck=lambda held=claimed: way.after_wait(ctx, held, now=moment()),
+                gate=pause.gate_for(family.name, settings.provider_timeout_seconds),
             )
         except Exception as error:
             if answer is not None:
@@ -185,6 +191,9 @@ def deliver(ctx: PortalContext, way: Way, family: Family, *, now: datetime) -> D
             return _release_after(ctx, way, claimed, family, type(error).__name__, moment(), withdraw=True)
         if changed == CLAIM_LOST:
             return DeliveryOutcome(SKIPPED, CLAIM_LOST)
+        if changed == OPERATOR_PAUSED:
+            # An operator paused this family or all sending: no slot was taken, nothing is sent.
+            return _paused(ctx, way, claimed, moment())
         if isinstance(changed, DeliveryOutcome):
             return changed  # nobody is left to send to
         if changed is not None:
@@ -251,6 +260,16 @@ def _release_after(
     reason = f"error: {error}"
     way.release(ctx, claimed, Release(delay, reason, withdraw=withdraw), at=at)
     return DeliveryOutcome(RETRYING, reason, delay_seconds=delay, attempt=claimed.attempt, carrier=claimed.carrier)
+
+
+def _paused(ctx: PortalContext, way: Way, claimed: Claimed, at: datetime) -> DeliveryOutcome:
+    """An operator paused this family (or all sending): the claim is given back with no attempt
+    used and nothing failed, the request sealed for it marked as never made, and the row parked:
+    due only after PARKED_SECONDS, unless the resume makes it due first (ground/pause.py)."""
+    release = Release(pause.PARKED_SECONDS, SENDING_PAUSED, given_back=True, withdraw=True)
+    if not way.release(ctx, claimed, release, at=at):
+        return DeliveryOutcome(SKIPPED, CLAIM_LOST)
+    return DeliveryOutcome(PAUSED, SENDING_PAUSED, attempt=claimed.attempt - 1, carrier=claimed.carrier)
 
 
 def observe_answer(limit, answer) -> None:

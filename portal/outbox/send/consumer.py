@@ -24,7 +24,7 @@ from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.queues import EMAIL_QUEUE, dead_letter_queue, is_valid_envelope, queue_named
 from portal.outbox.ground.retry import family_max_attempts, family_retry_delay
 from portal.outbox.ground.rows import mark_unclaimed_row_failed, row_age_seconds, settle_exhausted
-from portal.outbox.send.attempt import NOT_YET_DUE, RATE_WAITED, RETRYING, Way, deliver
+from portal.outbox.send.attempt import NOT_YET_DUE, PAUSED, RATE_WAITED, RETRYING, Way, deliver
 from portal.outbox.send.batch import BATCH_OF_ROW, FIRST_ATTEMPT_INPUTS_OF_ROWS_BATCH, EmailList, inputs_of
 from portal.outbox.send.freeze import FIRST_ATTEMPT_INPUT
 from portal.outbox.send.single import OneEmail
@@ -97,6 +97,10 @@ def handle_message(ctx: PortalContext, body, *, attempt: int, dead_letter: bool,
             # Nor is a wait for a rate slot: nothing was sent; it never runs the message out of attempts.
             schedule_retry(ctx, body, attempt - 1, outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"
+        if outcome.kind == PAUSED:
+            # An operator paused its family: the row waits, parked, and the resume publishes it
+            # again (ground/pause.py). No retry is scheduled: the message ends here.
+            return f"parked:{outcome.detail}"
         if outcome.kind == RETRYING:
             schedule_retry(ctx, body, max(attempt, outcome.attempt), outcome.delay_seconds, family)
             return f"retry:{outcome.detail}"

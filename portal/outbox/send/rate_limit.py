@@ -16,6 +16,10 @@ window, but its own take knows only whole seconds, so the take is a script of ou
 list (_TAKE_SLOT: the library's check and record, with a window in fractions of a second). It does
 not wait; the loop below does.
 
+The same script is the operator's pause gate (ground/pause.py): given a delivery's `Gate`, it
+refuses the slot while a pause of the delivery's family or of all sending holds, and records the
+delivery as passing with the slot it gives. A request thus costs no round trip for the pause.
+
 A wait is bounded: it gives up (the caller releases its claim and retries later, nothing sent)
 when it would run past the caller's deadline, so waiting never holds a claim past its expiry, or
 when the worker is asked to stop.
@@ -33,7 +37,7 @@ from limits import RateLimitItemPerSecond
 from limits.storage import RedisStorage
 from redis import Redis
 
-from portal.outbox.ground import metrics
+from portal.outbox.ground import metrics, pause
 
 log = logging.getLogger(__name__)
 LIMIT_NAMESPACE = "portal:provider"
@@ -59,6 +63,9 @@ SLOT_MARGIN_SECONDS = 0.07
 # older than that.
 _TAKE_SLOT = """
 local now, limit, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if ARGV[4] ~= '' and (redis.call('hexists', KEYS[2], ARGV[4]) == 1 or redis.call('hexists', KEYS[2], ARGV[5]) == 1) then
+    return -1
+end
 local oldest = redis.call('lindex', KEYS[1], limit - 1)
 if oldest and tonumber(oldest) >= now - window then
     return 0
@@ -66,6 +73,9 @@ end
 redis.call('lpush', KEYS[1], ARGV[1])
 redis.call('ltrim', KEYS[1], 0, limit - 1)
 redis.call('pexpire', KEYS[1], math.ceil(window * 1000))
+if ARGV[6] ~= '' then
+    redis.call('zadd', KEYS[3], ARGV[7], ARGV[6])
+end
 return 1
 """
 # A wait for a slot longer than this is long enough for a person to act in (a colleague
@@ -73,6 +83,8 @@ return 1
 # taken at once costs no read: the claim that just committed was the check.
 RECHECK_AFTER_WAIT_SECONDS = 0.05
 T = TypeVar("T")
+# What take_slot finds when an operator's pause holds the delivery's family: no slot was taken.
+OPERATOR_PAUSED = "operator_paused"
 # Set by the worker on SIGTERM: a delivery waiting for a slot gives up instead of holding shutdown.
 stopping = threading.Event()
 
@@ -97,18 +109,21 @@ class ProviderRateLimit:
         return self.take_slot(deadline)[0]
 
     @metrics.times_rate_limit_wait
-    def take_slot(self, deadline: float, recheck: Callable[[], T | None] = lambda: None) -> tuple[bool, T | None]:
+    def take_slot(
+        self, deadline: float, recheck: Callable[[], T | None] = lambda: None, gate: pause.Gate | None = None
+    ) -> tuple[bool, T | str | None]:
         """Take a slot for one request: (True, None) once taken; (False, None) when none came before
         `deadline` (time.monotonic()) or we must stop; (False, found) when `recheck` found a reason
-        not to send.
+        not to send; (False, OPERATOR_PAUSED) when `gate` is given and an operator's pause holds it.
 
         A wait longer than RECHECK_AFTER_WAIT_SECONDS ends with `recheck()` before the slot is
         taken, not after: then nothing but the request itself follows a slot, and the provider's
         window sees our requests as far apart as ours spaced them (a read between the two let a
         request arrive late, and the next one on time drew a 429)."""
-        if self.take():
-            return True, None
-        while True:
+        taken = self.take(gate)
+        while taken is not True:
+            if taken == OPERATOR_PAUSED:
+                return False, OPERATOR_PAUSED
             asked = time.monotonic()
             if not self.wait_for_room(deadline):
                 return False, None
@@ -116,15 +131,21 @@ class ProviderRateLimit:
                 found = recheck()
                 if found is not None:
                     return False, found
-            if self.take():
-                return True, None
+            taken = self.take(gate)
+        return True, None
 
-    def take(self) -> bool:
+    def take(self, gate: pause.Gate | None = None) -> bool | str:
         """Take a slot now if the window has one (one atomic script across every worker), no pause
-        holds every worker back and this worker is not stopping; False otherwise, nothing taken."""
+        holds every worker back and this worker is not stopping: True; False otherwise, nothing
+        taken. With a `gate`: OPERATOR_PAUSED, nothing taken, while an operator's pause holds it."""
         if stopping.is_set() or self.pause_left() > 0:
             return False
-        return self._take_slot(keys=[self._slots_in_redis], args=[time.time(), self.item.amount, self.window]) == 1
+        gated = ("", "", "", 0) if gate is None else (pause.ALL, gate.family, gate.job_id or "", gate.expires)
+        taken = self._take_slot(
+            keys=[self._slots_in_redis, pause.PAUSED_KEY, pause.PASSING_KEY],
+            args=[time.time(), self.item.amount, self.window, *gated],
+        )
+        return OPERATOR_PAUSED if taken == -1 else taken == 1
 
     def wait_for_room(self, deadline: float) -> bool:
         """Wait, taking nothing, until the window has room for a request: True then (another worker

@@ -6,6 +6,9 @@ well past its time, and `processing` whose claim expired (a worker died mid-deli
 publication restarts a row's stale period (`relay_since`), so a message the workers have not yet
 taken is republished once per period, not on every pass.
 
+Each pass also puts back into Redis an operator's pause that Redis lost (ground/pause.py): the
+database's record of it is the truth, as for rows.
+
 The worker runs a pass every RELAY_INTERVAL_SECONDS (`relay_task`); `flask outbox relay` runs one now.
 """
 
@@ -20,7 +23,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.settings import Settings
-from portal.outbox.ground import metrics
+from portal.outbox.ground import metrics, pause
 from portal.outbox.ground.families import FamilyRegistry
 from portal.outbox.ground.periodic import PeriodicTask
 from portal.outbox.ground.statuses import UNSETTLED, sql_list
@@ -62,6 +65,9 @@ def relay_pass(
     """One pass at `now`, the pass's start. `families`: each row's queue (a campaign's rows stay on
     the bulk queue) and which rows may ride in a batch (rows that missed their publication are
     composed here, as publication would have)."""
+    restored = pause.restore(db, redis)
+    if restored:
+        log.warning("an operator's pause was missing from Redis and is restored: %s", ", ".join(restored))
     ids = rows_to_publish(db, settings, now=now)
     if not ids:
         return RelayReport(published=(), queued=True)
