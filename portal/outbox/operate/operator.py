@@ -4,6 +4,7 @@ Nothing is defined here; each name is the engine's own, gathered so that the too
 engine reach it through one door (the floors test, tests/test_floors.py, refuses any other).
 """
 
+from portal.outbox.hear import suppression_comparison  # its codes: causes, offers, why a pass stopped
 from portal.outbox.hear.lookup import ask_provider
 from portal.outbox.hear.receipt_lookup import LookupPass, look_up_missing_receipts, unexplained_emails
 from portal.outbox.hear.reconciliation import (
@@ -13,6 +14,15 @@ from portal.outbox.hear.reconciliation import (
     Reconciliation,
     past_provider_memory,
     reconcile,
+)
+from portal.outbox.hear.suppression_comparison import (
+    Comparison,
+    ComparisonPass,
+    DifferenceRefused,
+    OfferDone,
+    act_on_difference,
+    compare_suppressions,
+    comparison,
 )
 from portal.outbox.hear.suppressions import (
     SuppressionError,
@@ -52,6 +62,13 @@ from portal.outbox.send.rate_limit import rate_limit_for
 from portal.outbox.write.relay import relay_pass
 
 __all__ = [
+    "Comparison",
+    "ComparisonPass",
+    "DifferenceRefused",
+    "OfferDone",
+    "act_on_difference",
+    "compare_suppressions",
+    "comparison",
     "FIGURES",
     "LABELS",
     "ACTIONS",
@@ -92,6 +109,7 @@ __all__ = [
     "relay_pass",
     "remove_suppression",
     "retention_glance",
+    "suppression_comparison",
     "suppression_history",
     "timeline",
     "unexplained_emails",
