@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.pseudonyms import address_hash
 from portal.outbox.ground.periodic import run_once_with_lock
-from portal.outbox.hear.receipt_lookup import PROVIDER_BUSY, PROVIDER_UNREACHABLE
+from portal.outbox.hear.receipt_lookup import PROVIDER_BUSY, PROVIDER_UNREACHABLE, SENDING_FIRST
 from portal.outbox.hear.suppression_comparison import (
     NEVER_AT_PROVIDER,
     NEVER_IN_PORTAL,
@@ -26,6 +26,7 @@ from portal.outbox.hear.suppression_comparison import (
     comparison_task,
 )
 from portal.outbox.hear.suppressions import add_suppression, remove_suppression
+from portal.outbox.send.rate_limit import PAUSE_KEY
 from portal.privacy.operations import erase_person
 from tests.pages import csrf_from
 
@@ -193,6 +194,14 @@ def test_an_outage_mid_pass_is_recorded_as_incomplete_and_keeps_the_last_differe
     page = html.unescape(client.get(PAGE).get_data(as_text=True))
     assert "is incomplete: it stopped before it had read Resend’s whole list (Resend could not be reached)" in page
     assert "What follows is from the last complete comparison" in page
+
+
+def test_the_pass_takes_a_slot_of_the_shared_send_limit_and_lets_sending_go_first(ctx, provider_model):
+    provider_model.suppress("only-there@example.org")
+    ctx.redis.set(PAUSE_KEY, "1", px=5_000)  # the provider told every sender to wait: no slot comes
+    result = compare_suppressions(ctx, now=clock.utcnow())
+    assert (result.stopped, result.listed) == (SENDING_FIRST, 0)
+    assert differences(ctx) == {}
 
 
 def test_an_unreachable_resend_from_the_start_is_an_incomplete_pass(ctx, provider_model, runner):
