@@ -393,6 +393,7 @@ COMPARISON_CODES = {
 }
 assert set(comparing.STOPS) <= set(COMPARISON_CODES)
 AN_ERASED_PERSON = N_("an erased person")
+AN_ERASED_PERSON_FIRST = N_("An erased person")  # at the start of a sentence
 
 
 def cause_word(cause: str) -> str:
@@ -409,7 +410,7 @@ def who(email: str | None) -> str:
 
 
 def offer_done(offer: str, email: str | None) -> str:
-    return _(OFFER_DONE[offer], who=who(email))
+    return _(OFFER_DONE[offer], who=email or _(AN_ERASED_PERSON_FIRST))
 
 
 def comparison_code(code: str | None) -> str:

@@ -264,7 +264,9 @@ def test_the_page_shows_the_lists_compared_with_an_offer_for_each_difference(ctx
     rows = {
         email: (cause, re.findall(r'value="(\w+)"', buttons))
         for email, cause, buttons in re.findall(
-            r"<td>([^<]+@example\.org)</td>\s*<td>([^<]+)</td>.*?<td>(.*?)</td>\s*</tr>", section, re.S
+            r"<td class=\"address\">([^<]+@example\.org)</td>\s*<td>([^<]+)</td>.*?<td class=\"actions\">(.*?)</td>\s*</tr>",
+            section,
+            re.S,
         )
     }
     assert rows == {
@@ -366,7 +368,7 @@ def test_an_erased_person_is_shown_as_such_and_removed_at_resend_by_its_id(ctx, 
     assert "left@example.org" not in page and hashed not in page
 
     answer = offer(client, difference_id(ctx, hashed), "remove_at_provider")
-    assert "an erased person was removed from Resend’s suppression list." in html.unescape(
+    assert "An erased person was removed from Resend’s suppression list." in html.unescape(
         client.get(answer.location).get_data(as_text=True)
     )
     assert at_resend(provider_model) == set()
