@@ -382,10 +382,11 @@ assert set(OFFER_WORDS) == set(OFFER_DONE) == set(comparing.ALL_OFFERS)
 # Why a pass stopped early, or an offer changed nothing.
 COMPARISON_CODES = {
     comparing.SENDING_FIRST: N_("sending needed every request Resend allows, and goes first"),
-    comparing.PROVIDER_BUSY: N_("Resend was busy (it answered “too many requests”)"),
+    comparing.PROVIDER_BUSY: N_("Resend was busy and answered “too many requests”"),
     comparing.PROVIDER_UNREACHABLE: N_("Resend could not be reached"),
     comparing.UNREADABLE_ANSWER: N_("Resend’s answer could not be read"),
     comparing.TOO_LONG: N_("Resend’s list is longer than one pass reads"),
+    comparing.LIMIT_UNREADABLE: N_("the shared rate limit could not be read, so Resend was not asked"),
     comparing.UNKNOWN_DIFFERENCE: N_(
         "There is no such difference: it may have been acted on already. Nothing was changed."
     ),

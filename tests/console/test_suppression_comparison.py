@@ -192,7 +192,9 @@ def test_an_outage_mid_pass_is_recorded_as_incomplete_and_keeps_the_last_differe
     assert differences(ctx) == before
 
     page = html.unescape(client.get(PAGE).get_data(as_text=True))
-    assert "is incomplete: it stopped before it had read Resend’s whole list (Resend could not be reached)" in page
+    assert (
+        "is incomplete: it stopped before it had read Resend’s whole list, because Resend could not be reached." in page
+    )
     assert "What follows is from the last complete comparison" in page
 
 

@@ -26,8 +26,8 @@ hash alone (the page says "an erased person"), and removed at Resend by Resend's
 by the address.
 
 Politely: each page takes a slot of the shared send limit first (rate_limit.py), waiting at most
-SLOT_WAIT_SECONDS for it; when none comes (sending has every slot), or Resend answers 429, or cannot
-be reached, the pass stops, is recorded as incomplete with the reason, and the differences of the
+SLOT_WAIT_SECONDS for it; when none comes (sending has every slot), or the limit cannot be read, or
+Resend answers 429, or cannot be reached, the pass stops, is recorded as incomplete with the reason, and the differences of the
 last complete pass stay: a partial list would make every entry past it look removed at Resend.
 
 The worker asks every TASK_INTERVAL_SECONDS whether a complete pass ran in the last
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
+from redis.exceptions import RedisError
 from resend.exceptions import ResendError
 
 from portal.core import clock
@@ -77,7 +78,8 @@ SHOWN_LIMIT = 200  # differences on the page
 # Why a pass stopped before it had Resend's whole list (besides the lookups' PROVIDER_BUSY,
 # PROVIDER_UNREACHABLE and SENDING_FIRST, and why_unanswered's provider_error_<status>).
 UNREADABLE_ANSWER, TOO_LONG = "unreadable_answer", "too_long"
-STOPS = (SENDING_FIRST, PROVIDER_BUSY, PROVIDER_UNREACHABLE, UNREADABLE_ANSWER, TOO_LONG)
+LIMIT_UNREADABLE = "limit_unreadable"  # the shared send limit (Redis) could not be read: nothing is asked around it
+STOPS = (SENDING_FIRST, PROVIDER_BUSY, PROVIDER_UNREACHABLE, UNREADABLE_ANSWER, TOO_LONG, LIMIT_UNREADABLE)
 
 # Which list holds the entry, and why the other does not.
 REMOVED_IN_PORTAL, NEVER_IN_PORTAL = "removed_in_portal", "never_in_portal"  # only at Resend
@@ -249,8 +251,11 @@ def _provider_list(provider, sends) -> tuple[dict[str, str], str | None]:
     entries: dict[str, str] = {}
     after = None
     for _ in range(MAX_PAGES):
-        if not sends.acquire(time.monotonic() + SLOT_WAIT_SECONDS):
-            return entries, SENDING_FIRST
+        try:
+            if not sends.acquire(time.monotonic() + SLOT_WAIT_SECONDS):
+                return entries, SENDING_FIRST
+        except RedisError:
+            return entries, LIMIT_UNREADABLE
         try:
             page = provider.list_suppressions(limit=PAGE_SIZE, after=after)
         except (ResendError, RuntimeError) as error:
@@ -391,8 +396,11 @@ def _change_at_provider(handles, offer: str, *, email: str, provider_id: str | N
     entry is gone) is done. Raises DifferenceRefused when Resend did not answer."""
     settings = handles.settings
     sends = rate_limit_for(handles.redis, settings.redis_url, settings.resend_rate_limit_per_second)
-    if not sends.acquire(time.monotonic() + LOOKUP_WAIT_SECONDS):
-        raise DifferenceRefused(PROVIDER_BUSY)
+    try:
+        if not sends.acquire(time.monotonic() + LOOKUP_WAIT_SECONDS):
+            raise DifferenceRefused(PROVIDER_BUSY)
+    except RedisError:
+        raise DifferenceRefused(LIMIT_UNREADABLE) from None
     try:
         if offer == REMOVE_AT_PROVIDER:
             handles.provider.remove_suppression(provider_id)

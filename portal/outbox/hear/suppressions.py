@@ -4,6 +4,9 @@ Each change and its audit row commit in one transaction. An admin changes the li
 a reason that is kept; a bounce or complaint receipt adds to it in the receipt's own transaction
 (`suppress_from_receipt`, source 'webhook'). The send path reads the list in the claim itself
 (claims.py: the claim reads it in its own transaction), so a suppressed address is never sent to.
+Resend's own list is followed as its events arrive (`follow_provider_list`) and compared with this
+one daily (suppression_comparison.py), whose offers change either list through `add_by_admin`,
+`remove_by_admin` and `audit_by_admin` here.
 """
 
 from __future__ import annotations
