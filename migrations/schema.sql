@@ -403,6 +403,19 @@ CREATE TABLE email_shared_inputs (
     created_at TEXT NOT NULL
 );
 
+CREATE TABLE email_suppression_differences (
+    id INTEGER PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    cause TEXT NOT NULL
+        CHECK (cause IN ('removed_in_portal', 'never_in_portal', 'removed_at_provider', 'never_at_provider')),
+    provider_id TEXT,
+    since TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    CHECK ((cause IN ('removed_in_portal', 'never_in_portal')) = (provider_id IS NOT NULL))
+);
+
+CREATE INDEX email_suppression_differences_since ON email_suppression_differences (since, id);
+
 CREATE TABLE email_suppression_events (
     id INTEGER PRIMARY KEY,
     email TEXT NOT NULL,
@@ -411,16 +424,33 @@ CREATE TABLE email_suppression_events (
     actor_user_id INTEGER REFERENCES users (id),
     source TEXT NOT NULL CHECK (source IN ('admin', 'webhook')),
     created_at TEXT NOT NULL,
+    side TEXT NOT NULL DEFAULT 'portal'
+        CHECK (side IN ('portal', 'provider')),
     CHECK ((source = 'admin') = (actor_user_id IS NOT NULL))
 );
 
 CREATE INDEX email_suppression_events_email ON email_suppression_events (email, created_at);
 
+CREATE TABLE email_suppression_passes (
+    id INTEGER PRIMARY KEY,
+    ran_at TEXT NOT NULL,
+    stopped TEXT,
+    listed INTEGER NOT NULL,
+    on_both INTEGER,
+    only_at_provider INTEGER,
+    only_in_portal INTEGER,
+    CHECK ((stopped IS NULL) = (on_both IS NOT NULL AND only_at_provider IS NOT NULL AND only_in_portal IS NOT NULL))
+);
+
+CREATE INDEX email_suppression_passes_complete ON email_suppression_passes (ran_at) WHERE stopped IS NULL;
+CREATE INDEX email_suppression_passes_ran ON email_suppression_passes (ran_at);
+
 CREATE TABLE email_suppressions (
     email TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
     source TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    at_provider_seen_at TEXT
 );
 
 CREATE TABLE erased_addresses (

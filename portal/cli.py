@@ -17,6 +17,7 @@ from portal.outbox.operate.operator import (
     FIGURES,
     LABELS,
     ActionRefused,
+    compare_suppressions,
     look_up_missing_receipts,
     past_provider_memory,
     pause_sending,
@@ -164,6 +165,17 @@ def outbox_lookups(limit):
         f"{forgotten} accepted emails passed the provider's memory "
         f"(PROVIDER_LOG_RETENTION_DAYS={ctx.settings.provider_log_retention_days}) without a final status"
     )
+
+
+@outbox_cli.command("compare-suppressions")
+def outbox_compare_suppressions():
+    """Compare Resend's suppression list with the portal's now (the worker does once a day); the
+    differences show on the reconciliation page, each with what may be done about it."""
+    ctx = portal_context()
+    result = compare_suppressions(ctx, now=clock.utcnow())
+    click.echo(result.summary())
+    if result.stopped:
+        raise SystemExit(1)
 
 
 @outbox_cli.command("purge")

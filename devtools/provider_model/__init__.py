@@ -36,7 +36,7 @@ __all__ = ["ProviderModel", "FAULT_MODES"]
 FAULT_MODES = ("http_500", "http_429", "drop_after_accept", "slow_accept")
 
 _MAX_KEY_LENGTH = 256
-SEND_PATH, BATCH_PATH = "/emails", "/emails/batch"
+SEND_PATH, BATCH_PATH, SUPPRESSIONS_PATH = "/emails", "/emails/batch", "/suppressions"
 _BATCH_LIMIT = 100  # emails in one batch request
 VALIDATION_MODES = ("strict", "permissive")
 
@@ -143,11 +143,17 @@ class ProviderModel:
         retry_after: float | None = None,
         delay: float | None = None,
         path: str = SEND_PATH,
+        skip: int = 0,
     ) -> None:
         """Make the next `count` requests to `path` (POST /emails, or /emails/batch: the fault then
-        meets the whole batch) meet `mode` (see FAULT_MODES)."""
-        if path not in (SEND_PATH, BATCH_PATH):
-            raise ValueError(f"faults apply to {SEND_PATH} or {BATCH_PATH}, not {path!r}")
+        meets the whole batch; or any request to /suppressions) meet `mode` (see FAULT_MODES), after
+        letting `skip` requests to it through (a fault in the middle of a paged list)."""
+        if path not in (SEND_PATH, BATCH_PATH, SUPPRESSIONS_PATH):
+            raise ValueError(f"faults apply to {SEND_PATH}, {BATCH_PATH} or {SUPPRESSIONS_PATH}, not {path!r}")
+        if path == SUPPRESSIONS_PATH and mode == "slow_accept":
+            raise ValueError("slow_accept applies to sends only")
+        if not isinstance(skip, int) or isinstance(skip, bool) or skip < 0:
+            raise ValueError("skip must be a whole number, 0 or more")
         if mode not in FAULT_MODES:
             raise ValueError(f"unknown fault mode {mode!r}; expected one of {', '.join(FAULT_MODES)}")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
@@ -157,11 +163,12 @@ class ProviderModel:
             "retry_after": 1 if retry_after is None else float(retry_after),
             "delay": 1.0 if delay is None else float(delay),
             "path": path,
+            "skip": 0,
         }
         if fault["retry_after"] < 0 or fault["delay"] < 0:
             raise ValueError("retry_after and delay must not be negative")
         with self._lock:
-            self._faults.extend(dict(fault) for _ in range(count))
+            self._faults.extend({**fault, "skip": skip if n == 0 else 0} for n in range(count))
 
     def advance_clock(self, seconds: float) -> None:
         seconds = float(seconds)
@@ -307,6 +314,9 @@ class ProviderModel:
         """Under the lock: the first fault waiting for this path, taken."""
         for fault in self._faults:
             if fault["path"] == path:
+                if fault["skip"]:
+                    fault["skip"] -= 1
+                    return None
                 self._faults.remove(fault)
                 return fault
         return None
@@ -575,12 +585,32 @@ class ProviderModel:
         if self._receipts is not None:
             self._receipts.enqueue([{"type": kind, "created_at": _resend_time(self._now()), "data": dict(entry)}])
 
-    def handle_suppressions(self, authorization: str | None, method: str, rest: str, raw: bytes) -> Answer:
-        """/suppressions: POST adds {"email"}; GET lists (one page: `has_more` false) or, with an ID
-        or address after the slash, reads one; DELETE removes one. As Resend documents them."""
+    def handle_suppressions(
+        self, authorization: str | None, method: str, rest: str, raw: bytes, query: dict | None = None
+    ) -> Answer:
+        """/suppressions: POST adds {"email"}; GET lists, oldest first, all at once or, with `limit`
+        (1-100), a page after or before a cursor (an entry's ID), with `has_more`; with an ID or
+        address after the slash, GET reads one and DELETE removes one. As Resend documents them:
+        each request counts against the team's rate limit, and a fault set for /suppressions meets it
+        (a 429 or 500 answer, or a connection closed without one)."""
         refused = check_auth(authorization)
         if refused is not None:
             return refused
+        with self._lock:
+            limited, limit_headers = self._take_rate_slot()
+            fault = None if limited else self._fault_for(SUPPRESSIONS_PATH)
+        if limited:
+            return rate_limited(limit_headers["ratelimit-reset"], limit_headers)
+        if fault is not None:
+            if fault["mode"] == "http_429":
+                return rate_limited(fault["retry_after"])
+            if fault["mode"] == "http_500":
+                return error(500, "application_error", "Injected fault: internal server error.")
+        answer = self._suppressions_answer(method, rest, raw, query or {})
+        # drop_after_accept: the request is carried out, and its answer lost on the way back.
+        return dataclasses.replace(answer, drop=True) if fault is not None else answer
+
+    def _suppressions_answer(self, method: str, rest: str, raw: bytes, query: dict) -> Answer:
         if method == "POST" and not rest:
             try:
                 body = json.loads(raw or b"{}")
@@ -591,7 +621,7 @@ class ProviderModel:
                 return error(422, "validation_error", "The `email` field must be an email address")
             return Answer(200, {"object": "suppression", "id": self.suppress(email)["id"]})
         if method == "GET" and not rest:
-            return Answer(200, {"object": "list", "has_more": False, "data": self.suppressions()})
+            return self._list_suppressions(query)
         if method == "GET":
             key = rest.strip().lower()
             entry = next((e for e in self.suppressions() if e["email"] == key or e["id"] == rest), None)
@@ -604,6 +634,31 @@ class ProviderModel:
                 return error(404, "not_found", "Suppression not found")
             return Answer(200, {"object": "suppression", "id": entry["id"], "deleted": True})
         return error(405, "method_not_allowed", "Method not allowed")
+
+    def _list_suppressions(self, query: dict) -> Answer:
+        entries = [{"object": "suppression", **entry} for entry in self.suppressions()]
+        if query.get("origin"):
+            entries = [entry for entry in entries if entry["origin"] == query["origin"]]
+        if "limit" not in query:
+            return Answer(200, {"object": "list", "has_more": False, "data": entries})
+        try:
+            limit = int(query["limit"])
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 100:
+            return error(422, "validation_error", "The `limit` parameter must be between 1 and 100.")
+        if query.get("after") and query.get("before"):
+            return error(422, "validation_error", "Use either `after` or `before`, not both.")
+        ids = [entry["id"] for entry in entries]
+        if query.get("before"):
+            end = ids.index(query["before"]) if query["before"] in ids else 0
+            return Answer(
+                200, {"object": "list", "has_more": end - limit > 0, "data": entries[max(0, end - limit) : end]}
+            )
+        after = query.get("after")
+        start = 0 if not after else ids.index(after) + 1 if after in ids else len(ids)
+        page = entries[start : start + limit]
+        return Answer(200, {"object": "list", "has_more": start + limit < len(ids), "data": page})
 
 
 def _validate_batch(payload: Any, permissive: bool) -> tuple[Answer | None, dict[int, str]]:

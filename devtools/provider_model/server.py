@@ -59,8 +59,11 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith("/emails/"):
             return self._answer(model.handle_get(self.headers.get("Authorization"), path[len("/emails/") :]))
         if path == "/suppressions" or path.startswith("/suppressions/"):
-            return self._answer(
-                model.handle_suppressions(self.headers.get("Authorization"), "GET", path[len("/suppressions/") :], b"")
+            query = {name: values[-1] for name, values in parse_qs(urlsplit(self.path).query).items()}
+            return self._suppressions(
+                model.handle_suppressions(
+                    self.headers.get("Authorization"), "GET", path[len("/suppressions/") :], b"", query
+                )
             )
         if path == "/emails":
             query = {name: values[-1] for name, values in parse_qs(urlsplit(self.path).query).items()}
@@ -97,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             return self._answer(answer)
         if path == "/suppressions":
-            return self._answer(
+            return self._suppressions(
                 self.server.model.handle_suppressions(self.headers.get("Authorization"), "POST", "", raw)
             )
         if path in _CONTROLS:
@@ -110,7 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = unquote(urlsplit(self.path).path)
         if path.startswith("/suppressions/"):
-            return self._answer(
+            return self._suppressions(
                 self.server.model.handle_suppressions(
                     self.headers.get("Authorization"), "DELETE", path[len("/suppressions/") :], b""
                 )
@@ -144,6 +147,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _not_found(self):
         self._json(404, {"statusCode": 404, "name": "not_found", "message": "The requested endpoint does not exist."})
+
+    def _suppressions(self, answer):
+        if answer.drop:  # the connection closes with no answer
+            self.close_connection = True
+            return
+        return self._answer(answer)
 
     def _answer(self, answer):
         self._json(answer.status, answer.body, answer.headers)
@@ -193,6 +202,7 @@ _CONTROLS = {
         retry_after=body.get("retry_after"),
         delay=body.get("delay"),
         path=body.get("path", "/emails"),
+        skip=body.get("skip", 0),
     ),
     "/_model/clock": lambda model, body: model.advance_clock(body.get("advance_seconds")),
     "/_model/reset": lambda model, body: model.reset(),

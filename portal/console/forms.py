@@ -10,7 +10,7 @@ from portal.console.words import STATUS_WORDS
 from portal.core.i18n import N_
 from portal.core.text import strip
 from portal.outbox.ground.statuses import ALL
-from portal.outbox.operate.operator import ACTIONS, REASON_MAX, SEND_AGAIN
+from portal.outbox.operate.operator import ACTIONS, REASON_MAX, SEND_AGAIN, suppression_comparison
 from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 
 # An action's name, in English (translated where it is shown).
@@ -153,3 +153,9 @@ class PauseForm(PortalForm):
     def validate_family(self, field):
         if field.data and field.data not in [choice.value for choice in field.choices]:
             raise ValidationError(UNKNOWN_CHOICE)
+
+
+class DifferenceForm(PortalForm):
+    """An offer of the suppression lists' comparison: the button pressed names it."""
+
+    offer = HiddenField(validators=[DataRequired(), AnyOf(suppression_comparison.ALL_OFFERS, message=CHOOSE_ACTION)])

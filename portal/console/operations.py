@@ -1,4 +1,5 @@
-"""The console's writes: an operator's action on one email, or on every email a filter matches.
+"""The console's writes: an operator's action on one email, or on every email a filter matches, and
+an offer of the suppression lists' comparison.
 
 Each is one engine call (portal/outbox/operate/actions.py): one transaction for the state and its audit
 events, publication after the commit.
@@ -64,6 +65,13 @@ def act_on_list(
         actor_user_id=actor_user_id,
         duplicate_confirmed=duplicate_confirmed,
         now=clock.utcnow(),
+    )
+
+
+def act_on_difference(ctx, *, difference_id: int, offer: str, actor_user_id: int) -> operator.OfferDone:
+    """One offer of the suppression lists' comparison, acted on: one list changed, audited, once."""
+    return operator.act_on_difference(
+        ctx, difference_id=difference_id, offer=offer, actor_user_id=actor_user_id, now=clock.utcnow()
     )
 
 

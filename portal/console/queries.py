@@ -162,3 +162,8 @@ def past_provider_memory(db, settings, *, now: datetime) -> int:
 
 def unexplained(db, settings, *, now: datetime) -> list[dict]:
     return operator.unexplained_emails(db, no_receipt_hours=settings.outbox_no_receipt_hours, now=now)
+
+
+def suppression_comparison(db) -> operator.Comparison:
+    """The last comparison of Resend's suppression list with the portal's, and its differences."""
+    return operator.comparison(db)

@@ -14,6 +14,7 @@ from portal.console.forms import (
     ActionForm,
     BulkActionForm,
     ChooseBulkActionForm,
+    DifferenceForm,
     FilterForm,
     PauseForm,
 )
@@ -27,8 +28,10 @@ from portal.outbox.operate.operator import (
     FIGURES,
     LABELS,
     ActionRefused,
+    DifferenceRefused,
     ask_provider,
     rate_limit_for,
+    suppression_comparison,
 )
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
@@ -39,6 +42,11 @@ FILTER_FIELDS = ("status", "family", "q", "created_from", "created_to")
 # In English; translated where they are shown.
 BUSY = N_("The database was busy, so nothing was changed. Please try again.")
 UNCONFIRMED = N_("We could not confirm the action was saved; check the email's history before trying again.")
+UNCONFIRMED_OFFER = N_("We could not confirm the change was saved; check the suppression list before trying again.")
+CHOOSE_OFFER = N_("Choose one of the actions offered for the difference. Nothing was changed.")
+# An offer refused: an unknown difference is not found; an offer it does not make conflicts with it;
+# anything else is the provider's (busy, unreachable), a service unavailable for now.
+REFUSED_STATUS = {suppression_comparison.UNKNOWN_DIFFERENCE: 404, suppression_comparison.NOT_OFFERED: 409}
 DONE = {
     "retry": N_("The email will be tried again, under the same key."),
     "confirm_sent": N_("The email is recorded as sent."),
@@ -55,6 +63,10 @@ def _console_words():
         "batch_answer": words.batch_answer,
         "pause_scope": words.pause_scope,
         "pause_actor": words.pause_actor,
+        "cause_word": words.cause_word,
+        "offer_word": words.offer_word,
+        "comparison_code": words.comparison_code,
+        "who": words.who,
     }
 
 
@@ -161,6 +173,10 @@ def _reconciliation():
 @bp.get("/reconciliation")
 @roles_required("admin")
 def reconciliation():
+    return _render_reconciliation()
+
+
+def _render_reconciliation(suppression_error: str | None = None, status: int = 200):
     ctx = portal_context()
     found = _reconciliation()
     family, error = request.args.get("family", ""), None
@@ -180,8 +196,33 @@ def reconciliation():
         unexplained=queries.unexplained(ctx.db, ctx.settings, now=clock.utcnow()),
         past_memory=queries.past_provider_memory(ctx.db, ctx.settings, now=clock.utcnow()),
         retention_days=ctx.settings.provider_log_retention_days,
+        suppressions=queries.suppression_comparison(ctx.db),
+        suppression_error=suppression_error,
         error=error,
-    ), (400 if error else 200)
+    ), (400 if error else status)
+
+
+@bp.post("/reconciliation/suppressions/<int:difference_id>")
+@roles_required("admin")
+def act_on_difference(difference_id: int):
+    """An offer of the suppression lists' comparison (never done without a person): the page again
+    with what was done, or with why nothing was."""
+    form = DifferenceForm()
+    if not form.validate_on_submit():
+        return _render_reconciliation(words.engine_text(CHOOSE_OFFER), status=400)
+    try:
+        done = operations.act_on_difference(
+            portal_context(), difference_id=difference_id, offer=form.offer.data, actor_user_id=current_user.id
+        )
+    except DifferenceRefused as refused:
+        return _render_reconciliation(words.offer_refused(refused.code), status=REFUSED_STATUS.get(refused.code, 503))
+    except DatabaseBusyError:
+        return _render_reconciliation(_(BUSY), status=503)
+    except AmbiguousCommitError:
+        flash(_(UNCONFIRMED_OFFER), "warning")
+        return redirect(url_for(".reconciliation", _anchor="suppression-lists"))
+    flash(words.offer_done(done.offer, done.email), "success")
+    return redirect(url_for(".reconciliation", _anchor="suppression-lists"))
 
 
 @bp.get("/reconciliation.csv")

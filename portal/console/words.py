@@ -37,6 +37,7 @@ from portal.outbox.ground.statuses import (
     is_soft_bounce,
 )
 from portal.outbox.operate.operator import ALL_SENDING, TimelineEntry, events
+from portal.outbox.operate.operator import suppression_comparison as comparing
 from portal.web.i18n import current_language
 
 # A status as a person reads it (English: the status with spaces).
@@ -369,3 +370,78 @@ def pause_actor(pause) -> str:
     if pause.actor:
         return pause.actor
     return _("the command line") if pause.actor_user_id is None else _("an admin")
+
+
+# --- the comparison of the suppression lists ---------------------------------------------------------
+
+# Where a difference's entry is, and why the other list has it not (suppression_comparison.CAUSES).
+CAUSE_WORDS = {
+    comparing.REMOVED_IN_PORTAL: N_("Only at Resend: removed from the portal’s list"),
+    comparing.NEVER_IN_PORTAL: N_("Only at Resend: never on the portal’s list"),
+    comparing.REMOVED_AT_PROVIDER: N_("Only in the portal: removed at Resend"),
+    comparing.NEVER_AT_PROVIDER: N_("Only in the portal: never at Resend"),
+}
+assert set(CAUSE_WORDS) == set(comparing.CAUSES)
+# An offer's button, and what the page says once it is done (with the address, or "an erased person").
+OFFER_WORDS = {
+    comparing.REMOVE_AT_PROVIDER: N_("Remove at Resend"),
+    comparing.ADD_TO_PORTAL: N_("Add to the portal"),
+    comparing.REMOVE_FROM_PORTAL: N_("Remove from the portal"),
+    comparing.ADD_AT_PROVIDER: N_("Add at Resend"),
+}
+OFFER_DONE = {
+    comparing.REMOVE_AT_PROVIDER: N_("%(who)s was removed from Resend’s suppression list."),
+    comparing.ADD_TO_PORTAL: N_("%(who)s was added to the portal’s suppression list."),
+    comparing.REMOVE_FROM_PORTAL: N_("%(who)s was removed from the portal’s suppression list."),
+    comparing.ADD_AT_PROVIDER: N_("%(who)s was added to Resend’s suppression list."),
+}
+assert set(OFFER_WORDS) == set(OFFER_DONE) == set(comparing.ALL_OFFERS)
+# Why a pass stopped early, or an offer changed nothing.
+COMPARISON_CODES = {
+    comparing.SENDING_FIRST: N_("sending needed every request Resend allows, and goes first"),
+    comparing.PROVIDER_BUSY: N_("Resend was busy and answered “too many requests”"),
+    comparing.PROVIDER_UNREACHABLE: N_("Resend could not be reached"),
+    comparing.UNREADABLE_ANSWER: N_("Resend’s answer could not be read"),
+    comparing.TOO_LONG: N_("Resend’s list is longer than one pass reads"),
+    comparing.LIMIT_UNREADABLE: N_("the shared rate limit could not be read, so Resend was not asked"),
+    comparing.UNKNOWN_DIFFERENCE: N_(
+        "There is no such difference: it may have been acted on already. Nothing was changed."
+    ),
+    comparing.NOT_OFFERED: N_("That is not offered for this difference. Nothing was changed."),
+}
+assert set(comparing.STOPS) <= set(COMPARISON_CODES)
+AN_ERASED_PERSON = N_("an erased person")
+AN_ERASED_PERSON_FIRST = N_("An erased person")  # at the start of a sentence
+
+
+def cause_word(cause: str) -> str:
+    return _(CAUSE_WORDS[cause]) if cause in CAUSE_WORDS else cause
+
+
+def offer_word(offer: str) -> str:
+    return _(OFFER_WORDS[offer]) if offer in OFFER_WORDS else offer
+
+
+def who(email: str | None) -> str:
+    """A difference's entry as the page names it: its address, or an erased person, never their hash."""
+    return email if email else _(AN_ERASED_PERSON)
+
+
+def offer_done(offer: str, email: str | None) -> str:
+    return _(OFFER_DONE[offer], who=email or _(AN_ERASED_PERSON_FIRST))
+
+
+def comparison_code(code: str | None) -> str:
+    """A stop's or a refusal's code in words; a provider error's code (provider_error_500) as stored."""
+    if not code:
+        return ""
+    if code in COMPARISON_CODES:
+        return _(COMPARISON_CODES[code])
+    return _("Resend answered with an error (%(code)s)", code=code.removeprefix("provider_error_"))
+
+
+def offer_refused(code: str) -> str:
+    """Why an offer changed nothing, as the page says it."""
+    if code in (comparing.UNKNOWN_DIFFERENCE, comparing.NOT_OFFERED):
+        return _(COMPARISON_CODES[code])
+    return _("Nothing was changed: %(why)s. Try again later.", why=comparison_code(code))

@@ -34,6 +34,7 @@ from portal.outbox.ground.handles import PortalContext
 from portal.outbox.ground.periodic import PeriodicTask, start_periodic
 from portal.outbox.ground.queues import BULK_EMAIL_QUEUE, dead_letter_queue, email_queue, queue_named
 from portal.outbox.hear.receipt_lookup import lookup_task
+from portal.outbox.hear.suppression_comparison import comparison_task
 from portal.outbox.operate.retention import purge_task
 from portal.outbox.send.consumer import use_context
 from portal.outbox.send.rate_limit import stopping
@@ -215,7 +216,15 @@ def run_worker(ctx: PortalContext, *, burst: bool = False, periodic: tuple[Perio
     if not burst:
         threading.Thread(target=_scheduler_loop, args=(ctx, stop), name="outbox-scheduler", daemon=True).start()
         start_periodic(
-            ctx, (relay_task(ctx.settings), purge_task(ctx.settings), lookup_task(ctx.settings), *periodic), stop
+            ctx,
+            (
+                relay_task(ctx.settings),
+                purge_task(ctx.settings),
+                lookup_task(ctx.settings),
+                comparison_task(ctx.settings),
+                *periodic,
+            ),
+            stop,
         )
         start_heartbeat(ctx.redis, stop)  # /readyz: how long ago some worker last showed it is alive
     # RQ waits for a job with a blocking call of several minutes and sets its connection's socket

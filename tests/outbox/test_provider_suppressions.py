@@ -11,6 +11,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from devtools.testing import wait_until
 from portal.core import clock
 from portal.core.pseudonyms import address_hash
 from portal.outbox.hear.receipts import apply_receipt_event
@@ -114,3 +115,16 @@ def test_the_receipt_keeps_no_address(receive, db):
     receive("suppression.added", "ada@example.com")
     with db.read() as conn:
         assert conn.execute(sa.text("SELECT payload FROM email_receipts")).scalar() is None
+
+
+def test_a_worker_compares_the_lists_at_its_start(ctx, provider_model, workers):
+    """The daily comparison runs in the worker's periodic schedule (suppression_comparison.py), its
+    first pass when the worker starts: a difference shows without anyone running the command."""
+    provider_model.suppress("only.there@example.org")
+    workers()
+
+    def found():
+        with ctx.db.read() as conn:
+            return dict(conn.execute(sa.text("SELECT email, cause FROM email_suppression_differences")).all())
+
+    assert wait_until(lambda: found() == {"only.there@example.org": "never_in_portal"}, timeout=60), found()

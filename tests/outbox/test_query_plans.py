@@ -32,6 +32,14 @@ READS_A_WHOLE_TABLE = {
     # Over the receipts whose fields are still kept (RECEIPT_RETENTION_DAYS), once per person asked about.
     "personal_data._RECEIPTS_OF": "the privacy page: receipts whose kept fields still name the address",
     "personal_data._FORGET_RECEIPTS_NAMING": "an erasure: the same receipts' kept fields",
+    # Suppression lists: once a day, or when an admin opens the reconciliation page.
+    "suppression_comparison._PORTAL_LIST": "the daily comparison: the portal's whole list, against Resend's",
+    "suppression_comparison._DIFFERENCES_BEFORE": "the daily comparison: the last pass's differences",
+    "suppression_comparison._COUNT_DIFFERENCES": "the reconciliation page: how many differences are left",
+    "suppression_comparison._SHOWN_DIFFERENCES": "the reconciliation page: the newest differences, by an index",
+    # The newest pass, walked from the end of its index: one row.
+    "suppression_comparison._LAST_PASS": "the reconciliation page and the worker's hourly check",
+    "suppression_comparison._LAST_COMPLETE": "the reconciliation page and the worker's hourly check",
     # A row per operator's pause or resume: a few a year.
     "pause._HELD": "the relay's pass and a resume: which pauses hold, as recorded",
 }

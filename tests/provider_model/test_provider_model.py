@@ -365,3 +365,43 @@ def test_command_line_prints_its_url_and_stops_on_sigterm():
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# --- the suppression list: pages, the rate limit, faults ----------------------------------------
+
+
+def test_the_suppression_list_is_paged_oldest_first_as_resend_documents_it(model):
+    ids = [model.suppress(f"person{n}@example.com")["id"] for n in range(5)]
+    whole = resend.Suppressions.list()  # no limit: every entry at once
+    assert ([e["id"] for e in whole["data"]], whole["has_more"]) == (ids, False)
+    first = resend.Suppressions.list({"limit": 2})
+    second = resend.Suppressions.list({"limit": 2, "after": first["data"][-1]["id"]})
+    last = resend.Suppressions.list({"limit": 2, "after": second["data"][-1]["id"]})
+    assert [[e["id"] for e in page["data"]] for page in (first, second, last)] == [ids[:2], ids[2:4], ids[4:]]
+    assert [page["has_more"] for page in (first, second, last)] == [True, True, False]
+    back = resend.Suppressions.list({"limit": 2, "before": ids[4]})
+    assert ([e["id"] for e in back["data"]], back["has_more"]) == (ids[2:4], True)
+    assert all(e["object"] == "suppression" for e in whole["data"])
+    with pytest.raises(ResendError) as refused:
+        resend.Suppressions.list({"limit": 101})
+    assert refused.value.code == 422
+
+
+def test_a_suppression_fault_can_meet_a_later_page_and_counts_against_the_rate_limit():
+    limited = ProviderModel(port=0, rate_limit_per_second=2).start()
+    saved = resend.api_key, resend.api_url
+    resend.api_key, resend.api_url = "re_test", limited.url
+    try:
+        for n in range(3):
+            limited.suppress(f"person{n}@example.com")
+        limited.fail_next("http_429", path="/suppressions", skip=1)
+        assert len(resend.Suppressions.list({"limit": 2})["data"]) == 2  # the first page passes
+        with pytest.raises(ResendError) as busy:
+            resend.Suppressions.list({"limit": 2})
+        assert busy.value.code == 429
+        with pytest.raises(ResendError) as over:  # two requests this second already
+            resend.Suppressions.list({"limit": 2})
+        assert over.value.code == 429
+    finally:
+        resend.api_key, resend.api_url = saved
+        limited.stop()

@@ -32,7 +32,9 @@ def seed(db, *emails, source="webhook"):
     with db.write() as conn:
         for i, email in enumerate(emails):
             conn.execute(
-                sa.text("INSERT INTO email_suppressions VALUES (:e, 'bounced (permanent)', :s, :t)"),
+                sa.text(
+                    "INSERT INTO email_suppressions (email, reason, source, created_at) VALUES (:e, 'bounced (permanent)', :s, :t)"
+                ),
                 {"e": email, "s": source, "t": f"2026-10-15T09:30:0{i}.000000Z"},
             )
 
@@ -181,7 +183,7 @@ def test_search_text_is_escaped(client, admin):
 def test_long_lists_are_paged_and_say_how_much_they_show(client, admin, db):
     with db.write() as conn:
         conn.execute(
-            sa.text("INSERT INTO email_suppressions VALUES (:e, 'r', 'admin', :t)"),
+            sa.text("INSERT INTO email_suppressions (email, reason, source, created_at) VALUES (:e, 'r', 'admin', :t)"),
             [{"e": f"p{i}@example.com", "t": f"2026-10-15T09:{i // 60:02d}:{i % 60:02d}.000000Z"} for i in range(205)],
         )
     page = client.get(PAGE).get_data(as_text=True)

@@ -222,6 +222,24 @@ class ResendProvider:
         params = {"limit": limit, **({"after": after} if after else {})}
         return dict(resend.Emails.list(params))
 
+    # Resend's team-wide suppression list (portal/outbox/hear/suppression_comparison.py); each raises
+    # ResendError on failure.
+    def list_suppressions(self, *, limit: int = 100, after: str | None = None) -> dict:
+        """Resend's "list suppressions" (GET /suppressions), oldest first; `after` is the last ID of the page before."""
+        self._configure()
+        params = {"limit": limit, **({"after": after} if after else {})}
+        return dict(resend.Suppressions.list(params))
+
+    def add_suppression(self, email: str) -> dict:
+        """POST /suppressions: the entry's ID (an address already listed answers with its entry)."""
+        self._configure()
+        return dict(resend.Suppressions.add({"email": email}))
+
+    def remove_suppression(self, suppression_id: str) -> dict:
+        """DELETE /suppressions/{id}: by the entry's ID, so an erased person's address is never sent."""
+        self._configure()
+        return dict(resend.Suppressions.remove(suppression_id))
+
 
 def classify_error(error: ResendError) -> ProviderAnswer:
     error_type = str(getattr(error, "error_type", "") or "")

@@ -177,19 +177,25 @@ def _ask(provider, message_id: str) -> tuple[str, dict | None]:
     carry an address)."""
     try:
         email = provider.retrieve_email(message_id)
-    except ResendError as error:
-        code = str(getattr(error, "code", ""))
-        if getattr(error, "error_type", "") == "HttpClientError":  # the SDK's word for a failed transport
-            return PROVIDER_UNREACHABLE, None
-        if code == "429":
-            return PROVIDER_BUSY, None
-        return ("not_found" if code == "404" else f"provider_error_{code or 'unknown'}"), None
-    except RuntimeError:  # the transport failed before the SDK saw it
-        return PROVIDER_UNREACHABLE, None
+    except (ResendError, RuntimeError) as error:
+        return why_unanswered(error), None
     last_event = email.get("last_event") if isinstance(email, dict) else None
     if not isinstance(last_event, str) or not (last_event in LAST_EVENT_RECEIPTS or last_event in NOTHING_NEW):
         return "unreadable_answer", None
     return last_event, email
+
+
+def why_unanswered(error: ResendError | RuntimeError) -> str:
+    """Why a request to the provider brought no answer, as a code (never the provider's message: it
+    can carry an address): busy (429), unreachable, not_found, or provider_error_<status>."""
+    if isinstance(error, RuntimeError):  # the transport failed before the SDK saw it
+        return PROVIDER_UNREACHABLE
+    code = str(getattr(error, "code", ""))
+    if getattr(error, "error_type", "") == "HttpClientError":  # the SDK's word for a failed transport
+        return PROVIDER_UNREACHABLE
+    if code == "429":
+        return PROVIDER_BUSY
+    return "not_found" if code == "404" else f"provider_error_{code or 'unknown'}"
 
 
 def _receipt(receipt_type: str, row: DueEmail, email: dict, environment: str) -> Receipt:

@@ -4,6 +4,9 @@ Each change and its audit row commit in one transaction. An admin changes the li
 a reason that is kept; a bounce or complaint receipt adds to it in the receipt's own transaction
 (`suppress_from_receipt`, source 'webhook'). The send path reads the list in the claim itself
 (claims.py: the claim reads it in its own transaction), so a suppressed address is never sent to.
+Resend's own list is followed as its events arrive (`follow_provider_list`) and compared with this
+one daily (suppression_comparison.py), whose offers change either list through `add_by_admin`,
+`remove_by_admin` and `audit_by_admin` here.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def history(db: Database, email: str | None = None, limit: int = 20) -> list[dic
             conn.execute(
                 sa.text(
                     f"""
-                SELECT e.email, e.action, e.reason, e.source, e.created_at, u.email AS actor_email
+                SELECT e.email, e.action, e.reason, e.source, e.side, e.created_at, u.email AS actor_email
                 FROM email_suppression_events e LEFT JOIN users u ON u.id = e.actor_user_id
                 {where} ORDER BY e.created_at DESC, e.id DESC LIMIT :limit
                 """
@@ -88,33 +91,17 @@ def history(db: Database, email: str | None = None, limit: int = 20) -> list[dic
 def add_suppression(db: Database, *, email: str, reason: str, actor_user_id: int, now: datetime) -> None:
     email, reason = normalise_email(email), reason.strip()
     _check(email, reason)
-    at = clock.iso(now)
     with db.write() as conn:
-        added = conn.execute(
-            sa.text(
-                """
-                INSERT INTO email_suppressions (email, reason, source, created_at)
-                VALUES (:email, :reason, :source, :now) ON CONFLICT (email) DO NOTHING
-                """
-            ),
-            {"email": email, "reason": reason, "source": SOURCE_ADMIN, "now": at},
-        ).rowcount
-        if not added:
+        if not add_by_admin(conn, email=email, reason=reason, actor_user_id=actor_user_id, now=clock.iso(now)):
             raise SuppressionError("That address is already on the suppression list.")
-        _audit(conn, email, ADD, reason, actor_user_id, at)
 
 
 def remove_suppression(db: Database, *, email: str, reason: str, actor_user_id: int, now: datetime) -> None:
     email, reason = normalise_email(email), reason.strip()
     _check(email, reason)
-    at = clock.iso(now)
     with db.write() as conn:
-        removed = conn.execute(
-            sa.text("DELETE FROM email_suppressions WHERE email = :email"), {"email": email}
-        ).rowcount
-        if not removed:
+        if not remove_by_admin(conn, email=email, reason=reason, actor_user_id=actor_user_id, now=clock.iso(now)):
             raise SuppressionError("That address is not on the suppression list.")
-        _audit(conn, email, REMOVE, reason, actor_user_id, at)
 
 
 def _check(email: str, reason: str) -> None:
@@ -125,23 +112,47 @@ def _check(email: str, reason: str) -> None:
         raise SuppressionError("Give a reason; it is kept with the change.")
 
 
-def _audit(conn, email: str, action: str, reason: str, actor_user_id: int, now: str) -> None:
-    conn.execute(
-        sa.text(
-            """
-            INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, created_at)
-            VALUES (:email, :action, :reason, :actor, :source, :now)
-            """
-        ),
-        {
-            "email": email,
-            "action": action,
-            "reason": reason,
-            "actor": actor_user_id,
-            "source": SOURCE_ADMIN,
-            "now": now,
-        },
-    )
+# An admin's changes, each with its audit row, on the caller's transaction (the list's page here,
+# the comparison's offers in suppression_comparison.py). `email` is an address or an erased
+# person's keyed hash, as the list keeps it.
+SIDE_PORTAL, SIDE_PROVIDER = "portal", "provider"
+_ADD_BY_ADMIN = Statement(
+    f"""
+    INSERT INTO email_suppressions (email, reason, source, created_at) VALUES (:email, :reason, '{SOURCE_ADMIN}', :now)
+    ON CONFLICT (email) DO NOTHING
+    """
+)
+_REMOVE_BY_ADMIN = Statement("DELETE FROM email_suppressions WHERE email = :email")
+_AUDIT_BY_ADMIN = Statement(
+    f"""
+    INSERT INTO email_suppression_events (email, action, reason, actor_user_id, source, side, created_at)
+    VALUES (:email, :action, :reason, :actor, '{SOURCE_ADMIN}', :side, :now)
+    """
+)
+
+
+def add_by_admin(conn, *, email: str, reason: str, actor_user_id: int, now: str) -> bool:
+    """Add `email` to the portal's list, audited; False (nothing written) when it is listed already."""
+    if not _ADD_BY_ADMIN(conn, {"email": email, "reason": reason, "now": now}).rowcount:
+        return False
+    audit_by_admin(conn, email=email, action=ADD, reason=reason, actor_user_id=actor_user_id, now=now)
+    return True
+
+
+def remove_by_admin(conn, *, email: str, reason: str, actor_user_id: int, now: str) -> bool:
+    """Remove `email` from the portal's list, audited; False (nothing written) when it is not listed."""
+    if not _REMOVE_BY_ADMIN(conn, {"email": email}).rowcount:
+        return False
+    audit_by_admin(conn, email=email, action=REMOVE, reason=reason, actor_user_id=actor_user_id, now=now)
+    return True
+
+
+def audit_by_admin(
+    conn, *, email: str, action: str, reason: str, actor_user_id: int, now: str, side: str = SIDE_PORTAL
+) -> None:
+    """The audit row of an admin's change of one list: the portal's, or Resend's (`side`)."""
+    values = {"email": email, "action": action, "reason": reason, "actor": actor_user_id, "side": side, "now": now}
+    _AUDIT_BY_ADMIN(conn, values)
 
 
 # The webhook's changes to the list (a receipt's bounce or complaint, Resend's own list): once per

@@ -6,6 +6,7 @@ engine reach it through one door (the floors test, tests/test_floors.py, refuses
 
 from portal.outbox.ground.pause import ALL as ALL_SENDING
 from portal.outbox.ground.pause import Pause, pauses
+from portal.outbox.hear import suppression_comparison  # its codes: causes, offers, why a pass stopped
 from portal.outbox.hear.lookup import ask_provider
 from portal.outbox.hear.receipt_lookup import LookupPass, look_up_missing_receipts, unexplained_emails
 from portal.outbox.hear.reconciliation import (
@@ -15,6 +16,15 @@ from portal.outbox.hear.reconciliation import (
     Reconciliation,
     past_provider_memory,
     reconcile,
+)
+from portal.outbox.hear.suppression_comparison import (
+    Comparison,
+    ComparisonPass,
+    DifferenceRefused,
+    OfferDone,
+    act_on_difference,
+    compare_suppressions,
+    comparison,
 )
 from portal.outbox.hear.suppressions import (
     SuppressionError,
@@ -63,6 +73,13 @@ __all__ = [
     "pause_sending",
     "pauses",
     "resume_sending",
+    "Comparison",
+    "ComparisonPass",
+    "DifferenceRefused",
+    "OfferDone",
+    "act_on_difference",
+    "compare_suppressions",
+    "comparison",
     "FIGURES",
     "LABELS",
     "ACTIONS",
@@ -103,6 +120,7 @@ __all__ = [
     "relay_pass",
     "remove_suppression",
     "retention_glance",
+    "suppression_comparison",
     "suppression_history",
     "timeline",
     "unexplained_emails",

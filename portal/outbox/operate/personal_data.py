@@ -73,6 +73,10 @@ _FORGET_RECEIPTS_NAMING = Statement(
 # a receipt from before hashes), already has its hashed entry; the newer entry replaces it.
 _HASH_SUPPRESSION = Statement("UPDATE OR REPLACE email_suppressions SET email = :hashed WHERE email = :address")
 _HASH_SUPPRESSION_HISTORY = Statement("UPDATE email_suppression_events SET email = :hashed WHERE email = :address")
+# A difference the suppression lists' comparison found for the address (suppression_comparison.py).
+_HASH_SUPPRESSION_DIFFERENCE = Statement(
+    "UPDATE OR REPLACE email_suppression_differences SET email = :hashed WHERE email = :address"
+)
 
 
 class EmailsInFlight(Exception):
@@ -153,4 +157,5 @@ def erase_address(
     hashed = {"address": address, "hashed": address_hash(address, secret_key)}
     suppressed = _HASH_SUPPRESSION(conn, hashed).rowcount
     _HASH_SUPPRESSION_HISTORY(conn, hashed)
+    _HASH_SUPPRESSION_DIFFERENCE(conn, hashed)
     return Erased(emails=len(ids), suppression_entries=suppressed)
