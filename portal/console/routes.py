@@ -120,7 +120,9 @@ def _render_index(values, bulk: ChooseBulkActionForm | None = None, pausing: Pau
     ), status or (200 if not form.errors and not (bulk and bulk.errors) else 400)
 
 
-PAUSED = N_("Paused: from now on, no email it holds goes out until it is resumed.")
+PAUSED = N_(
+    "Paused: %(what)s. Every request already out has been answered, and nothing more goes out until someone resumes it."
+)
 PAUSED_UNCONFIRMED = N_(
     "Sending is paused, but a request already out had no answer within the provider's timeout; it may still arrive."
 )
@@ -141,7 +143,8 @@ def pause():
     except ActionRefused as error:
         form.form_errors.append(words.engine_text(str(error)))
         return _render_index({}, pausing=form, status=409)
-    flash(_(PAUSED) if result.confirmed else _(PAUSED_UNCONFIRMED), "warning")
+    what = words.pause_scope(result.scope)
+    flash(_(PAUSED, what=what) if result.confirmed else _(PAUSED_UNCONFIRMED), "warning")
     return redirect(url_for(".index"))
 
 
