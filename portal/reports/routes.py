@@ -28,6 +28,7 @@ from portal.reports.report import build_report, read_report_page
 from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
+from portal.web.forms import ConfirmedForm
 from portal.web.i18n import current_language
 
 bp = Blueprint("reports", __name__)
@@ -214,17 +215,25 @@ def save_settings():
     return redirect(url_for("reports.settings_page") + "#settings")
 
 
-@bp.post("/reports/close")
+@bp.route("/reports/close", methods=["GET", "POST"])
 @roles_required("manager")
 def close_year():
+    """Close a year for filing. The settings page links here (`period_start` in the query): this
+    page says what freezes and that it is final; only its "Yes" (`confirmed=yes`) closes the year."""
     tz, company_id, settings, today = _scope()
-    wanted = request.form.get("period_start", "")
+    form = ConfirmedForm()
+    wanted = (request.form if request.method == "POST" else request.args).get("period_start", "")
     period = next(
         (p for p in closable_years(today, settings.fiscal_year_start_month) if p.start.isoformat() == wanted), None
     )
     if period is None:
         flash(_("Choose a year that has ended."), "error")
         return redirect(url_for("reports.settings_page") + "#close")
+    if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
+        closed = {c.period_start: c for c in queries.closures(portal_context().db, company_id=company_id)}
+        if wanted in closed:
+            return redirect(url_for("reports.index", **period.query))
+        return render_template("reports/confirm_close.html", period=period, settings=settings)
     try:
         report_id = operations.close_year(
             portal_context().db,
