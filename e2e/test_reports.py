@@ -137,7 +137,9 @@ def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, sta
     expect(page.locator("#by-programme")).to_be_visible()
     height = page.evaluate("document.documentElement.scrollHeight")
     print(f"report height at 390 px, a year of the demo: {height} px")
-    assert height < 3600
+    # Issue 47: the programme and volunteer tables are cards on a phone (no sideways scrolling), which
+    # costs height: 4,838 px measured for the demo year (3,568 px when the tables scrolled sideways).
+    assert height < 5200
     page.screenshot(path=str(ARTIFACTS / "reports-year-390.png"), full_page=True)
 
     page.get_by_role("link", name="Settings and year close").click()
