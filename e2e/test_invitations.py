@@ -91,7 +91,7 @@ def test_pasted_names_are_kept_and_phone_rows_show_status_and_actions(pages, pag
         for part in (
             row.locator(".invitation-state .badge"),
             row.get_by_role("button", name=re.compile("^Resend")),
-            row.get_by_role("button", name=re.compile("^Revoke")),
+            row.get_by_role("link", name=re.compile("^Revoke")),
         ):
             expect(part).to_be_visible()
             assert _inside_viewport(part, 390), f"{address}: {part} is off-screen at 390 px"

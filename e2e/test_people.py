@@ -69,7 +69,9 @@ def test_a_manager_revokes_an_invitation_pasted_from_outlook(pages, page, new_co
 
     email = pages.wait_for_email("ana@northwind.example", "invites you to volunteer")
     link = re.search(r"http://127\.0\.0\.1:\d+/invitations/accept/[\w-]+", email["text"]).group(0)
-    page.get_by_role("button", name="Revoke the invitation to ana@northwind.example").click()
+    page.get_by_role("link", name="Revoke the invitation to ana@northwind.example").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Revoke the invitation to ana@northwind.example?")
+    page.get_by_role("button", name="Yes, revoke it").click()
     expect(page.get_by_role("status")).to_contain_text("The invitation to ana@northwind.example is revoked")
     expect(page.get_by_role("row", name=re.compile("ana@northwind.example"))).to_contain_text("revoked")
     expect(page.get_by_text("Showing all 2")).to_be_visible()

@@ -137,12 +137,14 @@ def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, sta
     expect(page.locator("#by-programme")).to_be_visible()
     height = page.evaluate("document.documentElement.scrollHeight")
     print(f"report height at 390 px, a year of the demo: {height} px")
-    assert height < 3600
+    # Issue 47: the programme and volunteer tables are cards on a phone (no sideways scrolling), which
+    # costs height: 4,838 px measured for the demo year (3,568 px when the tables scrolled sideways).
+    assert height < 5200
     page.screenshot(path=str(ARTIFACTS / "reports-year-390.png"), full_page=True)
 
     page.get_by_role("link", name="Settings and year close").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Report settings")
-    expect(page.get_by_role("button", name=re.compile(r"^Close "))).not_to_have_count(0)
+    expect(page.get_by_role("link", name=re.compile(r"^Close "))).not_to_have_count(0)
     for width in (390, 1280):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("document.documentElement.scrollWidth") <= width

@@ -468,8 +468,11 @@ CREATE TABLE filing_releases (
     mask TEXT NOT NULL,
     source TEXT NOT NULL CHECK (source IN ('download', 'email', 'close')),
     created_at TEXT NOT NULL,
+    report_id TEXT,
     UNIQUE (company_id, period_start, period_end)
 );
+
+CREATE UNIQUE INDEX filing_releases_report_id ON filing_releases (report_id);
 
 CREATE TABLE invitations (
     id INTEGER PRIMARY KEY,

@@ -67,6 +67,7 @@ ALLOWED_PUBLIC = {
     "/password/reset/<token>",
     "/unsubscribe/<token>",  # GET and the RFC 8058 one-click POST: the signed token is the authority
     "/unsubscribe/<token>/preferences",
+    "/verify/<report_id>",  # a filed report's ID, company, period and masked totals: what its PDF states anyway
 }
 
 

@@ -81,9 +81,10 @@ class ApplicationForm(PublicForm):
     )
 
 
-# Decisions that cannot be taken back (a decline is final; an approval creates the company and
-# emails an invitation), so the admin confirms them on a page of their own.
-CONFIRMED_DECISIONS = ("approve", "decline")
+# Decisions the admin confirms on a page of their own: none can be taken back (a decline is final;
+# an approval creates the company and emails an invitation; asking for more information emails the
+# applicant at once, though the application stays open).
+CONFIRMED_DECISIONS = ("approve", "decline", "request_info")
 
 
 class DecisionForm(PortalForm):

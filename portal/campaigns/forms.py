@@ -16,7 +16,7 @@ from portal.campaigns.operations import (
 )
 from portal.campaigns.topics import NOT_A_TOPIC, PROGRAMME_NEWS
 from portal.core.text import strip
-from portal.web.forms import PortalForm, RequestIdField
+from portal.web.forms import ConfirmedForm, PortalForm, RequestIdField
 
 CHOOSE_AUDIENCE = _l("Choose an audience.")
 
@@ -101,8 +101,8 @@ class SendForm(PortalForm):
     )
 
 
-class CancelForm(PortalForm):
-    pass
+class CancelForm(ConfirmedForm):
+    """Cancel or discard: acts only with the confirmation page's `confirmed=yes`."""
 
 
 class DuplicateForm(PortalForm):

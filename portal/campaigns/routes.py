@@ -3,7 +3,7 @@ test, send after a confirmation that states the reach, cancel)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_login import current_user
@@ -26,6 +26,11 @@ _NOT_A_DRAFT = {
     "sending": N_("This campaign is sending; it is sent only once."),
     "sent": N_("This campaign is sent; it is sent only once."),
     "cancelled": N_("This campaign is cancelled; it is sent only once."),
+}
+# Why a campaign's cancel page is not offered (the operation refuses these with the same words).
+_NOT_CANCELLABLE = {
+    "cancelled": N_("This campaign was already cancelled; there is nothing to cancel."),
+    "sent": N_("Every email of this campaign has gone to the provider; there is nothing to cancel."),
 }
 
 
@@ -203,7 +208,9 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
         flash(_said(error), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     changed = None
-    if not confirming:
+    # Without `confirm_reach` (the reach a confirmation page stated) nothing is sent: the answer is
+    # that page (CONTRACT.md, README "Campaigns").
+    if not confirming and form.confirm_reach.data:
         try:
             result = operations.send(
                 ctx,
@@ -252,19 +259,27 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
     )
 
 
-@bp.post("/<int:campaign_id>/cancel")
+@bp.route("/<int:campaign_id>/cancel", methods=["GET", "POST"])
 @roles_required("admin")
 def cancel(campaign_id: int):
-    if not CancelForm().validate_on_submit():
-        flash(_(OUT_OF_DATE), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    page = queries.campaign_page(portal_context().db, campaign_id)
+    """Cancel a campaign (or discard a draft). The campaign's page links here: this page says what
+    stops, what may still go out and that it is final; only its "Yes" (`confirmed=yes`) cancels.
+    A post without it answers this page and changes nothing."""
+    form = CancelForm()
+    page = queries.campaign_page(portal_context().db, campaign_id, current_language())
+    if page is None:
+        abort(404)
+    if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
+        if not page.can_cancel:
+            flash(_(_NOT_CANCELLABLE.get(page.campaign["status"], OUT_OF_DATE)), "error")
+            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return render_template("campaigns/confirm_cancel.html", page=page)
     try:
         done = operations.cancel(portal_context().db, campaign_id=campaign_id)
     except operations.CampaignError as error:
         flash(_said(error), "error")
     else:
-        if page and page.campaign["status"] == "draft":
+        if page.campaign["status"] == "draft":
             flash(_("Draft discarded: it will not be sent. Duplicate it if you want it back."), "success")
         else:
             flash(_cancel_said(done), "success" if not done.may_still_go_out else "warning")

@@ -36,11 +36,22 @@ _STATE_SQL = {
 
 
 def invitation_page(
-    db: Database, *, company_id: int, query: str = "", state: str = "", number: int = 1, per_page: int = PER_PAGE
+    db: Database,
+    *,
+    company_id: int,
+    query: str = "",
+    state: str = "",
+    number: int = 1,
+    per_page: int = PER_PAGE,
+    invitation_id: int | None = None,
 ) -> Page:
-    """One page of a company's invitations, newest first, filtered by name or address and by state."""
+    """One page of a company's invitations, newest first, filtered by name or address and by state
+    (or the one with `invitation_id`)."""
     where = ["i.company_id = :company_id"]
     params = {"company_id": company_id, "now": clock.now_iso(), **limits(number, per_page)}
+    if invitation_id is not None:
+        where.append("i.id = :invitation_id")
+        params["invitation_id"] = invitation_id
     if query.strip():
         where.append("(i.email LIKE :pattern ESCAPE '\\' OR i.name LIKE :pattern ESCAPE '\\')")
         params["pattern"] = like_pattern(query)
@@ -96,6 +107,12 @@ def _approval_email_statuses(conn: sa.Connection, invitation_ids: list[int]) -> 
 def list_invitations(db: Database, *, company_id: int) -> list[InvitationRow]:
     """Every invitation of the company, newest first (tests and small companies)."""
     return invitation_page(db, company_id=company_id, per_page=100_000).items
+
+
+def find_invitation(db: Database, *, company_id: int, invitation_id: int) -> InvitationRow | None:
+    """One invitation of the company, as its list shows it; another company's reads as missing."""
+    items = invitation_page(db, company_id=company_id, invitation_id=invitation_id, per_page=1).items
+    return items[0] if items else None
 
 
 def _state(row, now: str) -> str:

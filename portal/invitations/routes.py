@@ -1,4 +1,4 @@
-from flask import Blueprint, flash, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_login import current_user
@@ -10,7 +10,7 @@ from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
 from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import CHOOSE_OFFERED, error_message
+from portal.web.forms import CHOOSE_OFFERED, ConfirmedForm, error_message
 from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 from portal.web.sessions import start_session
@@ -108,9 +108,22 @@ def resend(invitation_id: int):
     return redirect(url_for("invitations.index"))
 
 
-@bp.post("/<int:invitation_id>/revoke")
+@bp.route("/<int:invitation_id>/revoke", methods=["GET", "POST"])
 @roles_required("manager")
 def revoke(invitation_id: int):
+    """Revoke an open invitation. The list links here: this page says what revoking does; only its
+    "Yes" (`confirmed=yes`) revokes. A post without it answers this page and changes nothing."""
+    form = ConfirmedForm()
+    if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
+        invitation = queries.find_invitation(
+            portal_context().db, company_id=current_company_id(), invitation_id=invitation_id
+        )
+        if invitation is None:
+            abort(404)  # another company's invitation looks exactly like a missing one
+        shown = invitation_view(invitation)
+        if not shown.can_revoke:
+            return redirect(url_for("invitations.index"))
+        return render_template("invitations/confirm_revoke.html", invitation=shown)
     try:
         email = operations.revoke_invitation(
             portal_context().db, company_id=current_company_id(), invitation_id=invitation_id

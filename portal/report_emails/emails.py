@@ -15,7 +15,7 @@ from portal.core.i18n import N_, language_of, translate
 from portal.outbox import BULK_EMAIL_QUEUE, Attachment, EmailIntent, Family, RetryPolicy
 from portal.outbox.ground import statuses
 from portal.report_emails.content import headline, period_of, report_from_input
-from portal.reports import filing_pdf, name_label, period_label
+from portal.reports import filing_pdf, name_label, period_label, verify_url
 
 # 5 min, 10, 20 … capped at 4 h: the nine waits add up to about 17 hours (< 24 h), then the dead-letter queue.
 REPORT_RETRY = RetryPolicy(base_seconds=300, cap_seconds=4 * 3600, max_attempts=10)
@@ -43,12 +43,15 @@ def _prepare(data: dict, settings) -> dict:
         "period_label": period_label(period_of(data), language),
         "closed_year_label": name_label(data["closed"]["year_label"], language) if data.get("closed") else None,
         "report_url": report_url(data, settings.public_base_url),
+        "verify_url": verify_url(settings.public_base_url, data["report_id"]),
     }
 
 
 def report_pdf(data: dict, settings) -> Attachment:
     """The filing PDF, in the language the email is written in."""
-    body = filing_pdf(report_from_input(data), language_of(data))
+    body = filing_pdf(
+        report_from_input(data), language_of(data), verify_url(settings.public_base_url, data["report_id"])
+    )
     name = f"teei-report-{data['period']['key']}.pdf"
     return Attachment(name, base64.b64encode(body).decode("ascii"), "application/pdf")
 
@@ -57,7 +60,8 @@ REPORT = Family(
     name="report",
     id_prefix="rep",
     template="report",
-    template_version=2,  # 2: the dominance rule stated; each programme on a line of its own in the text part
+    # 2: the dominance rule stated; each programme on a line of its own in the text part. 3: the verify link.
+    template_version=3,
     subject=report_subject,
     prepare=_prepare,
     attachment=report_pdf,

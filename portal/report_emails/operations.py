@@ -32,7 +32,7 @@ from portal.core.periods import (
 )
 from portal.core.text import InputError
 from portal.outbox import PeriodicTask, write_then_publish
-from portal.report_emails.content import email_input
+from portal.report_emails.content import SNAPSHOT, email_input
 from portal.report_emails.emails import run_email, test_email
 from portal.report_emails.queries import (
     FREQUENCIES,
@@ -207,7 +207,17 @@ def _as_filed(conn, shared: dict, *, company_id: int, period: Period, tz, now: s
     corrections = None if filed.corrections is None else filed.corrections.to_dict()
     # The filing record keeps who was alone where (opaque keys) for later masks; the email needs none.
     figures = {**filed.figures.to_dict(), "alone": {}, "largest": {}}
-    return {**shared, "figures": figures, "mask": filed.mask.to_dict(), "corrections": corrections}
+    # The filing's one ID on the email and its attachment; outside a closed year, its "as of" is the
+    # moment the period was first filed, as every other copy states.
+    as_of = shared["as_of"] if shared["source"] == SNAPSHOT else filed.filed_at
+    return {
+        **shared,
+        "figures": figures,
+        "mask": filed.mask.to_dict(),
+        "corrections": corrections,
+        "report_id": filed.report_id,
+        "as_of": as_of,
+    }
 
 
 @dataclass(frozen=True)

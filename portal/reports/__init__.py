@@ -5,7 +5,7 @@ emails build a report from its figures and attach its filing PDF.
 """
 
 from portal.reports.figures import Cell, Figures, read_figures
-from portal.reports.filing import Filed, FiledCorrections, FilingMask, choose_mask, file_on
+from portal.reports.filing import Filed, FiledCorrections, FilingMask, choose_mask, file_on, verify_url
 from portal.reports.hours import hours_change, hours_text
 from portal.reports.labels import closes_text, name_label, period_label
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
@@ -13,13 +13,13 @@ from portal.reports.report import Changes, Report, live_report_id
 from portal.reports.selection import ReportQuery
 
 
-def filing_pdf(report: Report, language: str = "en") -> bytes:
-    """The filing PDF of a report, in `language` (its reader's). Its library loads at the first PDF,
-    not with this face: every worker imports the face at start, and the PDF library is a third of
-    that start."""
+def filing_pdf(report: Report, language: str = "en", verify_url: str | None = None) -> bytes:
+    """The filing PDF of a report, in `language` (its reader's), with the link (and QR code) that
+    verifies it. Its library loads at the first PDF, not with this face: every worker imports the
+    face at start, and the PDF library is a third of that start."""
     from portal.reports.pdf import filing_pdf as render
 
-    return render(report, language)
+    return render(report, language, verify_url)
 
 
 __all__ = [
@@ -46,4 +46,5 @@ __all__ = [
     "read_corrections_since",
     "read_figures",
     "read_report_settings",
+    "verify_url",
 ]

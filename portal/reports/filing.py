@@ -4,11 +4,19 @@ A filing output (a PDF downloaded, a report email's attachment, a closed year) i
 `filing_releases` the first time its period is filed, with its figures and what it showed. A later
 copy of the same period is made from that record, so two downloads never differ by a late session;
 a new period's mask treats everything the company released before as known (disclosure.py).
+
+One filing, one report ID (issue 47, item 2): the record keeps the ID made when the period is first
+filed, and every copy states it (each PDF, each report email, the year's closure, /verify/<ID>). It
+is stored rather than derived from the filing's data: a hash of the company, the period and the
+filing time would be as stable, but its data are no secret, while a random part keeps a public
+/verify page from being walked through every company's periods.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from zoneinfo import ZoneInfo
@@ -54,6 +62,13 @@ def filing_period(period: Period, today: date, fiscal_start_month: int) -> Perio
                 continue
             return candidate
     return None
+
+
+def filed_period(start: date, end: date) -> Period:
+    """A filing's period named as its kind (a month, a quarter, a calendar or fiscal year): a fiscal
+    year is filed from its first month, so that month is the fiscal year's start."""
+    found = filing_period(Period(start, end, ""), end + timedelta(days=1), start.month)
+    return found or Period(start, end, f"{start} – {end}")
 
 
 @dataclass
@@ -108,6 +123,23 @@ class Filed:
     figures: Figures
     mask: FilingMask
     corrections: FiledCorrections | None = None  # None: nothing arrived late for the months it reprints
+    report_id: str = ""  # the filing's one ID, on every copy
+    filed_at: str = ""  # when the period was first filed: every copy's "as of"
+
+
+VERIFY_PATH = "/verify/"  # + a report ID: the public page that confirms a filing (reports/routes.py)
+REPORT_ID_FORM = re.compile(r"^TEEI-[0-9]{1,12}-[0-9]{8}-[0-9]{8}-[0-9A-F]{8}$")
+
+
+def verify_url(base_url: str, report_id: str) -> str:
+    """Where anyone checks a filing: printed, with its QR code, on every copy of it."""
+    return f"{base_url.rstrip('/')}{VERIFY_PATH}{report_id}"
+
+
+def new_report_id(company_id: int, period: Period) -> str:
+    """A new filing's ID: the company and period to read, and a random part so an ID cannot be
+    guessed (the verify page is public)."""
+    return f"TEEI-{company_id}-{period.start:%Y%m%d}-{period.end:%Y%m%d}-{secrets.token_hex(4).upper()}"
 
 
 def month_keys(figures: Figures) -> list[str]:
@@ -200,7 +232,14 @@ _EARLIER = sa.text("""
     ORDER BY id
 """)
 _THIS = sa.text("""
-    SELECT figures, mask FROM filing_releases WHERE company_id = :company_id AND period_start = :start AND period_end = :end
+    SELECT figures, mask, report_id, created_at FROM filing_releases
+    WHERE company_id = :company_id AND period_start = :start AND period_end = :end
+""")
+# A filing by its report ID, with its company's name: the public verify page's one read.
+_BY_ID = sa.text("""
+    SELECT f.company_id, c.name AS company_name, f.period_start, f.period_end, f.figures, f.mask, f.report_id,
+           f.created_at
+    FROM filing_releases f JOIN companies c ON c.id = f.company_id WHERE f.report_id = :report_id
 """)
 # The records of one month received after a moment (new, changed or cancelled): late for a filing.
 _LATE = sa.text("""
@@ -208,8 +247,8 @@ _LATE = sa.text("""
     WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.received_at > :after
 """)
 _RECORD = sa.text("""
-    INSERT INTO filing_releases (company_id, period_start, period_end, figures, mask, source, created_at)
-    VALUES (:company_id, :start, :end, :figures, :mask, :source, :now)
+    INSERT INTO filing_releases (company_id, period_start, period_end, figures, mask, source, created_at, report_id)
+    VALUES (:company_id, :start, :end, :figures, :mask, :source, :now, :report_id)
 """)
 
 
@@ -313,12 +352,7 @@ def file_on(
     where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
     found = conn.execute(_THIS, where).first()
     if found is not None:
-        stored = json.loads(found.mask)
-        return Filed(
-            Figures.from_dict(json.loads(found.figures)),
-            FilingMask.from_dict(stored["mask"]),
-            FiledCorrections.from_dict(stored.get("corrections")),
-        )
+        return _filed(found)
     rows = conn.execute(_EARLIER, where).all()
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
     unnamed = _as_months_were_filed(
@@ -345,8 +379,59 @@ def file_on(
         "accounted": accounted,
         "corrections": None if corrections is None else corrections.to_dict(),
     }
+    report_id = new_report_id(company_id, period)
     conn.execute(
         _RECORD,
-        {**where, "figures": json.dumps(unnamed.to_dict()), "mask": json.dumps(stored), "source": source, "now": now},
+        {
+            **where,
+            "figures": json.dumps(unnamed.to_dict()),
+            "mask": json.dumps(stored),
+            "source": source,
+            "now": now,
+            "report_id": report_id,
+        },
     )
-    return Filed(unnamed, mask, corrections)
+    return Filed(unnamed, mask, corrections, report_id, now)
+
+
+def _filed(row) -> Filed:
+    stored = json.loads(row.mask)
+    return Filed(
+        Figures.from_dict(json.loads(row.figures)),
+        FilingMask.from_dict(stored["mask"]),
+        FiledCorrections.from_dict(stored.get("corrections")),
+        row.report_id,
+        row.created_at,
+    )
+
+
+def filing_of(conn: sa.Connection, *, company_id: int, period: Period) -> Filed | None:
+    """The period's filing, if it was filed (read only: files nothing)."""
+    where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
+    found = conn.execute(_THIS, where).first()
+    return None if found is None else _filed(found)
+
+
+@dataclass
+class FoundFiling:
+    """A filing as the public verify page reads it."""
+
+    company_id: int
+    company_name: str
+    period_start: date
+    period_end: date
+    filed: Filed
+
+
+def find_filing(conn: sa.Connection, report_id: str) -> FoundFiling | None:
+    """The filing with this report ID, or None."""
+    row = conn.execute(_BY_ID, {"report_id": report_id}).first()
+    if row is None:
+        return None
+    return FoundFiling(
+        row.company_id,
+        row.company_name,
+        date.fromisoformat(row.period_start),
+        date.fromisoformat(row.period_end),
+        _filed(row),
+    )

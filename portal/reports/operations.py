@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import date
 from zoneinfo import ZoneInfo
@@ -58,15 +57,11 @@ def file_download(db: Database, *, company_id: int, period: Period, figures: Fig
         return file_on(conn, company_id=company_id, period=period, figures=figures, source="download", tz=tz, now=now)
 
 
-def report_id_for(company_id: int, period: Period, closed_at: str) -> str:
-    digest = hashlib.sha256(f"{company_id}|{period.start}|{period.end}|{closed_at}".encode()).hexdigest()
-    return f"TEEI-{company_id}-{period.start:%Y%m%d}-{period.end:%Y%m%d}-{digest[:8].upper()}"
-
-
 def close_year(
     db: Database, *, company_id: int, actor_id: int, period: Period, today: date, tz: ZoneInfo, settings_snapshot: dict
 ) -> str:
-    """Freeze every figure of a year that has ended; returns the report ID. A year closes once.
+    """Freeze every figure of a year that has ended; returns the report ID (the year's filing's:
+    the one its PDFs already stated if it was filed before). A year closes once.
 
     The figures are read inside the write transaction, so no session lands between the read and
     the snapshot.
@@ -78,7 +73,6 @@ def close_year(
             day=period.end.isoformat(),
         )
     closed_at = now_iso()
-    report_id = report_id_for(company_id, period, closed_at)
     with db.write() as conn:
         exists = conn.execute(
             sa.text("SELECT report_id FROM report_closures WHERE company_id = :c AND period_start = :s"),
@@ -100,7 +94,7 @@ def close_year(
             "as_of": closed_at,
         }
         # The year's filing PDF is fixed from here on: filed now, or as it was filed before the close.
-        snapshot["mask"] = file_on(
+        filed = file_on(
             conn,
             company_id=company_id,
             period=period,
@@ -108,7 +102,9 @@ def close_year(
             source="close",
             tz=tz,
             now=closed_at,
-        ).mask.to_dict()
+        )
+        snapshot["mask"] = filed.mask.to_dict()
+        report_id = filed.report_id
         conn.execute(
             sa.text("""
             INSERT INTO report_closures

@@ -7,8 +7,10 @@ receives it by email).
 
 from __future__ import annotations
 
+import io
 from decimal import Decimal
-from typing import NamedTuple
+
+import segno
 
 from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
 from portal.core.programmes import PROGRAMMES
@@ -16,9 +18,9 @@ from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT
-from portal.reports.filing import FilingMask
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
+from portal.reports.masked import View, view_of
 from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
 from portal.reports.report import Report
 
@@ -29,45 +31,13 @@ HIDDEN_NOTE = N_(
 )
 
 
-class View(NamedTuple):
-    """The report through its filing mask: which printed figures are hidden."""
-
-    report: Report
-    mask: FilingMask
-    months: list[str]  # YYYY-MM of every month of the period
-
-    @property
-    def first(self) -> str:
-        return self.months[0]
-
-    @property
-    def last(self) -> str:
-        return self.months[-1]
-
-    def total_hidden(self) -> bool:
-        return self.mask.hides(self.first, self.last)
-
-    def count_hidden(self, programme: str = ALL) -> bool:
-        return self.mask.hides_count(self.first, self.last, programme)
-
-    def programme_hidden(self, programme: str) -> bool:
-        return self.mask.hides(self.first, self.last, programme)
-
-    def participation_hidden(self) -> bool:
-        return self.count_hidden() or self.mask.hides_employees(self.first, self.last)
-
-    def month_key(self, month) -> str:
-        return month.start[:7]
-
-    def any_hidden(self) -> bool:
-        return bool(self.mask.hidden or self.mask.counts_hidden)
-
-
-def filing_pdf(report: Report, language: str = ENGLISH) -> bytes:
+def filing_pdf(report: Report, language: str = ENGLISH, verify_url: str | None = None) -> bytes:
+    """`verify_url`: the public page that confirms this filing (filing.verify_url), printed with its
+    QR code under the title."""
     if report.mask is None:
         raise ValueError("a filing PDF is made from a filed report (reports.filing.file_on gives its mask)")
     f = report.figures
-    view = View(report, report.mask, [m.start[:7] for m in f.months])
+    view = view_of(report)
     footer = translate(
         language,
         "%(company)s · report %(report_id)s · as of %(as_of)s",
@@ -79,6 +49,8 @@ def filing_pdf(report: Report, language: str = ENGLISH) -> bytes:
     pdf.alias_nb_pages()
     pdf.add_page()
     _title(pdf, report, language)
+    if verify_url:
+        _verify(pdf, report, verify_url, language)
     if not f.total.minutes and not report.closure:
         _nothing_to_file(pdf, report, language)
         return bytes(pdf.output())
@@ -130,6 +102,38 @@ def _title(pdf: ReportPDF, report: Report, language: str) -> None:
             **NEXT,
         )
     pdf.ln(3)
+
+
+QR_SIZE = 24  # mm: a phone reads it from a printed page
+
+
+def _qr_png(url: str) -> io.BytesIO:
+    """The link as a QR code (segno, pure Python), a PNG with the quiet zone the standard asks for."""
+    out = io.BytesIO()
+    segno.make_qr(url, error="m").save(out, kind="png", scale=8, border=4)
+    out.seek(0)
+    return out
+
+
+def _verify(pdf: ReportPDF, report: Report, url: str, language: str) -> None:
+    """The filing's ID, and where anyone can check it: the link and its QR code."""
+    x, y = pdf.l_margin, pdf.get_y()
+    pdf.image(_qr_png(url), x=x, y=y, w=QR_SIZE, h=QR_SIZE, link=url)
+    text_x, width = x + QR_SIZE + 4, pdf.epw - QR_SIZE - 4
+    pdf.set_xy(text_x, y + 2)
+    pdf.font(9.5, bold=True)
+    pdf.multi_cell(width, 5, pdf.t(translate(language, "Report ID %(report_id)s", report_id=report.report_id)), **NEXT)
+    pdf.set_x(text_x)
+    pdf.font(8.5, colour=MUTED)
+    said = translate(
+        language,
+        "Every copy of this filed report states this ID. Anyone can check that it was filed, and its totals, at:",
+    )
+    pdf.multi_cell(width, 4.4, pdf.t(said), **NEXT)
+    pdf.set_x(text_x)
+    pdf.font(8.5, colour=BRAND)
+    pdf.multi_cell(width, 4.4, pdf.t(url), link=url, **NEXT)
+    pdf.set_y(max(pdf.get_y(), y + QR_SIZE) + 4)
 
 
 def _headline(pdf: ReportPDF, view: View, language: str) -> None:

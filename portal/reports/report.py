@@ -18,9 +18,10 @@ import sqlalchemy as sa
 from portal.core.clock import now_iso
 from portal.core.db import Database
 from portal.core.i18n import ENGLISH, percent
+from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
-from portal.reports.filing import FiledCorrections, FilingMask
+from portal.reports.filing import Filed, FiledCorrections, FilingMask, filed_period, filing_of, find_filing
 from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.labels import moment_text
 from portal.reports.queries import (
@@ -109,6 +110,37 @@ def live_report_id(company_id: int, query: ReportQuery, as_of: str) -> str:
         f"{company_id}|{query.period.start}|{query.period.end}|{query.programme}|{as_of}".encode()
     ).hexdigest()
     return f"TEEI-{company_id}-{query.period.start:%Y%m%d}-{query.period.end:%Y%m%d}-L{digest[:7].upper()}"
+
+
+def filing_for(db: Database, *, company_id: int, period: Period) -> Filed | None:
+    """The period's filing, if it was filed: the page states its ID beside the live figures."""
+    with db.read() as conn:
+        return filing_of(conn, company_id=company_id, period=period)
+
+
+def filed_report_by_id(db: Database, *, report_id: str, tz: ZoneInfo) -> Report | None:
+    """The filing with this report ID as every copy of it states it (the figures, the mask and the
+    "as of" of its PDF), or None. For the public verify page: nothing here names a person."""
+    with db.read() as conn:
+        found = find_filing(conn, report_id)
+        if found is None:
+            return None
+        period = filed_period(found.period_start, found.period_end)
+        closure = read_closure_for(conn, company_id=found.company_id, period=period)
+    filed = found.filed
+    return Report(
+        found.company_id,
+        found.company_name,
+        ReportQuery(period, "all"),
+        tz,
+        filed.figures,
+        closure.closed_at if closure else filed.filed_at,
+        filed.report_id,
+        ReportSettings(**closure.snapshot["settings"]) if closure else ReportSettings(),
+        closure=closure,
+        mask=filed.mask,
+        corrections=filed.corrections,
+    )
 
 
 def build_report(

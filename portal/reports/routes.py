@@ -20,18 +20,21 @@ from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
-from portal.reports.filing import NOT_FILED, filing_period
+from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
 from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
-from portal.reports.report import build_report, read_report_page
+from portal.reports.masked import view_of
+from portal.reports.report import build_report, filed_report_by_id, filing_for, read_report_page
 from portal.reports.selection import ReportQuery
-from portal.web.access import current_company_id, roles_required
-from portal.web.extensions import portal_context
+from portal.web.access import current_company_id, public, roles_required
+from portal.web.extensions import limiter, portal_context
+from portal.web.forms import ConfirmedForm
 from portal.web.i18n import current_language
 
 bp = Blueprint("reports", __name__)
 
+VERIFY_LIMIT = "60 per hour"  # per client network: an auditor checks a few IDs, a guesser many
 PAGE_VOLUNTEERS = 200  # the page lists the top volunteers by hours; `volunteers=all` lists everyone
 
 MIMETYPES = {
@@ -125,7 +128,10 @@ def index():
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
     offered = _since_start(presets(today, settings.fiscal_year_start_month), start.started_on)
     fiscal = settings.fiscal_year_start_month
-    files = query.programme == "all" and filing_period(query.period, today, fiscal) is not None
+    filed_as = query.programme == "all" and filing_period(query.period, today, fiscal)
+    files = bool(filed_as)
+    # A filed period: the page states the filing's ID, the one on its every PDF and report email.
+    filing = filing_for(portal_context().db, company_id=company_id, period=filed_as) if filed_as else None
     language = current_language()
     return render_template(
         "reports/index.html",
@@ -138,6 +144,7 @@ def index():
         presets=offered,
         filing_presets=[p for p in offered if filing_period(p, today, fiscal)],
         files=files,
+        filing=filing,
         settings=settings,
         month_svg=charts.svg(charts.month_chart(report.figures, language=language)),
         programme_svg=charts.svg(charts.programme_chart(report.figures, language=language)),
@@ -182,8 +189,22 @@ def export(fmt: str):
         filed = operations.file_download(
             db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
         )
-        report = replace(report, figures=filed.figures, mask=filed.mask, corrections=filed.corrections)
-        return Response(pdf.filing_pdf(report, current_language()), mimetype=MIMETYPES["pdf"], headers=headers)
+        # Every copy states the filing's one ID and, outside a closed year, the moment it was filed.
+        as_of = report.as_of if report.closure else filed.filed_at
+        report = replace(
+            report,
+            figures=filed.figures,
+            mask=filed.mask,
+            corrections=filed.corrections,
+            report_id=filed.report_id,
+            as_of=as_of,
+        )
+        body = pdf.filing_pdf(
+            report,
+            current_language(),
+            verify_url=verify_url(portal_context().settings.public_base_url, filed.report_id),
+        )
+        return Response(body, mimetype=MIMETYPES["pdf"], headers=headers)
     report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)
     if fmt == "csv":
@@ -214,17 +235,25 @@ def save_settings():
     return redirect(url_for("reports.settings_page") + "#settings")
 
 
-@bp.post("/reports/close")
+@bp.route("/reports/close", methods=["GET", "POST"])
 @roles_required("manager")
 def close_year():
+    """Close a year for filing. The settings page links here (`period_start` in the query): this
+    page says what freezes and that it is final; only its "Yes" (`confirmed=yes`) closes the year."""
     tz, company_id, settings, today = _scope()
-    wanted = request.form.get("period_start", "")
+    form = ConfirmedForm()
+    wanted = (request.form if request.method == "POST" else request.args).get("period_start", "")
     period = next(
         (p for p in closable_years(today, settings.fiscal_year_start_month) if p.start.isoformat() == wanted), None
     )
     if period is None:
         flash(_("Choose a year that has ended."), "error")
         return redirect(url_for("reports.settings_page") + "#close")
+    if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
+        closed = {c.period_start: c for c in queries.closures(portal_context().db, company_id=company_id)}
+        if wanted in closed:
+            return redirect(url_for("reports.index", **period.query))
+        return render_template("reports/confirm_close.html", period=period, settings=settings)
     try:
         report_id = operations.close_year(
             portal_context().db,
@@ -248,6 +277,20 @@ def close_year():
         "success",
     )
     return redirect(url_for("reports.index", **period.query))
+
+
+@bp.get("/verify/<report_id>")
+@limiter.limit(VERIFY_LIMIT, scope="verify")
+@public
+def verify(report_id: str):
+    """Anyone: confirms that a report with this ID was filed, for which company and period, with its
+    totals as filed, hidden exactly as its filing hides them. An unknown ID is a plain 404 page."""
+    wanted = report_id.strip().upper()
+    tz = report_timezone(portal_context().settings)
+    report = filed_report_by_id(portal_context().db, report_id=wanted, tz=tz) if REPORT_ID_FORM.match(wanted) else None
+    if report is None:
+        return render_template("reports/verify_unknown.html", report_id=report_id[:80]), 404
+    return render_template("reports/verify.html", report=report, view=view_of(report), programmes=PROGRAMMES)
 
 
 @bp.get("/reports/volunteers/<int:user_id>")

@@ -191,6 +191,19 @@ class InviteManagerForm(PortalForm):
     )
 
 
+class ConfirmedForm(PortalForm):
+    """A step that cannot be taken back (closing a year, revoking an invitation, cancelling a
+    campaign): it acts only when its confirmation page's "Yes" posts `confirmed=yes`. Any other post,
+    the list's own button or a script without the field, is answered with that page and changes
+    nothing, as `POST /admin/campaigns/<id>/send` without `confirm_reach` is (CONTRACT.md)."""
+
+    confirmed = HiddenField()
+
+    @property
+    def is_confirmed(self) -> bool:
+        return self.confirmed.data == "yes"
+
+
 class FilesRefused(BadRequest):
     description = _l(FILES_REFUSED)
     show_description = True  # the error page shows this message instead of the generic one

@@ -201,6 +201,21 @@ def test_approve_and_decline_ask_for_confirmation_first(client, auth, make_user,
     assert confirmed.status_code == 302 and count("application_decisions") == 1
 
 
+def test_asking_for_more_information_asks_first(client, auth, make_user, submit, count, outbox_rows):
+    application = submit()
+    auth.login(make_user("admin"))
+    url = f"/admin/applications/{application.application_id}/decision"
+    form = {**decision_form(client, application.application_id), "decision": "request_info", "note": "How many?"}
+    asked = client.post(url, data=form)
+    page = asked.get_data(as_text=True)
+    assert asked.status_code == 200 and "Ask Fjord Analytics AS for more information?" in page
+    assert "How many?" in page and "the email cannot be called back" in page and "Yes, send the question" in page
+    assert count("application_decisions") == 0 and outbox_rows(family="application_decision") == []
+    confirmed = client.post(url, data={**form, "confirmed": "yes"})
+    assert confirmed.status_code == 302 and count("application_decisions") == 1
+    assert len(outbox_rows(family="application_decision")) == 1
+
+
 def test_the_contracts_decision_fields_alone_decide_at_once(client, auth, make_user, submit, count):
     """A script posting `decision` and `note` (CONTRACT.md) is not sent to a confirmation page."""
     application = submit()

@@ -37,7 +37,9 @@ def test_a_cancel_while_a_batch_is_at_the_provider_does_not_count_it_as_stopped(
         assert wait_until(lambda: in_flight(provider_model), timeout=10), "the first batch is at the provider"
         page = client.get(f"/admin/campaigns/{campaign}").get_data(as_text=True)
         answer = client.post(
-            f"/admin/campaigns/{campaign}/cancel", data={"csrf_token": csrf_from(page)}, follow_redirects=True
+            f"/admin/campaigns/{campaign}/cancel",
+            data={"csrf_token": csrf_from(page), "confirmed": "yes"},
+            follow_redirects=True,
         )
     finally:
         delivery.join(timeout=30)

@@ -44,12 +44,18 @@ def test_send_asks_first_and_states_the_reach_then_sends_the_number_confirmed(
     assert count("campaign_recipients") == 5
 
 
-def test_a_send_without_a_confirmed_number_sends_as_the_contract_says(client, admin, people, form_token, draft, count):
-    # CONTRACT.md: POST …/send (send_at, empty for now) sends; a script that relies on it still works.
+def test_a_send_without_a_confirmed_number_only_answers_the_confirmation_page(
+    client, admin, people, form_token, draft, count, outbox_rows
+):
+    # CONTRACT.md and README: `POST …/send` without `confirm_reach` answers the confirmation page; nothing is sent.
     company, _ = people(volunteers=1)
     path = f"/admin/campaigns/{draft(f'company:{company}')}"
-    answer = client.post(f"{path}/send", data=send_fields(form_token, path), follow_redirects=True)
-    assert "Sending to 2 people" in answer.get_data(as_text=True) and count("campaign_recipients") == 2
+    answer = client.post(f"{path}/send", data=send_fields(form_token, path))
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and "Send to 2 people?" in page
+    assert re.search(r'name="confirm_reach"[^>]*value="2"', page), "its Yes posts the number it stated"
+    assert count("campaign_recipients") == 0 and count("campaigns", "status = 'draft'") == 1
+    assert outbox_rows(family="campaign") == []
 
 
 def test_a_confirmation_for_another_number_sends_nothing_and_asks_again(
@@ -209,3 +215,38 @@ def test_a_send_time_that_is_no_date_is_refused_with_the_formats(client, admin, 
     page = client.post(f"{path}/send", data=send_fields(form_token, path, send_at=typed), follow_redirects=True)
     assert "e.g. 24.12.2026 09:00 or 2026-12-24 09:00" in page.get_data(as_text=True)
     assert campaign_row(db, campaign)["status"] == "draft"
+
+
+def test_cancelling_asks_first_and_a_post_without_the_confirmation_changes_nothing(
+    client, admin, people, form_token, draft, count, db
+):
+    company, _ = people(volunteers=1)
+    campaign = draft(f"company:{company}")
+    path = f"/admin/campaigns/{campaign}"
+    client.post(f"{path}/send", data=send_fields(form_token, path, send_at="2030-12-24T00:30", confirm_reach="2"))
+    assert campaign_row(db, campaign)["status"] == "scheduled"
+    shown = client.get(path).get_data(as_text=True)
+    assert f'href="{path}/cancel"' in shown, "the page's Cancel campaign opens the question"
+    asked = client.get(f"{path}/cancel").get_data(as_text=True)
+    assert "Cancel Winter news?" in asked and "24 Dec 2030, 00:30 CET" in asked and "Cancelling is final." in asked
+    token = form_token(path)
+    for data in (token, {**token, "confirmed": "ask"}):
+        answer = client.post(f"{path}/cancel", data=data)
+        assert answer.status_code == 200 and "Cancel Winter news?" in answer.get_data(as_text=True)
+    assert campaign_row(db, campaign)["status"] == "scheduled", "nothing cancelled without the Yes"
+    done = client.post(f"{path}/cancel", data={**token, "confirmed": "yes"}, follow_redirects=True)
+    assert "Cancelled." in done.get_data(as_text=True)
+    assert campaign_row(db, campaign)["status"] == "cancelled"
+    again = client.get(f"{path}/cancel", follow_redirects=True).get_data(as_text=True)
+    assert "already cancelled; there is nothing to cancel" in again
+
+
+def test_discarding_a_draft_asks_first(client, admin, people, form_token, draft, db):
+    company, _ = people(volunteers=1)
+    campaign = draft(f"company:{company}")
+    path = f"/admin/campaigns/{campaign}"
+    asked = client.post(f"{path}/cancel", data=form_token(path)).get_data(as_text=True)
+    assert "Discard the draft Winter news?" in asked and "Discarding is final." in asked
+    assert campaign_row(db, campaign)["status"] == "draft"
+    client.post(f"{path}/cancel", data={**form_token(path), "confirmed": "yes"})
+    assert campaign_row(db, campaign)["status"] == "cancelled"

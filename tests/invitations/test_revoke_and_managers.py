@@ -21,8 +21,11 @@ def test_a_revoked_invitation_link_no_longer_opens(client, auth, manager, invite
     invite(["ada@example.org"])
     token = link_of(db, ctx, "ada@example.org")
     auth.login(manager.email)
-    csrf = csrf_from(client.get("/invitations").get_data(as_text=True))
-    response = client.post(f"/invitations/{invitation_id(db, 'ada@example.org')}/revoke", data={"csrf_token": csrf})
+    path = f"/invitations/{invitation_id(db, 'ada@example.org')}/revoke"
+    asked = client.get(path).get_data(as_text=True)
+    assert "Revoke the invitation to ada@example.org?" in asked and "Revoking is final for this link." in asked
+    csrf = csrf_from(asked)
+    response = client.post(path, data={"csrf_token": csrf, "confirmed": "yes"})
     assert response.status_code == 302
     listed = client.get("/invitations").get_data(as_text=True)
     assert "is revoked" in listed and "revoked" in listed
@@ -32,6 +35,31 @@ def test_a_revoked_invitation_link_no_longer_opens(client, auth, manager, invite
     csrf = csrf_from(client.get("/login").get_data(as_text=True))
     client.post(f"/invitations/accept/{token}", data={"name": "Ada", "password": "a-long-password", "csrf_token": csrf})
     assert count("users", "email = 'ada@example.org'") == 0
+
+
+def test_a_revoke_without_the_confirmation_changes_nothing(client, auth, manager, invite, db, ctx):
+    """The list's link, and a post without `confirmed=yes` (a script's, an old page's), only ask."""
+    invite(["ada@example.org"])
+    token = link_of(db, ctx, "ada@example.org")
+    auth.login(manager.email)
+    path = f"/invitations/{invitation_id(db, 'ada@example.org')}/revoke"
+    listed = client.get("/invitations").get_data(as_text=True)
+    assert f'href="{path}"' in listed, "the list's Revoke opens the confirmation page"
+    csrf = csrf_from(listed)
+    for data in ({"csrf_token": csrf}, {"csrf_token": csrf, "confirmed": "ask"}):
+        answer = client.post(path, data=data)
+        assert answer.status_code == 200 and "Revoke the invitation to ada@example.org?" in answer.get_data(
+            as_text=True
+        )
+    assert find_open_invitation(db, token_hash(token))[0] is not None, "the link still opens"
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT revoked_at FROM invitations")).scalar_one() is None
+
+
+def test_another_companys_invitation_has_no_revoke_page(client, auth, invite, db, make_user):
+    invite(["ada@example.org"])
+    auth.login(make_user("manager", company="Other Ltd"))
+    assert client.get(f"/invitations/{invitation_id(db, 'ada@example.org')}/revoke").status_code == 404
 
 
 def test_revoking_refuses_another_companys_and_accepted_invitations(db, ctx, manager, invite, make_user, user_id):

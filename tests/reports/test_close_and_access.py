@@ -37,7 +37,9 @@ def test_closing_a_year_freezes_its_report_and_shows_later_corrections(db, compa
     client = manager_client(manager)
     token = csrf(client)
     response = client.post(
-        "/reports/close", data={"period_start": "2025-01-01", "csrf_token": token}, follow_redirects=True
+        "/reports/close",
+        data={"period_start": "2025-01-01", "confirmed": "yes", "csrf_token": token},
+        follow_redirects=True,
     )
     page = response.get_data(as_text=True)
     assert "2025 is closed" in page and "Filed figures." in page
@@ -69,9 +71,34 @@ def test_closing_a_year_freezes_its_report_and_shows_later_corrections(db, compa
 
     # A year closes once; an unfinished year cannot close.
     again = client.post(
-        "/reports/close", data={"period_start": "2025-01-01", "csrf_token": token}, follow_redirects=True
+        "/reports/close",
+        data={"period_start": "2025-01-01", "confirmed": "yes", "csrf_token": token},
+        follow_redirects=True,
     ).get_data(as_text=True)
     assert "already closed" in again
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM report_closures")).scalar() == 1
+
+
+def test_closing_asks_first_and_a_post_without_the_confirmation_changes_nothing(
+    db, company, insert_sessions, manager_client
+):
+    acme, manager, staff = company("Acme Ltd", employees=1)
+    insert_sessions([Row("language", staff[0], acme, oslo("2025-03-04T18:00"), 60)])
+    client = manager_client(manager)
+    settings = client.get("/reports/settings").get_data(as_text=True)
+    assert 'href="/reports/close?period_start=2025-01-01"' in settings, "the settings page links to the question"
+    asked = client.get("/reports/close?period_start=2025-01-01").get_data(as_text=True)
+    assert "Close 2025 for filing?" in asked and "Closing is final." in asked and "cannot be reopened" in asked
+    assert 'name="confirmed" value="yes"' in asked and 'name="period_start" value="2025-01-01"' in asked
+    token = csrf_from(asked)
+    for data in ({"period_start": "2025-01-01"}, {"period_start": "2025-01-01", "confirmed": "no"}):
+        answer = client.post("/reports/close", data={**data, "csrf_token": token})
+        assert answer.status_code == 200 and "Close 2025 for filing?" in answer.get_data(as_text=True)
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM report_closures")).scalar() == 0, "nothing closed"
+    done = client.post("/reports/close", data={"period_start": "2025-01-01", "confirmed": "yes", "csrf_token": token})
+    assert done.status_code == 302
     with db.read() as conn:
         assert conn.execute(sa.text("SELECT COUNT(*) FROM report_closures")).scalar() == 1
 

@@ -146,7 +146,7 @@ def test_a_closed_years_pdf_does_not_change_with_later_corrections(db, company, 
     )
     client = manager_client(manager)
     token = csrf_from(client.get("/reports/settings").get_data(as_text=True))
-    client.post("/reports/close", data={"period_start": "2025-01-01", "csrf_token": token})
+    client.post("/reports/close", data={"period_start": "2025-01-01", "confirmed": "yes", "csrf_token": token})
     year = "/reports/export.pdf?from=2025-01-01&to=2025-12-31&programme=all"
     before = pdf_text(client.get(year))
     assert "These figures do not change" in before
@@ -253,7 +253,7 @@ def test_the_rounding_footnote_tells_nothing_of_a_hidden_figure(company, insert_
 
 def _close(client, year_start="2025-01-01"):
     token = csrf_from(client.get("/reports/settings").get_data(as_text=True))
-    client.post("/reports/close", data={"period_start": year_start, "csrf_token": token})
+    client.post("/reports/close", data={"period_start": year_start, "confirmed": "yes", "csrf_token": token})
 
 
 def test_late_sessions_between_filings_are_stated_as_corrections(company, insert_sessions, manager_client):

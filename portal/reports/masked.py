@@ -1,0 +1,49 @@
+"""A filed report through its filing mask: which printed figures are hidden. The filing PDF draws
+it and the public verify page states it, so both hide exactly the same figures."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from portal.reports.disclosure import ALL
+from portal.reports.filing import FilingMask
+from portal.reports.report import Report
+
+
+class View(NamedTuple):
+    """The report through its filing mask: which printed figures are hidden."""
+
+    report: Report
+    mask: FilingMask
+    months: list[str]  # YYYY-MM of every month of the period
+
+    @property
+    def first(self) -> str:
+        return self.months[0]
+
+    @property
+    def last(self) -> str:
+        return self.months[-1]
+
+    def total_hidden(self) -> bool:
+        return self.mask.hides(self.first, self.last)
+
+    def count_hidden(self, programme: str = ALL) -> bool:
+        return self.mask.hides_count(self.first, self.last, programme)
+
+    def programme_hidden(self, programme: str) -> bool:
+        return self.mask.hides(self.first, self.last, programme)
+
+    def participation_hidden(self) -> bool:
+        return self.count_hidden() or self.mask.hides_employees(self.first, self.last)
+
+    def month_key(self, month) -> str:
+        return month.start[:7]
+
+    def any_hidden(self) -> bool:
+        return bool(self.mask.hidden or self.mask.counts_hidden)
+
+
+def view_of(report: Report) -> View:
+    """A filed report (its `mask` set) through its mask."""
+    return View(report, report.mask, [m.start[:7] for m in report.figures.months])
