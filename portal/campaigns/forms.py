@@ -16,7 +16,7 @@ from portal.campaigns.operations import (
 )
 from portal.campaigns.topics import NOT_A_TOPIC, PROGRAMME_NEWS
 from portal.core.text import strip
-from portal.web.forms import ConfirmedForm, PortalForm, RequestIdField
+from portal.web.forms import ContractConfirmedForm, PortalForm, RequestIdField
 
 CHOOSE_AUDIENCE = _l("Choose an audience.")
 
@@ -101,8 +101,8 @@ class SendForm(PortalForm):
     )
 
 
-class CancelForm(ConfirmedForm):
-    """Cancel or discard: acts only with the confirmation page's `confirmed=yes`."""
+class CancelForm(ContractConfirmedForm):
+    """Cancel or discard: the page asks first; a script's POST without `confirmed` acts (CONTRACT.md)."""
 
 
 class DuplicateForm(PortalForm):

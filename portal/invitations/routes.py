@@ -10,7 +10,7 @@ from portal.invitations.display import invitation_view
 from portal.invitations.forms import AcceptForm, InviteForm
 from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import CHOOSE_OFFERED, ConfirmedForm, error_message
+from portal.web.forms import CHOOSE_OFFERED, ContractConfirmedForm, error_message
 from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 from portal.web.sessions import start_session
@@ -111,9 +111,9 @@ def resend(invitation_id: int):
 @bp.route("/<int:invitation_id>/revoke", methods=["GET", "POST"])
 @roles_required("manager")
 def revoke(invitation_id: int):
-    """Revoke an open invitation. The list links here: this page says what revoking does; only its
-    "Yes" (`confirmed=yes`) revokes. A post without it answers this page and changes nothing."""
-    form = ConfirmedForm()
+    """Revoke an open invitation. The list links here: this page says what revoking does, and its
+    "Yes" revokes. A script's POST without `confirmed` revokes too (CONTRACT.md)."""
+    form = ContractConfirmedForm()
     if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
         invitation = queries.find_invitation(
             portal_context().db, company_id=current_company_id(), invitation_id=invitation_id

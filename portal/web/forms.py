@@ -192,16 +192,26 @@ class InviteManagerForm(PortalForm):
 
 
 class ConfirmedForm(PortalForm):
-    """A step that cannot be taken back (closing a year, revoking an invitation, cancelling a
-    campaign): it acts only when its confirmation page's "Yes" posts `confirmed=yes`. Any other post,
-    the list's own button or a script without the field, is answered with that page and changes
-    nothing, as `POST /admin/campaigns/<id>/send` without `confirm_reach` is (CONTRACT.md)."""
+    """A step that cannot be taken back (closing a year): it acts only when its confirmation page's
+    "Yes" posts `confirmed=yes`. Any other post is answered with that page and changes nothing, as
+    `POST /admin/campaigns/<id>/send` without `confirm_reach` is (CONTRACT.md)."""
 
     confirmed = HiddenField()
 
     @property
     def is_confirmed(self) -> bool:
         return self.confirmed.data == "yes"
+
+
+class ContractConfirmedForm(ConfirmedForm):
+    """A final step whose plain POST is in CONTRACT.md with no confirmation field (revoking an
+    invitation, cancelling a campaign): the pages reach it only through its confirmation page (the
+    list links there), and a script's POST that leaves the field out acts, as the contract promises.
+    A post that carries the field acts only when it says yes."""
+
+    @property
+    def is_confirmed(self) -> bool:
+        return not self.confirmed.raw_data or self.confirmed.data == "yes"
 
 
 class FilesRefused(BadRequest):
