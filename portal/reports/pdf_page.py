@@ -98,6 +98,8 @@ class ReportPDF(FPDF):
                 new_x=XPos.LMARGIN if index == len(lines) else XPos.LEFT,
                 new_y=YPos.NEXT,
             )
+        if text.endswith("\n"):  # multi_cell's step down after a text that ends with a line break
+            self.ln()
         self.ln(1.2)
 
     def grid(self, header: list[str], rows: list[list[str]], widths: list[float], *, bold_last: bool = False):

@@ -91,3 +91,30 @@ def test_languages_in_turn_each_get_their_own_lines(filed, monkeypatch):
     assert reference["en"] != reference["nb"]
     for language in ("en", "nb", "en", "nb"):
         assert lines(filing_pdf(filed, language)) == reference[language], language
+
+
+def drawn_pages(texts: list[str]) -> list[bytes]:
+    """The page content streams of a PDF of `texts` as paragraphs: every mark and where it is."""
+    pdf = pdf_page.ReportPDF("Footer", "en")
+    pdf.add_page()
+    for text in texts:
+        pdf.para(text)
+        pdf.para(text, size=8, colour=pdf_page.MUTED)
+    pdf.set_x(60)
+    pdf.para("A paragraph that starts part of the way across the page, " * 6)
+    return [page.get_contents().get_data() for page in PdfReader(io.BytesIO(bytes(pdf.output()))).pages]
+
+
+def test_each_paragraph_is_drawn_where_multi_cell_drew_it(monkeypatch):
+    """Not only the same words: the same marks at the same places, over page turns, for texts with
+    line breaks of their own (one at the end adds a line), none, or a word longer than the line."""
+    texts = ["Two\nlines", "Ends with a break\n", "", "Gap\n\nbetween", "  spaced  ", "x" * 300]
+    texts += ["Tekst – «sitat» · 80 % " * 30] * 4
+    pdf_page.wrapped.cache_clear()
+    first, cached = drawn_pages(texts), drawn_pages(texts)
+    with monkeypatch.context() as patch:
+        patch.setattr(pdf_page.ReportPDF, "para", multi_cell_para)
+        reference = drawn_pages(texts)
+    assert len(reference) >= 2
+    assert first == reference
+    assert cached == reference
