@@ -4,11 +4,13 @@ language: the page's own words (the footer's page number, a hidden bar) are in i
 
 from __future__ import annotations
 
+import threading
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 
 from fpdf import FPDF
-from fpdf.enums import XPos, YPos
+from fpdf.enums import MethodReturnValue, XPos, YPos
 
 from portal.core.i18n import ENGLISH, N_, number, translate
 
@@ -17,6 +19,7 @@ HIDDEN = N_("hidden")
 FONT_DIR = Path("/usr/share/fonts/truetype/liberation")  # Debian's fonts-liberation, which `make test` installs
 INK, MUTED, BRAND, BRAND_ALT, LINE = (29, 36, 51), (91, 100, 117), (11, 92, 173), (120, 170, 220), (217, 222, 232)
 NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
+PARA_LINE = 4.8  # a paragraph's line height, mm
 
 
 class ReportPDF(FPDF):
@@ -34,6 +37,11 @@ class ReportPDF(FPDF):
         else:  # the core font: Latin-1 only, so text is folded to it in `t`
             self.unicode = False
         self.family = "body" if self.unicode else "helvetica"
+        for font in self.fonts.values():
+            # Writing the font subset, fontTools would recompute every glyph's box (its default): about
+            # 12 ms a report PDF. The glyphs are copied as they are, with the boxes the font file gives
+            # them; only the subset's overall box (`head`) stays the whole font's, larger and still true.
+            font.ttfont.recalcBBoxes = False
 
     def t(self, text) -> str:
         text = str(text)
@@ -76,8 +84,22 @@ class ReportPDF(FPDF):
         self.cell(0, 8, self.t(text), **NEXT)
 
     def para(self, text: str, size: float = 9.5, colour=INK):
+        """A paragraph across the page, broken into lines where fpdf's multi_cell breaks it; the
+        lines of a text met before are taken from `wrapped` (the methodology is in every report)."""
         self.font(size, colour=colour)
-        self.multi_cell(0, 4.8, self.t(text), align="L", **NEXT)
+        lines = wrapped(self.t(text), size, self.w - self.r_margin - self.x)
+        for index, line in enumerate(lines, 1):
+            # Each line where multi_cell puts it: under the first, then back to the margin after the last.
+            self.cell(
+                0,
+                PARA_LINE,
+                line,
+                align="L",
+                new_x=XPos.LMARGIN if index == len(lines) else XPos.LEFT,
+                new_y=YPos.NEXT,
+            )
+        if text.endswith("\n"):  # multi_cell's step down after a text that ends with a line break
+            self.ln()
         self.ln(1.2)
 
     def grid(self, header: list[str], rows: list[list[str]], widths: list[float], *, bold_last: bool = False):
@@ -127,6 +149,29 @@ class ReportPDF(FPDF):
             self.cell(value_w, row, self.t(translate(self.language, HIDDEN) if is_hidden else bar.text))
             self.set_y(y + row)
         self.ln(3)
+
+
+@lru_cache(maxsize=1024)
+def wrapped(text: str, size: float, width: float) -> tuple[str, ...]:
+    """`text`'s lines in the body font at `size` in a `width` mm column: fpdf's own line breaks, from
+    a dry run on a page of this process's. fpdf measures the whole line again at each character it
+    adds, so breaking the methodology's paragraphs was half of a report PDF's time; they are the same
+    words in every report of a language, so they are broken once per process. A paragraph met once
+    (a report ID in it) costs what it did; the least recently used lines are let go first."""
+    with _MEASURING:
+        page = _measuring_page()
+        page.font(size)
+        return tuple(page.multi_cell(width, PARA_LINE, text, align="L", dry_run=True, output=MethodReturnValue.LINES))
+
+
+_MEASURING = threading.Lock()  # the measuring page has one current font: one thread at a time
+
+
+@lru_cache(maxsize=1)
+def _measuring_page() -> ReportPDF:
+    page = ReportPDF("")
+    page.add_page()
+    return page
 
 
 def fmt_hours(value: Decimal, language: str = ENGLISH) -> str:
