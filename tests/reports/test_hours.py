@@ -54,11 +54,11 @@ def test_435_minutes_show_as_7_25_hours_everywhere_and_the_rows_add_up(company, 
     assert total == shown_hours(sum(r.minutes for r in rows)) == "7.25"
 
     people = page[page.index('id="volunteers"') :]
-    person_hours = re.findall(r'</a></td><td class="num">([\d,.]+)</td>', people)
+    person_hours = re.findall(r'</a></td><td class="num"[^>]*>([\d,.]+)</td>', people)
     assert sorted(person_hours) == sorted(shown_hours(r.minutes) for r in rows)
     assert sum(hundredths(h) for h in person_hours) == hundredths(total)
     by_programme = page[page.index('id="by-programme"') : page.index("</table>", page.index('id="by-programme"'))]
-    programme_hours = re.findall(r'</th><td class="num">([\d,.]+)</td>', by_programme)
+    programme_hours = re.findall(r'</th><td class="num"[^>]*>([\d,.]+)</td>', by_programme)
     assert programme_hours == ["7.25", "0.00"]
     assert sum(hundredths(h) for h in programme_hours) == hundredths(total)
     assert "rounded to 0.01 h" not in page  # nothing to explain: the rows add up
