@@ -23,6 +23,10 @@ MONTHS = [f"2025-{m:02d}" for m in range(1, 13)]
 PERIODS = [(m, m) for m in MONTHS] + [(MONTHS[q * 3], MONTHS[q * 3 + 2]) for q in range(4)] + [(MONTHS[0], MONTHS[-1])]
 
 
+def base_cells(programmes) -> list[tuple[str, str]]:  # in the order of `vector`
+    return [(m, p) for m in MONTHS for p in programmes]
+
+
 def vector(area: Area, programmes) -> list[int]:
     return [int(area.first <= m <= area.last and area.programme in (ALL, p)) for m in MONTHS for p in programmes]
 
@@ -185,4 +189,7 @@ def test_no_colleague_works_out_a_hidden_group_with_all_they_know_of_themselves(
             target = vector(area, programmes)
             if cells_known and rank(cells_known + [target]) == rank(cells_known):
                 continue  # the group is theirs alone (the generator counts them once per cell)
+            occupied = [cell for i, cell in enumerate(base_cells(programmes)) if target[i] and cells[cell]]
+            if occupied and all(cells[cell] == 1 and who[cell] == person for cell in occupied):
+                continue  # every colleague in it is this one, counted once per cell: theirs alone too
             assert rank(own + [target]) > rank(own), f"{area.key} ({f.volunteers}) follows for {person}"
