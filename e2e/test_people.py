@@ -85,6 +85,7 @@ def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
     marco = new_context().new_page()
     marco.goto(f"{pages.base_url}/login")
     marco.get_by_label("Email").fill(MARCO)
+    marco.get_by_role("button", name="Continue").click()
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("heading", level=1)).to_have_text("My volunteering")
@@ -106,6 +107,7 @@ def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
     marco.reload()  # the colleague's open session ends at once
     expect(marco.get_by_role("heading", level=1)).to_have_text("Sign in")
     marco.get_by_label("Email").fill(MARCO)
+    marco.get_by_role("button", name="Continue").click()
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("alert")).to_contain_text("do not match")

@@ -148,6 +148,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.privacy.routes import bp as privacy
     from portal.report_emails.routes import bp as report_emails
     from portal.reports.routes import bp as reports
+    from portal.sso.routes import bp as sso
     from portal.suppressions.routes import bp as suppressions
 
     for blueprint in (
@@ -165,6 +166,7 @@ def _register_blueprints(app: Flask) -> None:
         campaigns,
         unsubscribe,
         console,
+        sso,
     ):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
@@ -183,6 +185,7 @@ def _register_blueprints(app: Flask) -> None:
             ("report_emails.subscription", N_("Report emails")),
             ("invitations.index", N_("Invitations")),
             ("people.index", N_("People")),
+            ("sso.settings", N_("Sign-in")),
         ],
         "public": [("applications.apply", N_("Become a partner")), ("demo.request_demo", N_("Request a demo"))],
     }
