@@ -583,6 +583,18 @@ CREATE TABLE report_test_sends (
     UNIQUE (user_id, request_id)
 );
 
+CREATE TABLE scim_tokens (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    created_by INTEGER REFERENCES users (id),
+    revoked_at TEXT,
+    last_used_at TEXT
+);
+
+CREATE INDEX scim_tokens_company ON scim_tokens (company_id);
+
 CREATE TABLE sign_in_requests (
     state_hash TEXT PRIMARY KEY,
     company_id INTEGER NOT NULL REFERENCES companies (id),
@@ -604,6 +616,11 @@ CREATE TABLE users (
     session_generation INTEGER NOT NULL DEFAULT 0,
     deactivated_at TEXT,
     language TEXT CHECK (language IS NULL OR language IN ('en', 'nb')),
+    department TEXT,
+    employee_number TEXT,
+    scim_external_id TEXT,
+    scim_updated_at TEXT,
+    scim_deleted_at TEXT,
     CHECK ((role = 'admin') = (company_id IS NULL))
 );
 

@@ -193,12 +193,14 @@ def _register_blueprints(app: Flask) -> None:
 
 
 def _mount_lean_apps(app: Flask) -> None:
-    """Receipts (POST /webhooks/resend) and attendance (POST /api/attendance) run in lean apps of
+    """Receipts (POST /webhooks/resend), attendance (POST /api/attendance) and SCIM (/scim/v2) run in lean apps of
     their own, without sessions, CSRF or the page layout: see portal/webhooks/app.py."""
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
     from portal.attendance.app import MOUNT_POINT as ATTENDANCE_MOUNT_POINT
     from portal.attendance.app import create_api_app
+    from portal.scim.app import MOUNT_POINT as SCIM_MOUNT_POINT
+    from portal.scim.app import create_scim_app
     from portal.web.extensions import EXTENSION_KEY
     from portal.webhooks.app import MOUNT_POINT as RECEIPTS_MOUNT_POINT
     from portal.webhooks.app import create_webhook_app
@@ -207,6 +209,7 @@ def _mount_lean_apps(app: Flask) -> None:
     mounts = {
         RECEIPTS_MOUNT_POINT: create_webhook_app(context, testing=app.testing).wsgi_app,
         ATTENDANCE_MOUNT_POINT: create_api_app(context, testing=app.testing).wsgi_app,
+        SCIM_MOUNT_POINT: create_scim_app(context, testing=app.testing).wsgi_app,
     }
     app.wsgi_app = DispatcherMiddleware(app.wsgi_app, mounts)
 
