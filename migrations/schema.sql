@@ -489,6 +489,7 @@ CREATE TABLE invitations (
     created_at TEXT NOT NULL,
     revoked_at TEXT,
     name TEXT,
+    department TEXT,
     CHECK (role = 'manager' OR programme IS NOT NULL)
 );
 
