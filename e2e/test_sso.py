@@ -9,7 +9,9 @@ ADMIN = "admin@teei.example"
 OLENA = "olena@northwind.example"
 
 
-def test_a_colleague_signs_in_through_the_companys_provider(pages, page, new_context, oidc_provider, accessibility):
+def test_a_colleague_signs_in_through_the_companys_provider(
+    pages, page, new_context, oidc_provider, accessibility, stack
+):
     accessibility.others.add(oidc_provider.issuer)  # the provider's pages are not the portal's to audit
     # TEEI's admin sets up Northwind's provider on the company's sign-in page.
     pages.sign_in(ADMIN, DEMO_PASSWORD)
@@ -39,6 +41,9 @@ def test_a_colleague_signs_in_through_the_companys_provider(pages, page, new_con
     olena.locator("input[name=sub]").fill("olena-at-northwind")
     olena.get_by_role("button", name="Authorize").click()
     expect(olena.get_by_role("heading", name="Book your first session")).to_be_visible()
+    access = stack.access_log.read_text()
+    assert "/login/sso/callback?code=[token]&state=[token]" in access, "the provider's code is not logged"
+    assert "northwind-client-secret" not in access + (stack.logs / "web.log").read_text()
 
     # The sign-in is in the company's events, for TEEI's admin (and Northwind's managers).
     page.get_by_role("link", name="Sign-in and directory events").click()
