@@ -94,7 +94,9 @@ def authenticate():
     except Exception:  # noqa: BLE001 - Redis down: provisioning goes on unlimited rather than stopping
         allowed = True
     if not allowed:
-        return scim_error(429, f"More than {REQUESTS_PER_MINUTE} requests a minute with this token.", "tooMany")
+        response = scim_error(429, f"More than {_LIMIT.amount} requests a minute with this token.")
+        response.headers["Retry-After"] = "60"
+        return response
     g.company_id = company_id
     return None
 

@@ -68,3 +68,21 @@ def test_every_scim_change_and_token_event_is_in_the_companys_events(scim_compan
     auth.login("boss@acme.example")
     page = client.get("/company/sign-in/events").get_data(as_text=True)
     assert "Deactivated by the directory (SCIM)" in page and "Directory token created" in page
+
+
+def test_requests_beyond_the_limit_are_refused_per_token(scim_company, directory, monkeypatch):
+    from limits import RateLimitItemPerMinute
+
+    from portal.scim import routes
+
+    monkeypatch.setattr(routes, "_LIMIT", RateLimitItemPerMinute(3))  # the limit, small enough to reach
+    _acme, acme_token = scim_company("Acme Ltd", "acme.example")
+    _other, other_token = scim_company("Other Co", "other.example")
+    acme = directory(acme_token)
+
+    assert [acme.get("/Users").status_code for _ in range(4)] == [200, 200, 200, 429]
+    refused = acme.get("/Users")
+    assert (
+        refused.json()["detail"] == "More than 3 requests a minute with this token." and refused.headers["Retry-After"]
+    )
+    assert directory(other_token).get("/Users").status_code == 200, "another company's token has its own count"
