@@ -111,6 +111,13 @@ def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("alert")).to_contain_text("do not match")
+
+    # He comes back: reactivated from the list of colleagues who left, he signs in again.
+    page.get_by_role("button", name="Reactivate Marco Silva").click()
+    expect(page.get_by_role("status")).to_contain_text("Marco Silva is active again")
+    marco.get_by_label("Password").fill(DEMO_PASSWORD)
+    marco.get_by_role("button", name="Sign in").click()
+    expect(marco.get_by_role("heading", level=1)).to_have_text("My volunteering")
     marco.context.close()
 
 

@@ -66,8 +66,8 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
 def reactivate_colleague(db: Database, *, company_id: int, user_id: int) -> str:
     """A deactivated colleague is back: they can sign in again and belong to the company from now
     (a new membership: the sessions between leaving and coming back count for nobody). The emails
-    cancelled when they left stay cancelled. Returns their address. (The company's directory calls
-    this through SCIM; the People page has no button for it yet.)"""
+    cancelled when they left stay cancelled. Returns their address. The People page's Reactivate
+    and the company's directory (SCIM, `active: true`) both call this."""
     now = clock.now_iso()
     with db.write() as conn:
         email = conn.execute(
