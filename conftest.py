@@ -109,3 +109,13 @@ def settings(tmp_path, database_url, redis_server):
         },
         instance_path=instance,
     )
+
+
+@pytest.fixture(scope="session")
+def oidc_provider():
+    """A real OpenID Connect provider (oidc-provider-mock) as its own process on a free port, for the run."""
+    from devtools.oidc_provider import OidcProvider
+
+    provider = OidcProvider().start()
+    yield provider
+    provider.stop()

@@ -48,6 +48,8 @@ class AccessibilityAudit:
     audited: dict[str, list[Finding]] = field(default_factory=dict)
     paths: set[str] = field(default_factory=set)
     lesser: list[Finding] = field(default_factory=list)
+    # Sites a test passes through that are not the portal (a company's identity provider): not audited.
+    others: set[str] = field(default_factory=set)
 
     def watch(self, context) -> None:
         context.on("response", self._keep_document)
@@ -56,6 +58,8 @@ class AccessibilityAudit:
         if response.request.resource_type != "document" or 300 <= response.status < 400:
             return
         if "text/html" not in response.headers.get("content-type", ""):
+            return
+        if any(response.url.startswith(origin + "/") for origin in self.others):
             return
         if response.frame.parent_frame is not None:
             # A framed document is not a portal page: the console frames an email as its recipient sees it.

@@ -181,6 +181,7 @@ class PortalPages:
     def sign_in(self, email, password):
         self.page.goto(f"{self.base_url}/login")
         self.page.get_by_label("Email").fill(email)
+        self.page.get_by_role("button", name="Continue").click()
         self.page.get_by_label("Password").fill(password)
         self.page.get_by_role("button", name="Sign in").click()
 

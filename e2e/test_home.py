@@ -39,6 +39,7 @@ def at_each_width(page, name, check=None):
 def sign_in(page, url, email):
     page.goto(f"{url}/login")
     page.get_by_label("Email").fill(email)
+    page.get_by_role("button", name="Continue").click()
     page.get_by_label("Password").fill(DEMO_PASSWORD)
     page.get_by_role("button", name="Sign in").click()
 

@@ -19,7 +19,9 @@ def sign_in(keys: KeyboardUser, url: str, email: str) -> None:
     keys.page.goto(f"{url}/login")
     keys.skip_to_content()
     keys.fill("Email", email)
-    keys.fill("Password", DEMO_PASSWORD)
+    with keys.page.expect_navigation():
+        keys.page.keyboard.press("Enter")
+    keys.fill("Password", DEMO_PASSWORD)  # the address's next step
     with keys.page.expect_navigation():
         keys.page.keyboard.press("Enter")
 

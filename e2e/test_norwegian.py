@@ -29,6 +29,7 @@ def test_a_norwegian_manager_invites_reads_and_files_in_norwegian(new_context, s
     page.goto(f"{stack.url}/login")
     expect(page.locator("html")).to_have_attribute("lang", "nb")
     page.get_by_label(nb("Email")).fill(MANAGER)
+    page.get_by_role("button", name=nb("Continue")).click()
     page.get_by_label(nb("Password")).fill(DEMO_PASSWORD)
     page.get_by_role("button", name=nb("Sign in")).click()
     expect(page.get_by_role("heading", level=1)).to_have_text(nb("Volunteering report"))

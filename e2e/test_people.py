@@ -87,6 +87,7 @@ def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
     marco = new_context().new_page()
     marco.goto(f"{pages.base_url}/login")
     marco.get_by_label("Email").fill(MARCO)
+    marco.get_by_role("button", name="Continue").click()
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("heading", level=1)).to_have_text("My volunteering")
@@ -108,9 +109,17 @@ def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
     marco.reload()  # the colleague's open session ends at once
     expect(marco.get_by_role("heading", level=1)).to_have_text("Sign in")
     marco.get_by_label("Email").fill(MARCO)
+    marco.get_by_role("button", name="Continue").click()
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("alert")).to_contain_text("do not match")
+
+    # He comes back: reactivated from the list of colleagues who left, he signs in again.
+    page.get_by_role("button", name="Reactivate Marco Silva").click()
+    expect(page.get_by_role("status")).to_contain_text("Marco Silva is active again")
+    marco.get_by_label("Password").fill(DEMO_PASSWORD)
+    marco.get_by_role("button", name="Sign in").click()
+    expect(marco.get_by_role("heading", level=1)).to_have_text("My volunteering")
     marco.context.close()
 
 

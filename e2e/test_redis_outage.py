@@ -30,6 +30,7 @@ def test_sign_in_and_an_invitation_during_a_redis_outage(portal_env, tmp_path, p
 
             page.goto(f"{stack.url}/login")
             page.get_by_label("Email").fill(MANAGER)
+            page.get_by_role("button", name="Continue").click()
             page.get_by_label("Password").fill(DEMO_PASSWORD)
             page.get_by_role("button", name="Sign in").click()
             expect(page.get_by_role("heading", level=1)).to_have_text("Volunteering report")

@@ -45,6 +45,7 @@ def test_development_sign_in_page_lists_demo_logins_that_work(pages, page, new_c
         volunteer = new_context(viewport={"width": width, "height": 900}).new_page()
         volunteer.goto(f"{pages.base_url}/login")
         volunteer.get_by_label("Email").fill("olena@northwind.example")
+        volunteer.get_by_role("button", name="Continue").click()
         volunteer.get_by_label("Password").fill(DEMO_PASSWORD)
         volunteer.get_by_role("button", name="Sign in").click()
         expect(volunteer.get_by_role("heading", name="Book your first session")).to_be_visible()

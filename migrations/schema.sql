@@ -141,6 +141,19 @@ CREATE UNIQUE INDEX company_applications_one_open ON company_applications (conta
     WHERE state IN ('new', 'info_requested');
 CREATE INDEX company_applications_state ON company_applications (state, created_at);
 
+CREATE TABLE company_identity_providers (
+    company_id INTEGER PRIMARY KEY REFERENCES companies (id),
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    client_secret_sealed TEXT NOT NULL,
+    join_programme TEXT CHECK (join_programme IS NULL OR join_programme IN ('language', 'mentorship')),
+    password_sign_in INTEGER NOT NULL DEFAULT 1 CHECK (password_sign_in IN (0, 1)),
+    approved_at TEXT,
+    approved_by INTEGER REFERENCES users (id),
+    updated_at TEXT NOT NULL,
+    updated_by INTEGER REFERENCES users (id)
+);
+
 CREATE TABLE company_memberships (
     id INTEGER PRIMARY KEY,
     user_id INTEGER NOT NULL REFERENCES users (id),
@@ -165,6 +178,13 @@ CREATE TABLE company_report_settings (
     updated_by INTEGER REFERENCES users (id),
     updated_at TEXT NOT NULL
 );
+
+CREATE TABLE company_sign_in_domains (
+    domain TEXT PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies (id)
+);
+
+CREATE INDEX company_sign_in_domains_company ON company_sign_in_domains (company_id);
 
 CREATE TABLE demo_leads (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -474,6 +494,29 @@ CREATE TABLE filing_releases (
 
 CREATE UNIQUE INDEX filing_releases_report_id ON filing_releases (report_id);
 
+CREATE TABLE identity_events (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    at TEXT NOT NULL,
+    event TEXT NOT NULL,
+    user_id INTEGER REFERENCES users (id),
+    actor_user_id INTEGER REFERENCES users (id),
+    reason TEXT
+);
+
+CREATE INDEX identity_events_company ON identity_events (company_id, at);
+
+CREATE TABLE identity_links (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+);
+
+CREATE INDEX identity_links_user ON identity_links (user_id);
+
 CREATE TABLE invitations (
     id INTEGER PRIMARY KEY,
     company_id INTEGER NOT NULL REFERENCES companies (id),
@@ -490,6 +533,7 @@ CREATE TABLE invitations (
     created_at TEXT NOT NULL,
     revoked_at TEXT,
     name TEXT,
+    department TEXT,
     CHECK (role = 'manager' OR programme IS NOT NULL)
 );
 
@@ -584,6 +628,27 @@ CREATE TABLE report_test_sends (
     UNIQUE (user_id, request_id)
 );
 
+CREATE TABLE scim_tokens (
+    id INTEGER PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    created_by INTEGER REFERENCES users (id),
+    revoked_at TEXT,
+    last_used_at TEXT
+);
+
+CREATE INDEX scim_tokens_company ON scim_tokens (company_id);
+
+CREATE TABLE sign_in_requests (
+    state_hash TEXT PRIMARY KEY,
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    nonce TEXT NOT NULL,
+    code_verifier TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    used_at TEXT
+);
+
 CREATE TABLE users (
     id INTEGER PRIMARY KEY,
     email TEXT NOT NULL UNIQUE,
@@ -596,6 +661,11 @@ CREATE TABLE users (
     session_generation INTEGER NOT NULL DEFAULT 0,
     deactivated_at TEXT,
     language TEXT CHECK (language IS NULL OR language IN ('en', 'nb')),
+    department TEXT,
+    employee_number TEXT,
+    scim_external_id TEXT,
+    scim_updated_at TEXT,
+    scim_deleted_at TEXT,
     CHECK ((role = 'admin') = (company_id IS NULL))
 );
 

@@ -148,6 +148,7 @@ def _register_blueprints(app: Flask) -> None:
     from portal.privacy.routes import bp as privacy
     from portal.report_emails.routes import bp as report_emails
     from portal.reports.routes import bp as reports
+    from portal.sso.routes import bp as sso
     from portal.suppressions.routes import bp as suppressions
 
     for blueprint in (
@@ -165,6 +166,7 @@ def _register_blueprints(app: Flask) -> None:
         campaigns,
         unsubscribe,
         console,
+        sso,
     ):
         app.register_blueprint(blueprint)
     app.register_blueprint(admin, url_prefix="/admin")
@@ -183,6 +185,7 @@ def _register_blueprints(app: Flask) -> None:
             ("report_emails.subscription", N_("Report emails")),
             ("invitations.index", N_("Invitations")),
             ("people.index", N_("People")),
+            ("sso.settings", N_("Sign-in")),
         ],
         "public": [("applications.apply", N_("Become a partner")), ("demo.request_demo", N_("Request a demo"))],
     }
@@ -190,12 +193,14 @@ def _register_blueprints(app: Flask) -> None:
 
 
 def _mount_lean_apps(app: Flask) -> None:
-    """Receipts (POST /webhooks/resend) and attendance (POST /api/attendance) run in lean apps of
+    """Receipts (POST /webhooks/resend), attendance (POST /api/attendance) and SCIM (/scim/v2) run in lean apps of
     their own, without sessions, CSRF or the page layout: see portal/webhooks/app.py."""
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
     from portal.attendance.app import MOUNT_POINT as ATTENDANCE_MOUNT_POINT
     from portal.attendance.app import create_api_app
+    from portal.scim.app import MOUNT_POINT as SCIM_MOUNT_POINT
+    from portal.scim.app import create_scim_app
     from portal.web.extensions import EXTENSION_KEY
     from portal.webhooks.app import MOUNT_POINT as RECEIPTS_MOUNT_POINT
     from portal.webhooks.app import create_webhook_app
@@ -204,6 +209,7 @@ def _mount_lean_apps(app: Flask) -> None:
     mounts = {
         RECEIPTS_MOUNT_POINT: create_webhook_app(context, testing=app.testing).wsgi_app,
         ATTENDANCE_MOUNT_POINT: create_api_app(context, testing=app.testing).wsgi_app,
+        SCIM_MOUNT_POINT: create_scim_app(context, testing=app.testing).wsgi_app,
     }
     app.wsgi_app = DispatcherMiddleware(app.wsgi_app, mounts)
 

@@ -28,6 +28,7 @@ from portal.outbox.operate.operator import (
 )
 from portal.outbox.operate.reads import status_counts
 from portal.report_emails.cli import reports_cli
+from portal.scim.cli import scim_cli
 from portal.seed import seed_demo
 from portal.web.extensions import portal_context
 
@@ -222,5 +223,5 @@ def outbox_resume(family, reason):
 
 
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, demo_cli, outbox_cli, attendance_cli, reports_cli):
+    for group in (db_cli, users_cli, demo_cli, outbox_cli, attendance_cli, reports_cli, scim_cli):
         app.cli.add_command(group)

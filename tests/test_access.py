@@ -56,6 +56,8 @@ ALLOWED_PUBLIC = {
     "/language",
     "/metrics",
     "/login",
+    "/login/sso",  # to the provider of an address's domain
+    "/login/sso/callback",  # the provider's answer: the state kept in this browser is the authority
     "/invitations/accept/<token>",
     "/invitations/accept",
     "/apply",

@@ -15,6 +15,11 @@ def test_link_tokens_and_addresses_are_masked():
     )
 
 
+def test_a_providers_code_and_state_on_the_sign_in_callback_are_masked():
+    line = "GET /login/sso/callback?code=SplxlOBeZQQYbYS6WxSbIA&state=af0ifjsldkj HTTP/1.1"
+    assert redact(line) == "GET /login/sso/callback?code=[token]&state=[token] HTTP/1.1"
+
+
 def test_ordinary_paths_are_kept():
     assert redact("POST /invitations/accept HTTP/1.1") == "POST /invitations/accept HTTP/1.1"
     assert redact("GET /reports?from=2026-01-01&to=2026-03-31 HTTP/1.1").endswith("to=2026-03-31 HTTP/1.1")

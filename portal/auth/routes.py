@@ -5,9 +5,10 @@ from flask_babel import gettext as _
 from flask_login import current_user, logout_user
 
 from portal.auth import operations, queries, throttle
-from portal.auth.forms import LoginForm
+from portal.auth.forms import AddressForm, LoginForm
 from portal.auth.guesses import guess_refused, password_guesses
 from portal.core import clock
+from portal.sso import password_sign_in_allowed, provider_for_address
 from portal.web.access import public, roles_required
 from portal.web.extensions import portal_context
 from portal.web.redirects import same_site_path
@@ -20,21 +21,42 @@ bp = Blueprint("auth", __name__)
 @password_guesses
 @public
 def login():
+    """Address first: an address at a domain whose company signs in through its own provider is sent
+    there; any other goes on to the password (a form that posts both at once, as scripts do, too)."""
     if current_user.is_authenticated:
         return redirect(url_for("main.home"))
+    if request.method == "POST" and "password" not in request.form:
+        address = AddressForm()
+        if not address.validate_on_submit():
+            return _login_page(address, step="address"), 400
+        provider = provider_for_address(portal_context().db, address.email.data)
+        if provider is not None:
+            # A page with a link onward, not a redirect: the pages' CSP (form-action 'self') stops a
+            # form's answer from redirecting to another site, which the provider is.
+            onward = url_for("sso.start", domain=address.email.data.rpartition("@")[2].lower())
+            return render_template("auth/to_provider.html", onward=onward, company=provider.company_name)
+        form = LoginForm(formdata=None, email=address.email.data)
+        return _login_page(form, step="password"), 200
     form = LoginForm()
     if form.validate_on_submit():
         user = _check_password(form.email.data, form.password.data)
-        if user is not None:
+        if user is not None and not password_sign_in_allowed(portal_context().db, user.company_id):
+            form.form_errors.append(_("Your company signs in through its own identity provider, not with a password."))
+        elif user is not None:
             start_session(user)
             return redirect(same_site_path(request.args.get("next")) or url_for("main.home"))
-        form.form_errors.append(_("That email and password do not match an account."))
-    return _login_page(form), 200 if request.method == "GET" else 401
+        else:
+            form.form_errors.append(_("That email and password do not match an account."))
+    if request.method == "GET":
+        return _login_page(AddressForm(), step="address"), 200
+    return _login_page(form, step="password"), 401
 
 
-def _login_page(form: LoginForm) -> str:
+def _login_page(form: AddressForm, *, step: str) -> str:
     # DEMO_LOGINS is empty unless PORTAL_ENV=development (portal/__init__.py).
-    return render_template("auth/login.html", form=form, demo_logins=current_app.config.get("DEMO_LOGINS", ()))
+    return render_template(
+        "auth/login.html", form=form, step=step, demo_logins=current_app.config.get("DEMO_LOGINS", ())
+    )
 
 
 def _check_password(email: str, password: str) -> queries.User | None:

@@ -12,6 +12,9 @@ import re
 
 # Path segments that are bearer secrets.
 SECRET_PATHS = re.compile(r"(/(?:invitations/accept|unsubscribe|password/reset)/)[^/?#\s\"]+")
+# Query values that are secrets: a provider's authorization code and state on the sign-in callback
+# (/login/sso/callback?code=…&state=…), single-use but not for a log to keep.
+SECRET_QUERY_VALUES = re.compile(r"([?&](?:code|state|id_token|access_token)=)[^&#\s\"]+")
 # An address, also percent-encoded (%40) as it appears in query strings.
 ADDRESS = re.compile(r"[^\s/?#&=\"'<>]+(?:@|%40)[^\s/?#&=\"'<>]+", re.IGNORECASE)
 
@@ -22,7 +25,7 @@ def redact(value: str) -> str:
 
 def mask_link_tokens(value: str) -> str:
     """The links' bearer tokens masked, the rest as it was (the console shows an email this way)."""
-    return SECRET_PATHS.sub(r"\1[token]", value)
+    return SECRET_QUERY_VALUES.sub(r"\1[token]", SECRET_PATHS.sub(r"\1[token]", value))
 
 
 class RedactingFilter(logging.Filter):

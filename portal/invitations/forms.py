@@ -1,6 +1,7 @@
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from wtforms import PasswordField, RadioField, SelectField, StringField, TextAreaField
+from flask_wtf.file import FileField, FileRequired
+from wtforms import HiddenField, PasswordField, RadioField, SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
@@ -53,6 +54,38 @@ class InviteForm(PortalForm):
             )
         if self.parsed.invalid:
             raise ValidationError(_("Nothing was sent: fix the addresses above and try again."))
+
+
+def _programme_field():
+    return RadioField(
+        _l("Programme"),
+        choices=[SelectChoice(value, label) for value, label in PROGRAMMES.items()],
+        validators=[DataRequired(message=_l("Choose a programme."))],
+    )
+
+
+def _language_field():
+    return SelectField(
+        _l("Language of the invitation email"),
+        choices=[SelectChoice(code, name, render_kw={"lang": code}) for code, name in LANGUAGES.items()],
+        default=current_language,
+    )
+
+
+class ImportForm(PortalForm):
+    """The CSV import's first step: the file and the invitations' programme and language."""
+
+    file = FileField(_l("CSV file of colleagues"), validators=[FileRequired(message=_l("Choose a CSV file."))])
+    programme = _programme_field()
+    language = _language_field()
+
+
+class ConfirmImportForm(PortalForm):
+    """The import's second step, from its preview: the colleagues read from the file, as JSON."""
+
+    colleagues = HiddenField(validators=[DataRequired()])
+    programme = _programme_field()
+    language = _language_field()
 
 
 class AcceptForm(PortalForm):

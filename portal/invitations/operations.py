@@ -12,7 +12,7 @@ language from `InvitationError.message` and `.values` (portal.web.forms.error_me
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 import sqlalchemy as sa
@@ -70,14 +70,15 @@ class OpenedInvitation(NamedTuple):
 
 
 _UPSERT_INVITATIONS_WHERE = """
-    INSERT INTO invitations (company_id, email, name, role, programme, token_nonce, token_hash, invited_by,
-                             expires_at, created_at)
-    SELECT :company_id, r.value ->> '$.email', r.value ->> '$.name', :role, :programme, r.value ->> '$.nonce',
-           r.value ->> '$.hash', :invited_by, :expires, :now
+    INSERT INTO invitations (company_id, email, name, department, role, programme, token_nonce, token_hash,
+                             invited_by, expires_at, created_at)
+    SELECT :company_id, r.value ->> '$.email', r.value ->> '$.name', r.value ->> '$.department', :role, :programme,
+           r.value ->> '$.nonce', r.value ->> '$.hash', :invited_by, :expires, :now
     FROM json_each(:rows) AS r
     WHERE {guard}
     ON CONFLICT (company_id, email) DO UPDATE
-      SET name = COALESCE(excluded.name, invitations.name), token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
+      SET name = COALESCE(excluded.name, invitations.name),
+          department = COALESCE(excluded.department, invitations.department), token_nonce = excluded.token_nonce, token_hash = excluded.token_hash,
           role = excluded.role, programme = excluded.programme, invited_by = excluded.invited_by,
           expires_at = excluded.expires_at, send_count = invitations.send_count + 1, revoked_at = NULL
       WHERE invitations.accepted_at IS NULL
@@ -153,8 +154,10 @@ _IS_LIVE = (
 )
 _ADDRESS = "r.value ->> '$.email'"
 _IN_LIST = "address.value FROM json_each(:emails) AS address WHERE EXISTS"
-_COMPANY_MEMBERS = Statement(f"SELECT {_IN_LIST} ({_IS_MEMBER.format(address='address.value')})")
-_LIVE_INVITATIONS = Statement(f"SELECT {_IN_LIST} ({_IS_LIVE.format(address='address.value')})")
+_MEMBERS_SQL = f"SELECT {_IN_LIST} ({_IS_MEMBER.format(address='address.value')})"
+_LIVE_SQL = f"SELECT {_IN_LIST} ({_IS_LIVE.format(address='address.value')})"
+_COMPANY_MEMBERS = Statement(_MEMBERS_SQL)
+_LIVE_INVITATIONS = Statement(_LIVE_SQL)
 # Opens (or renews) an invitation for each address that has no account in the company and no live
 # invitation, as the reads before it in the same write find them: the decision is the statement's.
 _OPEN_UNLESS_MEMBER_OR_LIVE = Statement(
@@ -167,6 +170,16 @@ _OPENED_NOW = Statement(
 )
 
 
+def standing_of(db: Database, *, company_id: int, addresses: list[str], now: datetime) -> tuple[set, set]:
+    """(addresses with an account in the company, addresses with a live invitation): what an import's
+    preview says will be left alone, by the same rules invite_colleagues applies when it writes."""
+    found = {"emails": json_array(addresses), "company_id": company_id, "now": clock.iso(now)}
+    with db.read() as conn:
+        members = set(conn.execute(sa.text(_MEMBERS_SQL), found).scalars())
+        live = set(conn.execute(sa.text(_LIVE_SQL), found).scalars())
+    return members, live - members
+
+
 def invite_colleagues(
     ctx,
     *,
@@ -175,10 +188,12 @@ def invite_colleagues(
     programme: str,
     names: dict[str, str] | None = None,
     language: str = ENGLISH,
+    departments: dict[str, str] | None = None,
 ) -> InviteResult:
     """Invite addresses (already parsed) to the manager's company: one write given whole, then publish.
 
     names: {address: name} for addresses pasted with a name; kept with the invitation.
+    departments: {address: department} from a CSV import; kept with the invitation, then the account.
     language: the emails' language, as the manager chose it (the invite form; default: their page's).
     """
     if programme not in PROGRAMMES:
@@ -190,7 +205,10 @@ def invite_colleagues(
     now = clock.utcnow()
     expires = clock.iso(now + timedelta(days=INVITATION_DAYS))
     # Every address gets a new link and an email, written only if its invitation is opened now.
-    links = [_new_link(ctx.settings, address, (names or {}).get(address)) for address in addresses]
+    links = [
+        _new_link(ctx.settings, address, (names or {}).get(address), (departments or {}).get(address))
+        for address in addresses
+    ]
     emails = [
         opening_email(
             OpenedInvitation(None, link["nonce"], 1, expires, link["name"]), link["email"], programme, manager, language
@@ -227,12 +245,13 @@ def invite_colleagues(
     )
 
 
-def _new_link(settings: Settings, address: str, name: str | None) -> dict:
+def _new_link(settings: Settings, address: str, name: str | None, department: str | None = None) -> dict:
     """A new link for one address, as the invitation stores it (the nonce, the token's hash)."""
     nonce = tokens.new_nonce()
     return {
         "email": address,
         "name": name or None,
+        "department": department or None,
         "nonce": nonce,
         "hash": tokens.token_hash(tokens.token_for(settings.secret_key, nonce)),
     }
@@ -293,7 +312,7 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
             conn.execute(
                 sa.text(
                     "UPDATE invitations SET accepted_at = :now WHERE token_hash = :hash AND accepted_at IS NULL "
-                    "AND revoked_at IS NULL AND expires_at > :now RETURNING id, email, role, programme, company_id"
+                    "AND revoked_at IS NULL AND expires_at > :now RETURNING id, email, role, programme, company_id, department"
                 ),
                 {"hash": token_hash, "now": now},
             )
@@ -318,6 +337,11 @@ def accept_invitation(db: Database, *, token_hash: str, name: str, password: str
             sa.text("UPDATE invitations SET accepted_user_id = :u WHERE id = :id"),
             {"u": user_id, "id": invitation["id"]},
         )
+        if invitation["department"]:
+            conn.execute(
+                sa.text("UPDATE users SET department = :department WHERE id = :u"),
+                {"department": invitation["department"], "u": user_id},
+            )
     return user_id
 
 

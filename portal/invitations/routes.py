@@ -1,21 +1,27 @@
+import json
+
 from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_login import current_user
 
 from portal.auth import load_user
+from portal.core import clock
+from portal.core.programmes import PROGRAMMES
 from portal.invitations import managers, operations, queries, tokens
 from portal.invitations.addresses import MAX_ADDRESSES
+from portal.invitations.colleagues_csv import UnreadableFile, colleague_problem, normalised_address, read_colleagues
 from portal.invitations.display import invitation_view
-from portal.invitations.forms import AcceptForm, InviteForm
+from portal.invitations.forms import AcceptForm, ConfirmImportForm, ImportForm, InviteForm
 from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import CHOOSE_OFFERED, ContractConfirmedForm, error_message
+from portal.web.forms import CHOOSE_OFFERED, ContractConfirmedForm, error_message, takes_a_file
 from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 from portal.web.sessions import start_session
 
 bp = Blueprint("invitations", __name__, url_prefix="/invitations")
+MAX_IMPORT_BYTES = 512 * 1024
 
 
 @bp.get("")
@@ -42,6 +48,85 @@ def index():
         state_error=state_error,
         states=queries.INVITATION_STATES,
     ), (400 if state_error else 200)
+
+
+@bp.route("/import", methods=["GET", "POST"])
+@roles_required("manager")
+@takes_a_file
+def import_colleagues():
+    """A CSV file of colleagues (name, email, department): first what the import will do, then,
+    confirmed, the invitations (the same as the Invite page's, with each colleague's department)."""
+    form = ImportForm()
+    if form.validate_on_submit():
+        try:
+            read = read_colleagues(form.file.data.read(MAX_IMPORT_BYTES + 1)[:MAX_IMPORT_BYTES], limit=MAX_ADDRESSES)
+        except UnreadableFile as error:
+            form.file.errors.append(_(error.message, num=MAX_ADDRESSES))
+        else:
+            members, live = operations.standing_of(
+                portal_context().db,
+                company_id=current_company_id(),
+                addresses=[c.email for c in read.colleagues],
+                now=clock.utcnow(),
+            )
+            confirm = ConfirmImportForm(
+                formdata=None,
+                colleagues=json.dumps(
+                    [[c.name, c.email, c.department] for c in read.colleagues if c.email not in members | live]
+                ),
+                programme=form.programme.data,
+                language=form.language.data,
+            )
+            return render_template(
+                "invitations/import_preview.html",
+                read=read,
+                members=members,
+                live=live,
+                confirm=confirm,
+                to_invite=sum(1 for c in read.colleagues if c.email not in members | live),
+                programme=PROGRAMMES[form.programme.data],
+            )
+    status = 200 if request.method == "GET" else 400
+    return render_template("invitations/import.html", form=form, max_addresses=MAX_ADDRESSES), status
+
+
+@bp.post("/import/confirm")
+@roles_required("manager")
+def confirm_import():
+    form = ConfirmImportForm()
+    colleagues = _confirmed_colleagues(form.colleagues.data) if form.validate_on_submit() else None
+    if not colleagues:
+        flash(_("Nothing was sent: the import was out of date or empty. Choose the file again."), "error")
+        return redirect(url_for("invitations.import_colleagues"))
+    result = operations.invite_colleagues(
+        portal_context(),
+        manager=current_user,
+        addresses=[email for _name, email, _department in colleagues],
+        programme=form.programme.data,
+        names={email: name for name, email, _department in colleagues if name},
+        departments={email: department for _name, email, department in colleagues if department},
+        language=form.language.data,
+    )
+    _flash_invite_result(result)
+    return redirect(url_for("invitations.index"))
+
+
+def _confirmed_colleagues(raw: str) -> list[tuple[str, str, str]] | None:
+    """The preview's colleagues, checked again as the file's lines were (the page could be changed)."""
+    try:
+        rows = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(rows, list) or not 0 < len(rows) <= MAX_ADDRESSES:
+        return None
+    colleagues = []
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 3 and all(isinstance(part, str) for part in row)):
+            return None
+        if colleague_problem(*row):
+            return None
+        colleagues.append((row[0], normalised_address(row[1]), row[2]))
+    return colleagues
 
 
 @bp.route("/new", methods=["GET", "POST"])

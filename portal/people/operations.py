@@ -6,7 +6,7 @@ import logging
 
 import sqlalchemy as sa
 
-from portal.attendance import end_membership
+from portal.attendance import end_membership, start_membership
 from portal.auth import end_all_sessions
 from portal.core import clock
 from portal.core.db import Database
@@ -30,13 +30,14 @@ class PeopleError(InputError):
         self.message, self.values = message, values
 
 
-def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_user_id: int) -> str:
+def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_user_id: int | None) -> str:
     """A colleague left: they cannot sign in any more, and their membership of the company ends now.
 
     The hours they attended until now stay with the company (their sessions keep their company,
     and company_memberships says when they belonged); sessions after today count for nobody.
     Their open reset links close, and every email to them of which nothing can have gone out is
     cancelled (a report with the company's figures, a campaign), whatever its status: they left. Returns their address.
+    `acting_user_id` None: the company's directory (SCIM) deactivated them.
     """
     if user_id == acting_user_id:
         raise PeopleError(N_("You cannot deactivate your own account."))
@@ -58,5 +59,26 @@ def deactivate_colleague(db: Database, *, company_id: int, user_id: int, acting_
         )
         end_all_sessions(conn, user_id)
         cancel_unsent(conn, reads.unsettled_ids_for_recipient(conn, email), LEFT_THE_COMPANY, now=clock.parse(now))
-    log.info("user %s deactivated by user %s", user_id, acting_user_id)
+    log.info("user %s deactivated by %s", user_id, f"user {acting_user_id}" if acting_user_id else "the directory")
+    return email
+
+
+def reactivate_colleague(db: Database, *, company_id: int, user_id: int) -> str:
+    """A deactivated colleague is back: they can sign in again and belong to the company from now
+    (a new membership: the sessions between leaving and coming back count for nobody). The emails
+    cancelled when they left stay cancelled. Returns their address. The People page's Reactivate
+    and the company's directory (SCIM, `active: true`) both call this."""
+    now = clock.now_iso()
+    with db.write() as conn:
+        email = conn.execute(
+            sa.text(
+                "UPDATE users SET deactivated_at = NULL WHERE id = :id AND company_id = :company_id "
+                "AND deactivated_at IS NOT NULL RETURNING email"
+            ),
+            {"id": user_id, "company_id": company_id},
+        ).scalar()
+        if email is None:
+            raise PeopleError(N_("That person is not a deactivated member of your company."))
+        start_membership(conn, user_id=user_id, company_id=company_id, at=now)
+    log.info("user %s reactivated", user_id)
     return email

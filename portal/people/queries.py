@@ -25,6 +25,7 @@ class Person:
     programme: str | None
     created_at: str
     deactivated_at: str | None
+    department: str | None = None
 
     @property
     def role_label(self) -> str:
@@ -39,7 +40,7 @@ class Person:
         return self.name or self.email
 
 
-_COLUMNS = "id, email, name, role, programme, created_at, deactivated_at"
+_COLUMNS = "id, email, name, role, programme, created_at, deactivated_at, department"
 
 
 def people_page(

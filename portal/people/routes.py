@@ -55,6 +55,23 @@ def deactivate(user_id: int):
     return render_template("people/deactivate.html", person=person, form=form)
 
 
+@bp.post("/<int:user_id>/reactivate")
+@roles_required("manager")
+def reactivate(user_id: int):
+    """A colleague who left is back: they can sign in again and belong to the company from now."""
+    person = queries.find_colleague(portal_context().db, company_id=current_company_id(), user_id=user_id)
+    if person is None:
+        abort(404)
+    if ConfirmForm().validate_on_submit():
+        try:
+            operations.reactivate_colleague(portal_context().db, company_id=current_company_id(), user_id=user_id)
+        except operations.PeopleError as error:
+            flash(error_message(error), "error")
+        else:
+            flash(_("%(name)s is active again and can sign in.", name=person.display_name), "success")
+    return redirect(url_for("people.index", state="deactivated"))
+
+
 @bp.route("/managers/new", methods=["GET", "POST"])
 @roles_required("manager")
 def new_manager():

@@ -275,3 +275,38 @@ def local_date_of(moment: str, tz: ZoneInfo) -> date:
     from portal.core.clock import parse
 
     return parse(moment).astimezone(tz).date()
+
+
+@dataclass(frozen=True)
+class DepartmentHours:
+    department: str | None  # None: volunteers without a department
+    minutes: int
+    volunteers: int
+
+
+def hours_by_department(db: Database, *, company_id: int, volunteers) -> list[DepartmentHours]:
+    """The live report's volunteers' minutes summed by each one's department (users.department, from
+    the CSV import or the directory), most hours first; [] when nobody has a department. The live page
+    only: the filing PDF names no groups this small."""
+    ids = [v.user_id for v in volunteers]
+    if not ids:
+        return []
+    with db.read() as conn:
+        departments = dict(
+            conn.execute(
+                sa.text(
+                    "SELECT id, department FROM users WHERE company_id = :company_id "
+                    "AND id IN (SELECT value FROM json_each(:ids))"
+                ),
+                {"company_id": company_id, "ids": json_array(ids)},
+            ).all()
+        )
+    if not any(departments.values()):
+        return []
+    totals: dict[str | None, list[int]] = {}
+    for volunteer in volunteers:
+        cell = totals.setdefault(departments.get(volunteer.user_id) or None, [0, 0])
+        cell[0] += volunteer.minutes
+        cell[1] += 1
+    rows = [DepartmentHours(name, minutes, count) for name, (minutes, count) in totals.items()]
+    return sorted(rows, key=lambda row: (row.department is None, -row.minutes, row.department or ""))

@@ -150,6 +150,7 @@ def index():
         programme_svg=charts.svg(charts.programme_chart(report.figures, language=language)),
         method=method(language),
         crosswalk=crosswalk(report, language=language),
+        departments=queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),
     )
 
 

@@ -2,8 +2,9 @@
 
 Two rules, each in one place:
 
-- No form takes a file. A text field sent as a file upload is refused for every view by
-  `refuse_file_uploads` (a before_request hook) with 400 and a message, before any form sees it.
+- No form takes a file, but an import declared with `takes_a_file` (the invitations page's CSV). A
+  text field sent as a file upload is refused for every other view by `refuse_file_uploads` (a
+  before_request hook) with 400 and a message, before any form sees it.
 - `PortalForm` refuses control characters (NUL, escape codes, …) in what people type: the libSQL
   driver cuts text at a NUL when it reads it back, and escape codes would reach email subjects.
   Multi-line fields (TextAreaField) may hold line breaks and tabs; single-line fields hold neither.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import uuid
 from datetime import date
 
-from flask import request
+from flask import current_app, request
 from flask_babel import LazyString
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -219,7 +220,16 @@ class FilesRefused(BadRequest):
     show_description = True  # the error page shows this message instead of the generic one
 
 
+def takes_a_file(view):
+    """Declares the one kind of view that takes a file: an import (the invitations page's CSV of colleagues)."""
+    view.takes_a_file = True
+    return view
+
+
 def refuse_file_uploads():
-    """before_request hook: no view takes a file, so a request carrying one is answered 400."""
+    """before_request hook: no view takes a file, except those declared with `takes_a_file`, so a
+    request carrying one elsewhere is answered 400."""
     if request.mimetype == "multipart/form-data" and request.files:
-        raise FilesRefused()
+        view = current_app.view_functions.get(request.endpoint or "")
+        if not getattr(view, "takes_a_file", False):
+            raise FilesRefused()

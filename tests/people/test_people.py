@@ -201,3 +201,24 @@ def test_inviting_a_manager_tells_nothing_about_accounts_elsewhere(client, auth,
     assert sorted(r["recipient"] for r in outbox_rows(family="manager_invitation")) == sorted(
         [stranger, admin, "newcomer@acme.example"]
     )
+
+
+def test_a_colleague_who_left_is_reactivated_and_signs_in_again(client, auth, app, make_user, user_id, db):
+    manager = make_user("manager", company="Acme Ltd")
+    back = make_user("employee", company="Acme Ltd")
+    other_company = make_user("employee", company="Other Co")
+    auth.login(manager)
+    assert post_with_csrf(client, f"/people/{user_id(back)}/deactivate").status_code == 302
+
+    answer = post_with_csrf(client, "/people?state=deactivated", f"/people/{user_id(back)}/reactivate")
+    assert answer.status_code == 302
+    assert "is active again" in client.get(answer.location).get_data(as_text=True)
+    assert post_with_csrf(client, "/people", f"/people/{user_id(other_company)}/reactivate").status_code == 404
+    with db.read() as conn:
+        open_memberships = conn.execute(
+            sa.text("SELECT COUNT(*) FROM company_memberships WHERE user_id = :u AND ended_at IS NULL"),
+            {"u": user_id(back)},
+        ).scalar()
+    assert open_memberships == 1, "they belong to the company again, from now"
+    other = app.test_client()
+    assert type(auth)(other).login(back).status_code == 302, "they sign in again"
