@@ -8,8 +8,11 @@ import re
 
 import sqlalchemy as sa
 
+from portal.core import clock
+from portal.core.programmes import PROGRAMMES
 from portal.invitations.operations import accept_invitation
 from portal.invitations.tokens import token_for, token_hash
+from portal.scim import create_token
 from tests.scim.test_users import PATCH, account, new_user
 from tests.sso.test_settings import form, settings_fields
 
@@ -122,3 +125,14 @@ def test_the_sign_in_settings_page_saves_the_mode(client, auth, make_user, compa
     assert directory_creates(ctx.db, acme) == "provision"
     page = client.get(path).get_data(as_text=True)
     assert re.search(r'<input checked[^>]*value="provision"', page), "the page shows the saved choice"
+
+
+def test_a_company_without_sign_in_settings_invites_to_the_first_programme(ctx, make_user, company_id, directory, db):
+    make_user("manager", company="Acme Ltd", email="boss@acme.example")
+    token = create_token(ctx.db, company_id=company_id("Acme Ltd"), acting_user_id=None, now=clock.utcnow())
+
+    created = directory(token).post("/Users", json=new_user("ada@acme.example"))
+
+    assert created.status_code == 201 and created.json()["id"].startswith("inv-"), created.text
+    assert invitation(db, "ada@acme.example")["programme"] == next(iter(PROGRAMMES))
+    assert account(db, "ada@acme.example") is None
