@@ -95,9 +95,11 @@ def create_person(ctx, *, company_id: int, fields: Fields, now: datetime) -> str
     return str(_provision(ctx.db, company_id=company_id, fields=fields, now=now))
 
 
-def invite_person(ctx, *, company_id: int, fields: Fields, now: datetime) -> str:
-    """Invite the person as the Invitations page does (one email; a live invitation is adopted, not
-    sent again), then mark the invitation as the directory's. An inactive User is not invited."""
+def invite_person(ctx, *, company_id: int, fields: Fields, now: datetime, again: bool = False) -> str:
+    """Invite the person as the Invitations page does (one email; a manager's live invitation is
+    adopted, not sent again), then mark the invitation as the directory's. An inactive User is not
+    invited; an address the directory already has (an account, or its own invitation unless it is
+    inviting `again` a User it revoked) is a 409."""
     if not fields.active:
         raise ScimRefused(
             400,
@@ -105,7 +107,7 @@ def invite_person(ctx, *, company_id: int, fields: Fields, now: datetime) -> str
             "invalidValue",
         )
     with ctx.db.read() as conn:
-        if _taken(conn, fields.email):
+        if _taken(conn, fields.email) or (not again and _invited_by_directory(conn, company_id, fields.email)):
             raise ScimRefused(409, "A user with this userName already exists.", "uniqueness")
         company_name = conn.execute(sa.text("SELECT name FROM companies WHERE id = :id"), {"id": company_id}).scalar()
     programme = join_programme(ctx.db, company_id) or next(iter(PROGRAMMES))
@@ -133,6 +135,20 @@ def invite_person(ctx, *, company_id: int, fields: Fields, now: datetime) -> str
             raise ScimRefused(409, "A user with this userName already exists.", "uniqueness")
         record_event(conn, company_id=company_id, event="scim_invited", at=at)
     return f"inv-{invitation_id}"
+
+
+def _invited_by_directory(conn: sa.Connection, company_id: int, email: str) -> bool:
+    """The directory already has this address as a User: an invitation of its own, open or revoked."""
+    return (
+        conn.execute(
+            sa.text(
+                "SELECT 1 FROM invitations WHERE company_id = :c AND email = :e AND scim_created_at IS NOT NULL "
+                "AND accepted_at IS NULL AND scim_deleted_at IS NULL"
+            ),
+            {"c": company_id, "e": email},
+        ).first()
+        is not None
+    )
 
 
 def _provision(db: Database, *, company_id: int, fields: Fields, now: datetime) -> int:
@@ -229,7 +245,7 @@ def replace_invited(
     if was_active and not fields.active:
         _revoke(ctx.db, company_id=company_id, invitation_id=invitation_id, now=now)
     elif fields.active and not was_active:
-        invite_person(ctx, company_id=company_id, fields=fields, now=now)
+        invite_person(ctx, company_id=company_id, fields=fields, now=now, again=True)
 
 
 def delete_invited(db: Database, *, company_id: int, invitation_id: int, was_active: bool, now: datetime) -> None:

@@ -13,6 +13,7 @@ from portal.core.programmes import PROGRAMMES
 from portal.invitations.operations import accept_invitation
 from portal.invitations.tokens import token_for, token_hash
 from portal.scim import create_token
+from tests.pages import csrf_from
 from tests.scim.test_users import PATCH, account, new_user
 from tests.sso.test_settings import form, settings_fields
 
@@ -59,11 +60,11 @@ def test_creating_a_user_sends_one_invitation_and_makes_no_account(scim_company,
     found = scim.get("/Users", params={"filter": 'userName eq "ada@acme.example"'}).json()
     assert found["totalResults"] == 1 and found["Resources"][0]["id"] == body["id"]
     again = scim.post("/Users", json=new_user("ada@acme.example"))
-    assert again.status_code == 201 and again.json()["id"] == body["id"], "the open invitation, not a second one"
-    assert count("email_outbox", "family = 'invitation'") == 1
+    assert again.status_code == 409 and again.json()["scimType"] == "uniqueness"
+    assert count("email_outbox", "family = 'invitation'") == 1, "one invitation, one email"
 
 
-def test_deactivating_before_acceptance_revokes_the_invitation(ctx, scim_company, directory, db):
+def test_deactivating_before_acceptance_revokes_the_invitation(ctx, scim_company, directory, db, count):
     _company, token = scim_company(creates="invite")
     scim = directory(token)
     scim_id = scim.post("/Users", json=new_user("ada@acme.example")).json()["id"]
@@ -78,8 +79,29 @@ def test_deactivating_before_acceptance_revokes_the_invitation(ctx, scim_company
         assert "no longer valid" in str(refused)
     else:
         raise AssertionError("a revoked invitation was accepted")
+    reactivate = {"schemas": [PATCH], "Operations": [{"op": "replace", "path": "active", "value": "True"}]}
+    assert scim.patch(f"/Users/{scim_id}", json=reactivate).json()["active"] is True
+    assert invitation(db, "ada@acme.example")["revoked_at"] is None, "invited again"
+    assert count("email_outbox", "family = 'invitation'") == 2, "with a new link"
     assert scim.delete(f"/Users/{scim_id}").status_code == 204
+    assert invitation(db, "ada@acme.example")["revoked_at"] is not None
     assert scim.get(f"/Users/{scim_id}").status_code == 404
+
+
+def test_a_managers_open_invitation_is_adopted_without_a_second_email(scim_company, directory, client, auth, count):
+    _company, token = scim_company(creates="invite")
+    auth.login("boss@acme.example")
+    page = client.get("/invitations/new").get_data(as_text=True)
+    sent = client.post(
+        "/invitations/new",
+        data={"emails": "ada@acme.example", "programme": "language", "language": "en", "csrf_token": csrf_from(page)},
+    )
+    assert sent.status_code == 302 and count("email_outbox", "family = 'invitation'") == 1
+
+    created = directory(token).post("/Users", json=new_user("ada@acme.example"))
+
+    assert created.status_code == 201 and created.json()["id"].startswith("inv-")
+    assert count("email_outbox", "family = 'invitation'") == 1 and count("invitations") == 1
 
 
 def test_after_acceptance_the_same_id_deactivates_and_deletes_the_account(ctx, scim_company, directory, db):
