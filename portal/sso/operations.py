@@ -113,6 +113,8 @@ def save_provider(
         raise SettingsError(N_("Choose one of the programmes offered."))
     if directory_creates not in DIRECTORY_CREATES:
         raise SettingsError(N_("Choose what a user created by the directory becomes."))
+    if directory_creates == "provision" and join_programme is None:
+        raise SettingsError(N_("To give the directory's new users an account at once, choose their programme above."))
     domain_list = parse_domains(domains)
     current = company_provider(db, company_id)
     if not client_secret and current is None:

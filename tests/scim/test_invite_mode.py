@@ -142,7 +142,14 @@ def test_the_sign_in_settings_page_saves_the_mode(client, auth, make_user, compa
     page = html.unescape(client.get(path).get_data(as_text=True))
     assert "Gets an invitation email" in page and "Gets a volunteer account at once" in page
 
-    assert form(client, path, **settings_fields(oidc_provider.issuer, directory_creates="provision")).status_code == 302
+    refused = form(client, path, **settings_fields(oidc_provider.issuer, directory_creates="provision"))
+    assert refused.status_code == 400 and "choose their programme above" in html.unescape(
+        refused.get_data(as_text=True)
+    )
+    assert directory_creates(ctx.db, acme) == "invite", "an account needs a programme: nothing saved"
+
+    saved = form(client, path, **settings_fields(oidc_provider.issuer, directory_creates="provision", join="language"))
+    assert saved.status_code == 302
 
     assert directory_creates(ctx.db, acme) == "provision"
     page = client.get(path).get_data(as_text=True)
