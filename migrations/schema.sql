@@ -151,7 +151,9 @@ CREATE TABLE company_identity_providers (
     approved_at TEXT,
     approved_by INTEGER REFERENCES users (id),
     updated_at TEXT NOT NULL,
-    updated_by INTEGER REFERENCES users (id)
+    updated_by INTEGER REFERENCES users (id),
+    directory_creates TEXT NOT NULL DEFAULT 'invite'
+        CHECK (directory_creates IN ('invite', 'provision'))
 );
 
 CREATE TABLE company_memberships (
@@ -534,10 +536,13 @@ CREATE TABLE invitations (
     revoked_at TEXT,
     name TEXT,
     department TEXT,
+    scim_created_at TEXT,
+    scim_deleted_at TEXT,
     CHECK (role = 'manager' OR programme IS NOT NULL)
 );
 
 CREATE UNIQUE INDEX invitations_company_email ON invitations (company_id, email);
+CREATE INDEX invitations_scim_accepted ON invitations (accepted_user_id) WHERE scim_created_at IS NOT NULL;
 
 CREATE TABLE login_failures (
     address_hash TEXT PRIMARY KEY,

@@ -6,7 +6,13 @@ Other areas use this one only through the names below (its face; tests/test_floo
 from portal.invitations.display import invitation_view
 from portal.invitations.emails import INVITER_FIELD, invitation_subject, inviter_stand_ins
 from portal.invitations.managers import invite_manager, resend_manager_invitation
-from portal.invitations.operations import InvitationError, OpenedInvitation, insert_invitation
+from portal.invitations.operations import (
+    InvitationError,
+    OpenedInvitation,
+    insert_invitation,
+    invite_colleagues,
+    revoke_invitation,
+)
 from portal.invitations.queries import invitation_company, invitation_page
 from portal.invitations.tokens import accept_url
 
@@ -21,6 +27,8 @@ __all__ = [
     "invitation_subject",
     "invitation_view",
     "inviter_stand_ins",
+    "invite_colleagues",
     "invite_manager",
     "resend_manager_invitation",
+    "revoke_invitation",
 ]

@@ -16,11 +16,17 @@ def token_hash(token: str) -> str:
 
 @dataclass(frozen=True)
 class Person:
-    """One of the company's people, as a SCIM User shows them."""
+    """One of the company's people, as a SCIM User shows them: an account, or an invitation the
+    directory created that nobody accepted yet (user_id None; `deactivated_at` is its revocation).
 
-    id: int
+    `id` is the SCIM id: the account's users.id, or for a person the directory invited 'inv-' and the
+    invitation's id, before acceptance and after (the accepted invitation leads to the account)."""
+
+    id: str
+    user_id: int | None
+    invitation_id: int | None
     email: str
-    name: str
+    name: str | None
     role: str
     created_at: str
     deactivated_at: str | None
@@ -30,12 +36,23 @@ class Person:
     scim_updated_at: str | None
 
 
-_COLUMNS = (
-    "id, email, name, role, created_at, deactivated_at, department, employee_number, scim_external_id, scim_updated_at"
-)
 # A company's people the directory may see: its managers and volunteers, never an admin, never
-# someone of another company, and not those it deleted.
-_SEEN = "company_id = :company_id AND role != 'admin' AND scim_deleted_at IS NULL"
+# someone of another company, and not those it deleted; and the invitations it created that are
+# still open or revoked (not accepted: an accepted one is its account, under the same id).
+_PEOPLE = """
+    SELECT * FROM (
+        SELECT COALESCE('inv-' || i.id, CAST(u.id AS TEXT)) AS id, u.id AS user_id, i.id AS invitation_id, u.email,
+               u.name, u.role, u.created_at, u.deactivated_at, u.department, u.employee_number, u.scim_external_id,
+               u.scim_updated_at
+        FROM users u LEFT JOIN invitations i ON i.accepted_user_id = u.id AND i.scim_created_at IS NOT NULL
+        WHERE u.company_id = :company_id AND u.role != 'admin' AND u.scim_deleted_at IS NULL
+        UNION ALL
+        SELECT 'inv-' || id, NULL, id, email, name, role, created_at, revoked_at, department, NULL, NULL, scim_created_at
+        FROM invitations
+        WHERE company_id = :company_id AND scim_created_at IS NOT NULL AND accepted_at IS NULL
+          AND scim_deleted_at IS NULL
+    )
+"""
 
 
 def company_for_token(db: Database, token: str) -> int | None:
@@ -47,13 +64,10 @@ def company_for_token(db: Database, token: str) -> int | None:
         ).scalar()
 
 
-def person(db: Database, *, company_id: int, user_id: int) -> Person | None:
+def person(db: Database, *, company_id: int, scim_id: str) -> Person | None:
     with db.read() as conn:
         row = (
-            conn.execute(
-                sa.text(f"SELECT {_COLUMNS} FROM users WHERE id = :id AND {_SEEN}"),
-                {"id": user_id, "company_id": company_id},
-            )
+            conn.execute(sa.text(f"{_PEOPLE} WHERE id = :id"), {"id": scim_id, "company_id": company_id})
             .mappings()
             .first()
         )
@@ -64,13 +78,17 @@ def people(
     db: Database, *, company_id: int, user_name: str | None, start_index: int, count: int
 ) -> tuple[int, list[Person]]:
     """(total, one page) of the company's people, oldest first; `user_name` filters by address (eq)."""
-    where, params = _SEEN, {"company_id": company_id, "limit": count, "offset": start_index - 1}
+    where, params = "true", {"company_id": company_id, "limit": count, "offset": start_index - 1}
     if user_name is not None:
-        where += " AND email = :email"
+        where = "email = :email"
         params["email"] = user_name
     with db.read() as conn:
-        total = conn.execute(sa.text(f"SELECT COUNT(*) FROM users WHERE {where}"), params).scalar_one()
+        total = conn.execute(sa.text(f"SELECT COUNT(*) FROM ({_PEOPLE} WHERE {where})"), params).scalar_one()
         rows = conn.execute(
-            sa.text(f"SELECT {_COLUMNS} FROM users WHERE {where} ORDER BY id LIMIT :limit OFFSET :offset"), params
+            sa.text(
+                f"{_PEOPLE} WHERE {where} ORDER BY created_at, user_id IS NULL, user_id, invitation_id "
+                "LIMIT :limit OFFSET :offset"
+            ),
+            params,
         ).mappings()
         return total, [Person(**row) for row in rows]

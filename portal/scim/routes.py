@@ -264,12 +264,8 @@ def _search(raw_filter, start_index: int, count: int, attributes, excluded) -> R
     return scim_json(_list(resources, total=total, start_index=start_index))
 
 
-def _person_or_404(user_id: str) -> queries.Person:
-    person = (
-        queries.person(portal_context().db, company_id=g.company_id, user_id=int(user_id))
-        if user_id.isascii() and user_id.isdigit()
-        else None
-    )
+def _person_or_404(scim_id: str) -> queries.Person:
+    person = queries.person(portal_context().db, company_id=g.company_id, scim_id=scim_id)
     if person is None:
         abort(scim_error(404, "No such user."))
     return person
@@ -304,12 +300,10 @@ def _fields(user: SentUser, previous_name: str | None = None):
 def create_user():
     fields = _fields(_sent_user(Context.RESOURCE_CREATION_REQUEST))
     try:
-        user_id = operations.create_person(
-            portal_context().db, company_id=g.company_id, fields=fields, now=clock.utcnow()
-        )
+        scim_id = operations.create_person(portal_context(), company_id=g.company_id, fields=fields, now=clock.utcnow())
     except ScimRefused as refused:
         return scim_error(refused.status, refused.detail, refused.scim_type)
-    person = _person_or_404(str(user_id))
+    person = _person_or_404(scim_id)
     return scim_json(_user_json(person), 201, Location=f"{_base()}/Users/{person.id}")
 
 
@@ -348,28 +342,41 @@ def patch_user(user_id: str):
 
 
 def _replace(person: queries.Person, fields) -> Response:
+    active = person.deactivated_at is None
     try:
-        operations.replace_person(
-            portal_context().db,
-            company_id=g.company_id,
-            user_id=person.id,
-            fields=fields,
-            was_active=person.deactivated_at is None,
-            now=clock.utcnow(),
-        )
+        if person.user_id is None:
+            operations.replace_invited(
+                portal_context(),
+                company_id=g.company_id,
+                invitation_id=person.invitation_id,
+                email=person.email,
+                fields=fields,
+                was_active=active,
+                now=clock.utcnow(),
+            )
+        else:
+            operations.replace_person(
+                portal_context().db,
+                company_id=g.company_id,
+                user_id=person.user_id,
+                fields=fields,
+                was_active=active,
+                now=clock.utcnow(),
+            )
     except ScimRefused as refused:
         return scim_error(refused.status, refused.detail, refused.scim_type)
-    return scim_json(_user_json(_person_or_404(str(person.id))))
+    return scim_json(_user_json(_person_or_404(person.id)))
 
 
 @bp.delete("/Users/<user_id>")
 @public
 def delete_user(user_id: str):
     person = _person_or_404(user_id)
-    operations.delete_person(
+    delete = operations.delete_person if person.user_id is not None else operations.delete_invited
+    delete(
         portal_context().db,
         company_id=g.company_id,
-        user_id=person.id,
+        **({"user_id": person.user_id} if person.user_id is not None else {"invitation_id": person.invitation_id}),
         was_active=person.deactivated_at is None,
         now=clock.utcnow(),
     )

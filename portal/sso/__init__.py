@@ -5,10 +5,11 @@ Other areas use this one only through the names below (its face; tests/test_floo
 """
 
 from portal.sso.operations import NO_PASSWORD, record_event
-from portal.sso.queries import join_programme, password_sign_in_allowed, provider_for_address
+from portal.sso.queries import directory_creates, join_programme, password_sign_in_allowed, provider_for_address
 
 __all__ = [
     "NO_PASSWORD",
+    "directory_creates",
     "join_programme",
     "password_sign_in_allowed",
     "provider_for_address",

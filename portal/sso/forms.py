@@ -23,6 +23,14 @@ class ProviderForm(PortalForm):
         ],
         default="invitation",
     )
+    directory_creates = RadioField(
+        _l("A user your directory creates over SCIM"),
+        choices=[
+            SelectChoice("invite", _l("Gets an invitation email, as from the Invitations page")),
+            SelectChoice("provision", _l("Gets a volunteer account at once, in the programme chosen above")),
+        ],
+        default="invite",
+    )
     password_sign_in = BooleanField(_l("Colleagues may also sign in with a password"), default=True)
 
 

@@ -31,6 +31,8 @@ REQUEST_LIFETIME = timedelta(minutes=10)
 # An account made by a sign-in through a provider has no password: this is no argon2 hash, so no
 # password ever matches it (portal/auth/passwords.py) until its owner sets one by a reset.
 NO_PASSWORD = "!provider-sign-in"
+# What a user the directory creates over SCIM becomes (portal/scim): an invitation, or an account.
+DIRECTORY_CREATES = ("invite", "provision")
 _DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
 
@@ -95,6 +97,7 @@ def save_provider(
     domains: str,
     join_programme: str | None,
     password_sign_in: bool,
+    directory_creates: str = "invite",
     acting_user_id: int,
     approve: bool,
     now: datetime,
@@ -108,6 +111,10 @@ def save_provider(
         raise SettingsError(N_("The issuer must be an https:// address."))
     if join_programme is not None and join_programme not in PROGRAMMES:
         raise SettingsError(N_("Choose one of the programmes offered."))
+    if directory_creates not in DIRECTORY_CREATES:
+        raise SettingsError(N_("Choose what a user created by the directory becomes."))
+    if directory_creates == "provision" and join_programme is None:
+        raise SettingsError(N_("To give the directory's new users an account at once, choose their programme above."))
     domain_list = parse_domains(domains)
     current = company_provider(db, company_id)
     if not client_secret and current is None:
@@ -139,12 +146,13 @@ def save_provider(
                 """
                 INSERT INTO company_identity_providers
                     (company_id, issuer, client_id, client_secret_sealed, join_programme, password_sign_in,
-                     approved_at, approved_by, updated_at, updated_by)
-                VALUES (:company_id, :issuer, :client_id, :sealed, :join, :password, :approved_at, :approved_by, :at, :actor)
+                     directory_creates, approved_at, approved_by, updated_at, updated_by)
+                VALUES (:company_id, :issuer, :client_id, :sealed, :join, :password, :directory_creates, :approved_at, :approved_by, :at, :actor)
                 ON CONFLICT (company_id) DO UPDATE SET
                     issuer = excluded.issuer, client_id = excluded.client_id,
                     client_secret_sealed = excluded.client_secret_sealed, join_programme = excluded.join_programme,
-                    password_sign_in = excluded.password_sign_in, approved_at = excluded.approved_at,
+                    password_sign_in = excluded.password_sign_in, directory_creates = excluded.directory_creates,
+                    approved_at = excluded.approved_at,
                     approved_by = excluded.approved_by, updated_at = excluded.updated_at, updated_by = excluded.updated_by
                 """
             ),
@@ -155,6 +163,7 @@ def save_provider(
                 "sealed": sealed,
                 "join": join_programme,
                 "password": int(password_sign_in),
+                "directory_creates": directory_creates,
                 "approved_at": at if approve else None,
                 "approved_by": acting_user_id if approve else None,
                 "at": at,

@@ -20,6 +20,7 @@ class Provider:
     client_secret_sealed: str
     join_programme: str | None
     password_sign_in: bool
+    directory_creates: str  # 'invite' or 'provision': what a user the directory creates over SCIM becomes
     approved_at: str | None
     updated_at: str
     domains: tuple[str, ...]
@@ -48,7 +49,7 @@ class IdentityEvent:
 
 _PROVIDER = """
     SELECT p.company_id, c.name AS company_name, p.issuer, p.client_id, p.client_secret_sealed, p.join_programme,
-           p.password_sign_in, p.approved_at, p.updated_at
+           p.password_sign_in, p.directory_creates, p.approved_at, p.updated_at
     FROM company_identity_providers p JOIN companies c ON c.id = p.company_id
 """
 
@@ -120,6 +121,17 @@ def join_programme(db: Database, company_id: int) -> str | None:
         return conn.execute(
             sa.text("SELECT join_programme FROM company_identity_providers WHERE company_id = :id"), {"id": company_id}
         ).scalar()
+
+
+def directory_creates(db: Database, company_id: int) -> str:
+    """What a user the company's directory creates over SCIM becomes: 'invite' (also for a company
+    without sign-in settings) or 'provision'."""
+    with db.read() as conn:
+        chosen = conn.execute(
+            sa.text("SELECT directory_creates FROM company_identity_providers WHERE company_id = :id"),
+            {"id": company_id},
+        ).scalar()
+    return chosen or "invite"
 
 
 def identity_events(db: Database, company_id: int, *, limit: int = 200) -> list[IdentityEvent]:

@@ -133,6 +133,7 @@ def _settings_page(company_id: int, *, by_admin: bool):
         form.domains.data = "\n".join(provider.domains)
         form.join.data = provider.join_programme or "invitation"
         form.password_sign_in.data = provider.password_sign_in
+        form.directory_creates.data = provider.directory_creates
     if form.validate_on_submit():
         try:
             operations.save_provider(
@@ -145,6 +146,7 @@ def _settings_page(company_id: int, *, by_admin: bool):
                 domains=form.domains.data,
                 join_programme=None if form.join.data == "invitation" else form.join.data,
                 password_sign_in=form.password_sign_in.data,
+                directory_creates=form.directory_creates.data,
                 acting_user_id=current_user.id,
                 approve=by_admin,
                 now=clock.utcnow(),

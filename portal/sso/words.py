@@ -13,6 +13,8 @@ EVENTS = {
     "settings_saved": N_("Sign-in settings saved"),
     "settings_approved": N_("Sign-in settings approved"),
     "scim_created": N_("Created by the directory (SCIM)"),
+    "scim_invited": N_("Invited by the directory (SCIM)"),
+    "scim_invitation_revoked": N_("Invitation revoked by the directory (SCIM)"),
     "scim_updated": N_("Changed by the directory (SCIM)"),
     "scim_deactivated": N_("Deactivated by the directory (SCIM)"),
     "scim_reactivated": N_("Reactivated by the directory (SCIM)"),

@@ -12,10 +12,12 @@ from portal.sso.operations import save_provider
 
 @pytest.fixture
 def scim_company(ctx, make_user, company_id, oidc_provider, user_id):
-    """scim_company(name): the company (made with a manager), whose colleagues join TEEI Language;
-    returns (company ID, a new SCIM token)."""
+    """scim_company(name, domain, creates): the company (made with a manager), whose colleagues join
+    TEEI Language and whose directory's new users get `creates` ('provision' unless told: most tests
+    here are of accounts; tests/scim/test_invite_mode.py asks for 'invite'); returns (company ID, a
+    new SCIM token)."""
 
-    def make(name="Acme Ltd", domain="acme.example"):
+    def make(name="Acme Ltd", domain="acme.example", creates="provision"):
         make_user("manager", company=name, email=f"boss@{domain}")
         company = company_id(name)
         save_provider(
@@ -28,6 +30,7 @@ def scim_company(ctx, make_user, company_id, oidc_provider, user_id):
             domains=domain,
             join_programme="language",
             password_sign_in=True,
+            directory_creates=creates,
             acting_user_id=user_id(f"boss@{domain}"),
             approve=True,
             now=clock.utcnow(),

@@ -14,7 +14,7 @@ from tests.sso.conftest import CLIENT_SECRET
 
 def form(client, path, **fields):
     token = csrf_from(client.get(path).get_data(as_text=True))
-    data = {"join": "invitation", "password_sign_in": "y", "csrf_token": token, **fields}
+    data = {"join": "invitation", "directory_creates": "invite", "password_sign_in": "y", "csrf_token": token, **fields}
     return client.post(path, data=data)
 
 
