@@ -82,6 +82,7 @@ OVERFLOW = """(tablesMayScroll) => {
 def sign_in(page, base_url, email):
     page.goto(f"{base_url}/login")
     page.get_by_label("Email").fill(email)
+    page.get_by_role("button", name="Continue").click()  # address first (issue 48), then the password
     page.get_by_label("Password").fill(DEMO_PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_load_state()

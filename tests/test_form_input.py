@@ -267,6 +267,7 @@ def walk_world(ctx, db, make_user, user_id, company_id, make_outbox_row):
         "invitation_id": 1,
         "submission_id": demo.submission_id,
         "token": tokens.token_for(ctx.settings.secret_key, nonce),
+        "report_id": "TEEI-1-20250101-20251231-0000ABCD",  # the verify page: no such filing, and no form
     }
     return emails, values
 
