@@ -37,6 +37,17 @@ def created_day(form, field) -> None:
         )
 
 
+def family_choices(none_chosen: str, families) -> list[SelectChoice]:
+    """An email family select's choices: `none_chosen` (the empty value) first, then each family."""
+    return [SelectChoice("", none_chosen)] + [SelectChoice(name, name.replace("_", " ")) for name in families]
+
+
+def offered_family(field) -> None:
+    """A family select takes only a family it offered (or none)."""
+    if field.data and field.data not in [choice.value for choice in field.choices]:
+        raise ValidationError(UNKNOWN_CHOICE)
+
+
 class FilterForm(PortalForm):
     """The list's filters, from the query string (a GET changes nothing, so no CSRF token)."""
 
@@ -70,13 +81,10 @@ class FilterForm(PortalForm):
 
     def __init__(self, *args, families=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.family.choices = [SelectChoice("", _("Any family"))] + [
-            SelectChoice(name, name.replace("_", " ")) for name in families
-        ]
+        self.family.choices = family_choices(_("Any family"), families)
 
     def validate_family(self, field):
-        if field.data and field.data not in [choice.value for choice in field.choices]:
-            raise ValidationError(UNKNOWN_CHOICE)
+        offered_family(field)
 
     def validate_created_to(self, field):
         if field.data and self.created_from.data and field.data < self.created_from.data:
@@ -146,13 +154,10 @@ class PauseForm(PortalForm):
 
     def __init__(self, *args, families=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.family.choices = [SelectChoice("", _("All sending"))] + [
-            SelectChoice(name, name.replace("_", " ")) for name in families
-        ]
+        self.family.choices = family_choices(_("All sending"), families)
 
     def validate_family(self, field):
-        if field.data and field.data not in [choice.value for choice in field.choices]:
-            raise ValidationError(UNKNOWN_CHOICE)
+        offered_family(field)
 
 
 class DifferenceForm(PortalForm):

@@ -85,11 +85,6 @@ def pauses(redis: Redis) -> list[Pause]:
     return sorted(found, key=lambda pause: (pause.scope != ALL, pause.scope))
 
 
-def holds_for(redis: Redis, family: str) -> bool:
-    """Whether a pause of `family` or of all sending holds now."""
-    return any(value is not None for value in redis.hmget(PAUSED_KEY, [ALL, family]))  # one round trip
-
-
 def set_pause(redis: Redis, pause: Pause) -> None:
     redis.hset(PAUSED_KEY, pause.scope, _value(pause))
 
