@@ -141,6 +141,16 @@ CREATE UNIQUE INDEX company_applications_one_open ON company_applications (conta
     WHERE state IN ('new', 'info_requested');
 CREATE INDEX company_applications_state ON company_applications (state, created_at);
 
+CREATE TABLE company_goals (
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    year_start TEXT NOT NULL,
+    hours TEXT,
+    participation TEXT,
+    updated_by INTEGER REFERENCES users (id),
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (company_id, year_start)
+);
+
 CREATE TABLE company_identity_providers (
     company_id INTEGER PRIMARY KEY REFERENCES companies (id),
     issuer TEXT NOT NULL,

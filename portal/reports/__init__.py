@@ -6,6 +6,7 @@ emails build a report from its figures and attach its filing PDF.
 
 from portal.reports.figures import Cell, Figures, read_figures
 from portal.reports.filing import Filed, FiledCorrections, FilingMask, choose_mask, file_on, verify_url
+from portal.reports.goals import Comparison, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_change, hours_text
 from portal.reports.labels import closes_text, name_label, period_label
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
@@ -26,6 +27,7 @@ __all__ = [
     "Cell",
     "Changes",
     "Closure",
+    "Comparison",
     "Figures",
     "Filed",
     "FiledCorrections",
@@ -33,10 +35,13 @@ __all__ = [
     "Report",
     "ReportQuery",
     "ReportSettings",
+    "before_lines",
+    "before_note",
     "choose_mask",
     "closes_text",
     "file_on",
     "filing_pdf",
+    "goal_lines",
     "hours_change",
     "hours_text",
     "live_report_id",

@@ -14,6 +14,7 @@ from portal.core.i18n import N_
 from portal.core.periods import Period
 from portal.reports.figures import Figures, read_figures
 from portal.reports.filing import Filed, file_on
+from portal.reports.goals import SAVE_GOAL, Goal
 from portal.reports.queries import ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 
@@ -45,6 +46,22 @@ def save_settings(db: Database, *, company_id: int, actor_id: int, values: Repor
                 "cost": values.hourly_cost,
                 "currency": values.currency,
                 "share": values.company_time_percent,
+                "actor": actor_id,
+                "now": now_iso(),
+            },
+        )
+
+
+def save_goal(db: Database, *, company_id: int, actor_id: int, goal: Goal) -> None:
+    """Set (or clear, with None) a report year's goals. A filing keeps the goals it printed."""
+    with db.write() as conn:
+        conn.execute(
+            SAVE_GOAL,
+            {
+                "company_id": company_id,
+                "year": goal.year_start,
+                "hours": goal.hours,
+                "participation": goal.participation,
                 "actor": actor_id,
                 "now": now_iso(),
             },

@@ -16,6 +16,7 @@ from portal.core.db import Database, json_array
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import COUNTED_SCOPE, Figures
+from portal.reports.goals import read_goal
 from portal.reports.selection import ReportQuery
 
 
@@ -110,6 +111,12 @@ def read_report_settings(conn: sa.Connection, *, company_id: int) -> ReportSetti
         .first()
     )
     return ReportSettings(**row) if row else ReportSettings()
+
+
+def goals_of(db: Database, *, company_id: int, years) -> list:
+    """The goals of each of `years` (report years, as periods), in their order."""
+    with db.read() as conn:
+        return [read_goal(conn, company_id=company_id, year=year) for year in years]
 
 
 @dataclass(frozen=True)
