@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import sqlalchemy as sa
 from pypdf import PdfReader
@@ -18,6 +19,7 @@ from tests.pages import csrf_from
 
 from .conftest import Row, oslo, shown_hours
 
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "goals"
 YEAR_2025 = "from=2025-01-01&to=2025-12-31&programme=all"
 YEAR_2024 = "from=2024-01-01&to=2024-12-31&programme=all"
 MARCH_2025 = "from=2025-03-01&to=2025-03-31&programme=all"
@@ -122,7 +124,10 @@ def test_the_page_and_the_pdf_measure_the_year_against_its_goal_and_the_year_bef
     assert cells == [value for key in ("hours", "sessions", "volunteers", "participation") for value in lines[key]]
     assert "2024-01-01 to 2024-12-31" in section
 
-    text = pdf_text(client.get(f"/reports/export.pdf?{YEAR_2025}"))
+    response = client.get(f"/reports/export.pdf?{YEAR_2025}")
+    text = pdf_text(response)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "filed-2025.pdf").write_bytes(response.get_data())  # for a person to look at
     assert hours_line in text and participation_line in text
     for name, key in (("Verified hours", "hours"), ("Sessions", "sessions"), ("Active volunteers", "volunteers")):
         assert f"{name} {' '.join(lines[key])}" in text, name
