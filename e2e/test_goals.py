@@ -7,6 +7,7 @@ import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+import sqlalchemy as sa
 from playwright.sync_api import expect
 
 from e2e.test_people import snapshot_widths
@@ -47,3 +48,29 @@ def test_a_manager_sets_goals_and_the_report_measures_the_year_against_them(page
     expect(page.locator("#year-before-period")).to_contain_text(f"{today.year - 1}-01-01 to")
     page.locator("#comparison").scroll_into_view_if_needed()
     snapshot_widths(page, "report-goals-progress")
+
+
+def test_a_volunteer_chooses_whether_their_own_time_counts(pages, page, stack):
+    seed_demo(stack.db, secret_key=stack.secret_key)
+    with stack.db.write() as conn:  # the platform said two of Olena's sessions were in her own time
+        conn.execute(
+            sa.text(
+                "UPDATE attendance_sessions SET own_time = 1 WHERE id IN (SELECT id FROM attendance_sessions "
+                "WHERE volunteer_email = 'olena@northwind.example' AND status = 'attended' ORDER BY held_at DESC LIMIT 2)"
+            )
+        )
+    pages.sign_in("olena@northwind.example", DEMO_PASSWORD)
+    page.goto(f"{stack.url}/me/hours")
+    state = page.locator("#own-time-state")
+    expect(state).to_contain_text("Not counted in your employer's report")
+    expect(state).to_contain_text("you have not chosen yet")
+    expect(page.get_by_role("cell", name="Own time")).to_have_count(2)
+    expect(page.get_by_label("Do not count them (working-time hours always count)")).to_be_checked()
+    snapshot_widths(page, "my-hours-own-time")
+
+    page.get_by_label("Count them in my employer's report").check()
+    page.get_by_role("button", name="Save my choice").click()
+    expect(page.get_by_role("status")).to_contain_text("Your own-time hours now count in your employer's report.")
+    expect(state).to_contain_text("Counted in your employer's report")
+    expect(state).to_contain_text("your choice of")
+    snapshot_widths(page, "my-hours-own-time-counted")

@@ -33,6 +33,7 @@ from portal.reports import (
     before_lines,
     before_note,
     choose_mask,
+    counted_time_text,
     goal_lines,
     hours_change,
     hours_text,
@@ -89,7 +90,11 @@ def snapshot_figures(closure: Closure, period: Period) -> tuple[Figures, bool]:
     if keys:
         for p in [*filed.programmes, "all"]:
             largest[f"{keys[0]}..{keys[-1]}:{p}"] = sum(largest.get(f"{k}..{k}:{p}", 0) for k in keys)
-    figures = Figures(total, filed.employees, programmes, months, [], largest=largest, alone=alone)
+    # Whose own-time hours count is known for the whole closed year only (not for a month of it).
+    own_time = filed.own_time_volunteers if len(months) == len(filed.months) else None
+    figures = Figures(
+        total, filed.employees, programmes, months, [], largest=largest, alone=alone, own_time_volunteers=own_time
+    )
     return figures, len(months) == 1
 
 
@@ -214,6 +219,8 @@ def headline(data: dict) -> dict:
     participation_hidden = count_hidden or mask.hides_employees(first, last)
     comparison = Comparison.from_dict(data.get("comparison"))
     return {
+        # Which hours count (working time, and own time of volunteers who chose so), as the PDF says it.
+        "counted_time": counted_time_text(figures, language, masked=True, count_hidden=count_hidden or not exact),
         # The goal and the year before, hidden as the attached PDF hides them (goals.py).
         "goals": goal_lines(
             comparison,

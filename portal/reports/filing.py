@@ -296,7 +296,18 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
         for p, cell in figures.programmes.items()
     }
     total = Cell(sum(m.total.minutes for m in months), sum(m.total.sessions for m in months), figures.total.volunteers)
-    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans, largest, alone)
+    return Figures(
+        total,
+        figures.employees,
+        programmes,
+        months,
+        [],
+        figures.groups,
+        figures.spans,
+        largest,
+        alone,
+        figures.own_time_volunteers,
+    )
 
 
 def _accounted(rows) -> dict[str, dict]:
@@ -387,6 +398,7 @@ def file_on(
             figures.spans,
             figures.largest,
             figures.alone,
+            figures.own_time_volunteers,
         ),
         [Figures.from_dict(json.loads(row.figures)) for row in rows],
     )

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from wtforms import SelectField, StringField
+from wtforms import RadioField, SelectField, StringField
 from wtforms.validators import ValidationError
 
 from portal.core.periods import Period, add_months, label_for, presets
@@ -190,3 +190,15 @@ class GoalsForm(PortalForm):
             None if hours is None else f"{hours:f}",
             None if share is None else f"{share:f}",
         )
+
+
+class OwnTimeForm(PortalForm):
+    """A volunteer's choice: do their own-time hours count in their employer's report (issue 50)."""
+
+    count_own_time = RadioField(
+        _l("Your choice"),
+        choices=[
+            ("yes", _l("Count them in my employer's report")),
+            ("no", _l("Do not count them (working-time hours always count)")),
+        ],
+    )

@@ -15,7 +15,7 @@ from portal.core.periods import Period
 from portal.reports.figures import Figures, read_figures
 from portal.reports.filing import Filed, file_on
 from portal.reports.goals import SAVE_GOAL, Goal
-from portal.reports.queries import ReportSettings
+from portal.reports.queries import ADD_OWN_TIME_CHOICE, ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 
 
@@ -66,6 +66,14 @@ def save_goal(db: Database, *, company_id: int, actor_id: int, goal: Goal) -> No
                 "now": now_iso(),
             },
         )
+
+
+def choose_own_time(db: Database, *, user_id: int, counted: bool, now: str) -> None:
+    """A volunteer's choice whether their own-time hours count in their employer's report, recorded
+    with its moment (every change a new row; the latest counts). It changes the live report from now
+    on; a filed report keeps the hours it filed (filing.py)."""
+    with db.write() as conn:
+        conn.execute(ADD_OWN_TIME_CHOICE, {"u": user_id, "counted": int(counted), "now": now})
 
 
 def file_download(db: Database, *, company_id: int, period: Period, figures: Figures, tz: ZoneInfo, now: str) -> Filed:

@@ -17,7 +17,7 @@ from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
-from portal.reports.figures import DENOMINATOR_TEXT
+from portal.reports.figures import DENOMINATOR_TEXT, counted_time_text
 from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
@@ -178,6 +178,7 @@ def _headline(pdf: ReportPDF, view: View, language: str) -> None:
         size=8.5,
         colour=MUTED,
     )
+    pdf.para(counted_time_text(f, language, masked=True, count_hidden=view.count_hidden()), size=8.5, colour=MUTED)
 
 
 def _comparison(pdf: ReportPDF, view: View, language: str) -> None:

@@ -20,8 +20,9 @@ from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
+from portal.reports.figures import counted_time_text
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
-from portal.reports.forms import GoalsForm, QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.forms import GoalsForm, OwnTimeForm, QueryErrors, parse_report_query, parse_settings_form
 from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
@@ -151,6 +152,7 @@ def index():
         programme_svg=charts.svg(charts.programme_chart(report.figures, language=language)),
         method=method(language),
         benchmark=_(BENCHMARK),
+        counted_time=counted_time_text(report.figures, language),
         # The page is the working copy: nothing hidden (the filing PDF and the emails hide as filed).
         goal_lines=goal_lines(
             report.comparison, participation=report.figures.participation, participation_hidden=False, language=language
@@ -367,10 +369,28 @@ def old_employee(user_id: int):
     return redirect(url_for("reports.volunteer", user_id=user_id), 301)
 
 
+@bp.post("/me/hours/own-time")
+@roles_required("employee")
+def own_time():
+    """The volunteer's choice whether their own-time hours count in their employer's report."""
+    form = OwnTimeForm()
+    if not form.validate_on_submit():
+        flash(_("Choose whether your own-time hours count."), "error")
+        return redirect(url_for("reports.my_hours") + "#own-time")
+    counted = form.count_own_time.data == "yes"
+    operations.choose_own_time(portal_context().db, user_id=current_user.id, counted=counted, now=now_iso())
+    if counted:
+        flash(_("Your own-time hours now count in your employer's report."), "success")
+    else:
+        flash(_("Your own-time hours no longer count in your employer's report."), "success")
+    return redirect(url_for("reports.my_hours") + "#own-time")
+
+
 @bp.get("/me/hours")
 @roles_required("employee")
 def my_hours():
     tz = report_timezone(portal_context().settings)
+    choice = queries.own_time_choice(portal_context().db, user_id=current_user.id)
     sessions = queries.own_sessions(portal_context().db, user_id=current_user.id)
     counted = [s for s in sessions if s.status == "attended"]
     by_programme = {p: sum(s.minutes for s in counted if s.platform == p) for p in PROGRAMMES}
@@ -383,6 +403,9 @@ def my_hours():
         by_programme=by_programme,
         programmes=PROGRAMMES,
         booking_urls=BOOKING_URLS,
+        choice=choice,
+        own_time_form=OwnTimeForm(count_own_time="yes" if choice.counted else "no"),
+        own_minutes=sum(s.minutes for s in counted if s.own_time),
     )
 
 

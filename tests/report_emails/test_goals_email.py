@@ -62,6 +62,8 @@ def test_the_month_email_states_the_goal_and_last_year_as_its_pdf_does(
     hours_text = f"Verified hours: {shown_hours(now_minutes)} (last year {shown_hours(before_minutes)}, change {sign}{abs(float(change)):.2f})"
     assert hours_text in text
     assert "Sessions: 7 (last year 6, change +1)" in text
+    counted = "Counts hours in working time. No own-time hours are included"
+    assert counted in text and counted in html and counted in attached
     assert "Active volunteers: 7 (last year 6, change +1)" in text
     # 20 colleagues: 35.0% now, 30.0% last year.
     assert "Participation: 35.0% (last year 30.0%, change +5.0 points)" in text
