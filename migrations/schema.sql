@@ -41,15 +41,16 @@ CREATE TABLE attendance_sessions (
     updated_at TEXT NOT NULL,
     received_at TEXT NOT NULL,
     source TEXT NOT NULL CHECK (source IN ('api', 'import', 'legacy')),
+    own_time INTEGER NOT NULL DEFAULT 0 CHECK (own_time IN (0, 1)),
     UNIQUE (platform, session_id, volunteer_email),
     CHECK (company_id IS NULL OR user_id IS NOT NULL)
 );
 
 CREATE INDEX attendance_sessions_company ON attendance_sessions (company_id, held_at) WHERE company_id IS NOT NULL;
 CREATE INDEX attendance_sessions_people
-    ON attendance_sessions (company_id, user_id, platform, held_at, status, minutes);
+    ON attendance_sessions (company_id, user_id, platform, held_at, status, minutes, own_time);
 CREATE INDEX attendance_sessions_report
-    ON attendance_sessions (company_id, held_at, status, platform, user_id, minutes);
+    ON attendance_sessions (company_id, held_at, status, platform, user_id, minutes, own_time);
 CREATE INDEX attendance_sessions_unmatched ON attendance_sessions (volunteer_email) WHERE user_id IS NULL;
 CREATE INDEX attendance_sessions_user ON attendance_sessions (user_id, held_at) WHERE user_id IS NOT NULL;
 
@@ -140,6 +141,16 @@ CREATE TABLE company_applications (
 CREATE UNIQUE INDEX company_applications_one_open ON company_applications (contact_email, company_key)
     WHERE state IN ('new', 'info_requested');
 CREATE INDEX company_applications_state ON company_applications (state, created_at);
+
+CREATE TABLE company_goals (
+    company_id INTEGER NOT NULL REFERENCES companies (id),
+    year_start TEXT NOT NULL,
+    hours TEXT,
+    participation TEXT,
+    updated_by INTEGER REFERENCES users (id),
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (company_id, year_start)
+);
 
 CREATE TABLE company_identity_providers (
     company_id INTEGER PRIMARY KEY REFERENCES companies (id),
@@ -551,6 +562,15 @@ CREATE TABLE login_failures (
 );
 
 CREATE INDEX login_failures_window ON login_failures (window_started_at);
+
+CREATE TABLE own_time_choices (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    counted INTEGER NOT NULL CHECK (counted IN (0, 1)),
+    chosen_at TEXT NOT NULL
+);
+
+CREATE INDEX own_time_choices_user ON own_time_choices (user_id, id);
 
 CREATE TABLE password_reset_requests (
     id INTEGER PRIMARY KEY,

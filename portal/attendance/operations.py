@@ -68,20 +68,20 @@ _VERSION = (
 )
 _UPSERT = sa.text(f"""
     INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at,
-                                     minutes, status, updated_at, received_at, source)
+                                     minutes, status, updated_at, received_at, source, own_time)
     SELECT r.platform, r.session_id, r.email, r.user_id, {company_at("r.user_id", "r.held_at")},
-           r.held_at, r.minutes, r.status, r.updated_at, :now, :source
+           r.held_at, r.minutes, r.status, r.updated_at, :now, :source, r.own_time
     FROM (SELECT json_extract(j.value, '$[0]') AS platform, json_extract(j.value, '$[1]') AS session_id,
                  json_extract(j.value, '$[2]') AS email, json_extract(j.value, '$[3]') AS held_at,
                  json_extract(j.value, '$[4]') AS minutes, json_extract(j.value, '$[5]') AS status,
-                 json_extract(j.value, '$[6]') AS updated_at,
+                 json_extract(j.value, '$[6]') AS updated_at, json_extract(j.value, '$[7]') AS own_time,
                  (SELECT u.id FROM users u WHERE u.email = json_extract(j.value, '$[2]')) AS user_id
           FROM json_each(:batch) j) r
     WHERE true
     ON CONFLICT (platform, session_id, volunteer_email) DO UPDATE
       SET user_id = excluded.user_id, company_id = excluded.company_id, held_at = excluded.held_at,
           minutes = excluded.minutes, status = excluded.status, updated_at = excluded.updated_at,
-          received_at = excluded.received_at, source = excluded.source
+          received_at = excluded.received_at, source = excluded.source, own_time = excluded.own_time
       WHERE {_VERSION.format(t="excluded")} > {_VERSION.format(t="attendance_sessions")}
     RETURNING user_id
 """)

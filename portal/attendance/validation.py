@@ -19,6 +19,9 @@ from portal.core import clock
 
 PLATFORMS = ("language", "mentorship")
 STATUSES = ("attended", "cancelled", "no_show")
+# `volunteer_time` (optional): held in working time (the default) or in the volunteer's own time.
+COMPANY_TIME, OWN_TIME = "company", "own"
+VOLUNTEER_TIMES = (COMPANY_TIME, OWN_TIME)
 ATTENDED = "attended"
 MAX_SESSIONS_PER_REQUEST = 1000
 MIN_MINUTES, MAX_MINUTES = 1, 600
@@ -38,6 +41,7 @@ class SessionRecord:
     minutes: int
     status: str
     updated_at: str  # fixed-width UTC: the platform's version of this record
+    own_time: bool = False  # held in the volunteer's own time (`volunteer_time: "own"`), not working time
 
     def as_row(self) -> list:
         """The record as one element of a batch bound as JSON (see operations.apply_sessions)."""
@@ -49,6 +53,7 @@ class SessionRecord:
             self.minutes,
             self.status,
             self.updated_at,
+            int(self.own_time),
         ]
 
 
@@ -129,9 +134,16 @@ def parse_item(item: Mapping[str, Any], *, default_platform: Any = None, from_te
     if status not in STATUSES:
         problems.append(f"status must be one of {', '.join(STATUSES)}")
     updated_at = _utc_time(item.get("updated_at"), "updated_at", problems)
+    volunteer_time = item.get("volunteer_time")
+    if from_text and isinstance(volunteer_time, str):
+        volunteer_time = volunteer_time.strip()
+    if volunteer_time in (None, ""):
+        volunteer_time = COMPANY_TIME  # platforms that do not say: working time, as before
+    if volunteer_time not in VOLUNTEER_TIMES:
+        problems.append(f"volunteer_time must be one of {', '.join(VOLUNTEER_TIMES)}")
     if problems:
         raise InvalidItem("; ".join(problems))
-    return SessionRecord(platform, session_id, email, held_at, minutes, status, updated_at)
+    return SessionRecord(platform, session_id, email, held_at, minutes, status, updated_at, volunteer_time == OWN_TIME)
 
 
 def _has_invisible(text: str) -> bool:

@@ -23,13 +23,18 @@ from portal.reports import (
     Cell,
     Changes,
     Closure,
+    Comparison,
     Figures,
     FiledCorrections,
     FilingMask,
     Report,
     ReportQuery,
     ReportSettings,
+    before_lines,
+    before_note,
     choose_mask,
+    counted_time_text,
+    goal_lines,
     hours_change,
     hours_text,
     live_report_id,
@@ -85,7 +90,11 @@ def snapshot_figures(closure: Closure, period: Period) -> tuple[Figures, bool]:
     if keys:
         for p in [*filed.programmes, "all"]:
             largest[f"{keys[0]}..{keys[-1]}:{p}"] = sum(largest.get(f"{k}..{k}:{p}", 0) for k in keys)
-    figures = Figures(total, filed.employees, programmes, months, [], largest=largest, alone=alone)
+    # Whose own-time hours count is known for the whole closed year only (not for a month of it).
+    own_time = filed.own_time_volunteers if len(months) == len(filed.months) else None
+    figures = Figures(
+        total, filed.employees, programmes, months, [], largest=largest, alone=alone, own_time_volunteers=own_time
+    )
     return figures, len(months) == 1
 
 
@@ -182,6 +191,7 @@ def report_from_input(data: dict) -> Report:
         Changes(**closed["changes"]) if closed else None,
         mask_of(data),
         FiledCorrections.from_dict(data.get("corrections")),
+        Comparison.from_dict(data.get("comparison")),
     )
 
 
@@ -206,7 +216,30 @@ def headline(data: dict) -> dict:
     rate = figures.participation if exact else None
     total_hidden = mask.hides(first, last)
     count_hidden = mask.hides_count(first, last)
+    participation_hidden = count_hidden or mask.hides_employees(first, last)
+    comparison = Comparison.from_dict(data.get("comparison"))
     return {
+        # Which hours count (working time, and own time of volunteers who chose so), as the PDF says it.
+        "counted_time": counted_time_text(figures, language, masked=True, count_hidden=count_hidden or not exact),
+        # The goal and the year before, hidden as the attached PDF hides them (goals.py).
+        "goals": goal_lines(
+            comparison,
+            participation=rate,
+            participation_hidden=participation_hidden,
+            language=language,
+        ),
+        "before": before_lines(
+            comparison,
+            figures=figures,
+            total_hidden=total_hidden,
+            count_hidden=count_hidden or not exact,
+            participation_hidden=participation_hidden or not exact,
+            language=language,
+        ),
+        "before_note": before_note(comparison, language),
+        "before_period": None
+        if comparison is None or comparison.before is None
+        else translate(language, "%(start)s to %(end)s", start=comparison.before.start, end=comparison.before.end),
         "hours": hidden if total_hidden else hours_text(figures.total.minutes, language),
         "sessions": hidden if total_hidden else number(figures.total.sessions, language),
         "volunteers": hidden

@@ -61,7 +61,8 @@ REPORT = Family(
     id_prefix="rep",
     template="report",
     # 2: the dominance rule stated; each programme on a line of its own in the text part. 3: the verify link.
-    template_version=3,
+    # 4: the year's goal and the same period last year.
+    template_version=4,
     subject=report_subject,
     prepare=_prepare,
     attachment=report_pdf,

@@ -217,6 +217,8 @@ def _as_filed(conn, shared: dict, *, company_id: int, period: Period, tz, now: s
         "corrections": corrections,
         "report_id": filed.report_id,
         "as_of": as_of,
+        # The goal and the year before as the filing stored them (None: filed before they were).
+        "comparison": None if filed.comparison is None else filed.comparison.to_dict(),
     }
 
 

@@ -4,8 +4,9 @@ Other areas use this one only through the names below (its face; tests/test_floo
 emails build a report from its figures and attach its filing PDF.
 """
 
-from portal.reports.figures import Cell, Figures, read_figures
+from portal.reports.figures import Cell, Figures, counted_time_text, read_figures
 from portal.reports.filing import Filed, FiledCorrections, FilingMask, choose_mask, file_on, verify_url
+from portal.reports.goals import Comparison, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_change, hours_text
 from portal.reports.labels import closes_text, name_label, period_label
 from portal.reports.queries import Closure, ReportSettings, read_closures, read_corrections_since, read_report_settings
@@ -26,6 +27,7 @@ __all__ = [
     "Cell",
     "Changes",
     "Closure",
+    "Comparison",
     "Figures",
     "Filed",
     "FiledCorrections",
@@ -33,10 +35,14 @@ __all__ = [
     "Report",
     "ReportQuery",
     "ReportSettings",
+    "before_lines",
+    "before_note",
     "choose_mask",
     "closes_text",
+    "counted_time_text",
     "file_on",
     "filing_pdf",
+    "goal_lines",
     "hours_change",
     "hours_text",
     "live_report_id",

@@ -32,6 +32,12 @@ METHOD = (
         "older one. A session belongs to the company the volunteer worked for on the day it was held."
     ),
     N_(
+        "A session is held in working time or in the volunteer's own time, as the programme platform reports "
+        "it (working time when it does not say). Own-time hours count only for volunteers who chose, on their "
+        "own page in the portal, to include them; a report once filed keeps its hours when a volunteer changes "
+        "that choice later."
+    ),
+    N_(
         "Periods are whole local days in the stated time zone: a session at 23:30 on the last evening of a "
         "month belongs to that month."
     ),

@@ -17,8 +17,9 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from portal.core.db import json_array
-from portal.core.i18n import ENGLISH, N_, number, translate
+from portal.core.i18n import ENGLISH, N_, number, translate, translate_plural
 from portal.core.programmes import PROGRAMMES
+from portal.reports.disclosure import is_small
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap
 from portal.reports.selection import ReportQuery
 
@@ -89,6 +90,9 @@ class Figures:
     # that colleague's opaque key (`contributor_key`), so every release can group a colleague's cells.
     largest: dict[str, int] = field(default_factory=dict)
     alone: dict[str, str] = field(default_factory=dict)
+    # Volunteers whose own-time hours are counted in the period (they chose so: OWN_TIME_COUNTED);
+    # None where it is not known (a month of a year closed before it was kept).
+    own_time_volunteers: int | None = None
 
     @property
     def participation(self) -> float | None:
@@ -148,13 +152,27 @@ class Figures:
             spans=data.get("spans", {}),
             largest=data.get("largest", {}),
             alone=data.get("alone", {}),
+            own_time_volunteers=data.get("own_time_volunteers"),
         )
 
 
-COUNTED_SCOPE = """
-    a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
-    AND a.platform IN (SELECT value FROM json_each(:programmes))
+# Issue 50, item 4: a session in working time counts; one in the volunteer's own time counts only
+# when the volunteer's latest choice (own_time_choices, migration 0056) is to include it. The list of
+# those volunteers is read once per statement (the subquery does not depend on the row).
+OWN_TIME_COUNTED = """
+    (a.own_time = 0 OR a.user_id IN (
+        SELECT c.user_id FROM own_time_choices c
+        WHERE c.counted = 1 AND c.id = (SELECT MAX(d.id) FROM own_time_choices d WHERE d.user_id = c.user_id)))
 """
+
+COUNTED_SCOPE = f"""
+    a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
+    AND a.platform IN (SELECT value FROM json_each(:programmes)) AND {OWN_TIME_COUNTED}
+"""
+
+OWN_TIME_VOLUNTEERS = sa.text(f"""
+    SELECT COUNT(DISTINCT a.user_id) FROM attendance_sessions a WHERE {COUNTED_SCOPE} AND a.own_time = 1
+""")
 
 
 def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -> sa.TextClause:
@@ -228,7 +246,7 @@ def area_facts(
 # Every month's sums per programme in one statement (on a libSQL server, one request, not one a
 # month): for each month a range scan of the covering report index, nothing to sort. A scalar
 # subquery returns one value, so its four sums travel as a JSON array, in MONTH_SUM_FIELDS order.
-MONTH_SUMS = sa.text("""
+MONTH_SUMS = sa.text(f"""
     SELECT (
         SELECT json_array(
             COALESCE(SUM(CASE WHEN a.platform = 'language' THEN a.minutes END), 0),
@@ -237,7 +255,7 @@ MONTH_SUMS = sa.text("""
             COALESCE(SUM(a.platform = 'mentorship'), 0))
         FROM attendance_sessions a
         WHERE a.company_id = :company_id AND a.held_at >= month.value ->> '$[0]'
-          AND a.held_at < month.value ->> '$[1]' AND a.status = 'attended'
+          AND a.held_at < month.value ->> '$[1]' AND a.status = 'attended' AND {OWN_TIME_COUNTED}
     ) AS sums
     FROM json_each(:months) AS month ORDER BY month.key
 """)
@@ -319,7 +337,8 @@ def read_figures(
     if facts:
         per_month = conn.execute(per_month_sql(len(months)), params).all()
         largest, alone = area_facts(company_id, rows, query.programmes, per_month, spans)
-    return Figures(total, employees, programmes, rows, listed, period_groups, spans, largest, alone)
+    own_time = conn.execute(OWN_TIME_VOLUNTEERS, params).scalar()
+    return Figures(total, employees, programmes, rows, listed, period_groups, spans, largest, alone, own_time)
 
 
 def _quarters(rows: list[MonthRow], attended) -> dict[str, dict[str, int]]:
@@ -378,3 +397,31 @@ def _count_active(rows: list[MonthRow], month_masks, cell_of) -> None:
         for index, month in enumerate(rows):
             if mask >> index & 1:
                 cell_of(month).volunteers += count
+
+
+def counted_time_text(figures: Figures, language: str, *, masked: bool = False, count_hidden: bool = False) -> str:
+    """Which hours the report counts (issue 50, item 4), in `language`. `masked`: a filing output's
+    wording: the number of volunteers whose own-time hours count is a group like any other, so it is
+    stated only when it, and the volunteers whose own-time hours do not count, are each none or 5 or
+    more, and the period's count of volunteers is shown (else the difference would give it away)."""
+    own = figures.own_time_volunteers
+    if own == 0:
+        return translate(
+            language,
+            "Counts hours in working time. No own-time hours are included: a volunteer's own-time hours count "
+            "only when they choose to include them.",
+        )
+    rest = None if own is None else figures.total.volunteers - own
+    if own is None or (masked and (count_hidden or is_small(own) or is_small(rest))):
+        return translate(
+            language,
+            "Counts hours in working time, and own-time hours of the volunteers who chose to include them "
+            "(their number is not shown: it would describe fewer than 5 colleagues).",
+        )
+    return translate_plural(
+        language,
+        "Counts hours in working time, and own-time hours of the %(num)s volunteer who chose to include them.",
+        "Counts hours in working time, and own-time hours of the %(num)s volunteers who chose to include them.",
+        own,
+        num=number(own, language),
+    )

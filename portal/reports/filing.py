@@ -37,7 +37,10 @@ from portal.reports.disclosure import (
     choose_hidden,
     released_by,
 )
-from portal.reports.figures import Cell, Figures, MonthRow
+from portal.reports.figures import Cell, Figures, MonthRow, read_figures
+from portal.reports.goals import Comparison, YearBefore, goal_year, read_goal, year_before
+from portal.reports.queries import read_report_settings
+from portal.reports.selection import ReportQuery
 
 # Translated where it is shown.
 NOT_FILED = N_(
@@ -125,6 +128,7 @@ class Filed:
     corrections: FiledCorrections | None = None  # None: nothing arrived late for the months it reprints
     report_id: str = ""  # the filing's one ID, on every copy
     filed_at: str = ""  # when the period was first filed: every copy's "as of"
+    comparison: Comparison | None = None  # its goal and year before (goals.py); None: filed before they were
 
 
 VERIFY_PATH = "/verify/"  # + a report ID: the public page that confirms a filing (reports/routes.py)
@@ -292,7 +296,18 @@ def _as_months_were_filed(figures: Figures, earlier: list[Figures]) -> Figures:
         for p, cell in figures.programmes.items()
     }
     total = Cell(sum(m.total.minutes for m in months), sum(m.total.sessions for m in months), figures.total.volunteers)
-    return Figures(total, figures.employees, programmes, months, [], figures.groups, figures.spans, largest, alone)
+    return Figures(
+        total,
+        figures.employees,
+        programmes,
+        months,
+        [],
+        figures.groups,
+        figures.spans,
+        largest,
+        alone,
+        figures.own_time_volunteers,
+    )
 
 
 def _accounted(rows) -> dict[str, dict]:
@@ -344,15 +359,32 @@ def _corrections(
 
 
 def file_on(
-    conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, source: str, tz: ZoneInfo, now: str
+    conn: sa.Connection,
+    *,
+    company_id: int,
+    period: Period,
+    figures: Figures,
+    source: str,
+    tz: ZoneInfo,
+    now: str,
+    compare: bool = True,
 ) -> Filed:
     """File a period inside the caller's write: the first time with these figures and a new mask,
     afterwards as it was first filed. Months an earlier filing printed are printed as then, and what
-    arrived for them since is stated as corrections (FiledCorrections), fixed with this filing."""
+    arrived for them since is stated as corrections (FiledCorrections), fixed with this filing.
+
+    `compare`: the filing states its year's goal and the year before (goals.py): the same period a
+    year earlier is filed first (without a comparison of its own: no chain back through the years),
+    so this filing's mask treats last year's figures as released, and the comparison is stored."""
     where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
     found = conn.execute(_THIS, where).first()
     if found is not None:
         return _filed(found)
+    before = (
+        _file_year_before(conn, company_id=company_id, period=period, source=source, tz=tz, now=now)
+        if compare
+        else None
+    )
     rows = conn.execute(_EARLIER, where).all()
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
     unnamed = _as_months_were_filed(
@@ -366,6 +398,7 @@ def file_on(
             figures.spans,
             figures.largest,
             figures.alone,
+            figures.own_time_volunteers,
         ),
         [Figures.from_dict(json.loads(row.figures)) for row in rows],
     )
@@ -373,11 +406,19 @@ def file_on(
         conn, company_id=company_id, live=figures, accounted=_accounted(rows), tz=tz, now=now
     )
     mask, release = choose_mask(unnamed, earlier)
+    comparison = (
+        _comparison(
+            conn, company_id=company_id, period=period, figures=unnamed, mask=mask, rows=rows, before=before, tz=tz
+        )
+        if compare
+        else None
+    )
     stored = {
         "mask": mask.to_dict(),
         "release": release.to_dict(),
         "accounted": accounted,
         "corrections": None if corrections is None else corrections.to_dict(),
+        "comparison": None if comparison is None else comparison.to_dict(),
     }
     report_id = new_report_id(company_id, period)
     conn.execute(
@@ -391,7 +432,7 @@ def file_on(
             "report_id": report_id,
         },
     )
-    return Filed(unnamed, mask, corrections, report_id, now)
+    return Filed(unnamed, mask, corrections, report_id, now, comparison)
 
 
 def _filed(row) -> Filed:
@@ -402,7 +443,117 @@ def _filed(row) -> Filed:
         FiledCorrections.from_dict(stored.get("corrections")),
         row.report_id,
         row.created_at,
+        Comparison.from_dict(stored.get("comparison")),
     )
+
+
+_ANY_COUNTED = sa.text("""
+    SELECT EXISTS (SELECT 1 FROM attendance_sessions a
+                   WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end
+                     AND a.status = 'attended')
+""")
+
+
+def _file_year_before(
+    conn: sa.Connection, *, company_id: int, period: Period, source: str, tz: ZoneInfo, now: str
+) -> YearBefore:
+    """The same period a year earlier as its filing shows it: filed now (as any filing, jointly with
+    everything released) unless it was filed before. A year before without any session is not filed:
+    its figures are zero, and a zero describes nobody."""
+    earlier = year_before(period)
+    filed = filing_of(conn, company_id=company_id, period=earlier)
+    if filed is None:
+        start, end = earlier.utc_bounds(tz)
+        if not conn.execute(_ANY_COUNTED, {"company_id": company_id, "start": start, "end": end}).scalar():
+            return YearBefore(earlier.start.isoformat(), earlier.end.isoformat(), 0, 0, 0, 0)
+        live = read_figures(
+            conn, company_id=company_id, query=ReportQuery(earlier, "all"), tz=tz, names=False, facts=True
+        )
+        filed = file_on(
+            conn, company_id=company_id, period=earlier, figures=live, source=source, tz=tz, now=now, compare=False
+        )
+    f, mask = filed.figures, filed.mask
+    first, last = f.months[0].start[:7], f.months[-1].start[:7]
+    count_hidden = mask.hides_count(first, last)
+    return YearBefore(
+        earlier.start.isoformat(),
+        earlier.end.isoformat(),
+        f.total.minutes,
+        f.total.sessions,
+        f.total.volunteers,
+        f.employees,
+        total_hidden=mask.hides(first, last),
+        count_hidden=count_hidden,
+        participation_hidden=count_hidden or mask.hides_employees(first, last),
+        report_id=filed.report_id,
+    )
+
+
+def _comparison(
+    conn: sa.Connection,
+    *,
+    company_id: int,
+    period: Period,
+    figures: Figures,
+    mask: FilingMask,
+    rows,
+    before: YearBefore | None,
+    tz: ZoneInfo,
+) -> Comparison:
+    """What this filing compares with: its year's goal, with the hours measured as released (the
+    period's own total, or the year to date summed from released month totals), and the year before."""
+    settings = read_report_settings(conn, company_id=company_id)
+    months = month_keys(figures)
+    year = goal_year(period, settings.fiscal_year_start_month)
+    if year is not None:
+        goal = read_goal(conn, company_id=company_id, year=year)
+        return Comparison(
+            goal,
+            figures.total.minutes,
+            mask.hides(months[0], months[-1]),
+            period.end.isoformat(),
+            period.end < year.end,
+            True,
+            before,
+        )
+    year = fiscal_year_containing(period.start, settings.fiscal_year_start_month)
+    if period.end > year.end:  # a calendar year across two fiscal years: no one year's goal
+        return Comparison(before=before)
+    goal = read_goal(conn, company_id=company_id, year=year)
+    minutes, hidden = _year_to_date(
+        conn, company_id=company_id, year=year, period=period, figures=figures, mask=mask, rows=rows, tz=tz
+    )
+    return Comparison(goal, minutes, hidden, period.end.isoformat(), True, False, before)
+
+
+def _year_to_date(
+    conn: sa.Connection, *, company_id: int, year: Period, period: Period, figures: Figures, mask: FilingMask, rows, tz
+) -> tuple[int, bool]:
+    """The year's hours through the period's end as filings released them: each month's total as first
+    filed, shown only when a filing showed it (this one, or an earlier one); a month no filing printed
+    counts only when it has no session at all. (minutes, hidden)."""
+    this = {m.start[:7]: m for m in figures.months}
+    filed: dict[str, int] = {}
+    shown: set[str] = set()
+    for row in rows:  # oldest first: a month's first filing fixes it
+        release = json.loads(row.mask)["release"]
+        shown.update(release["shown"])
+        for month in Figures.from_dict(json.loads(row.figures)).months:
+            filed.setdefault(month.start[:7], month.total.minutes)
+    minutes, hidden = 0, False
+    for month in Period(year.start, period.end, "").months():
+        key = month.start.isoformat()[:7]
+        area = Area(key, key, ALL).key
+        if key in this:
+            hidden |= area in mask.hidden
+            minutes += this[key].total.minutes
+        elif key in filed:
+            hidden |= area not in shown
+            minutes += filed[key]
+        else:
+            start, end = month.utc_bounds(tz)
+            hidden |= bool(conn.execute(_ANY_COUNTED, {"company_id": company_id, "start": start, "end": end}).scalar())
+    return minutes, hidden
 
 
 def filing_of(conn: sa.Connection, *, company_id: int, period: Period) -> Filed | None:

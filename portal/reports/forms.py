@@ -12,13 +12,18 @@ from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from wtforms import RadioField, SelectField, StringField
+from wtforms.validators import ValidationError
 
 from portal.core.periods import Period, add_months, label_for, presets
+from portal.reports.goals import Goal
 from portal.reports.queries import ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
-from portal.web.forms import EARLIEST_DAY, LATEST_DAY, day_out_of_range
+from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 
 MAX_YEARS = 5
+MAX_GOAL_HOURS = Decimal(10_000_000)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DAY_FIRST = re.compile(r"^(?P<day>\d{1,2})\.(?P<month>\d{1,2})\.(?P<year>\d{4})$")
 
@@ -137,3 +142,63 @@ def parse_settings_form(form) -> ReportSettings | list[str]:
     if errors:
         return errors
     return ReportSettings(month, None if cost is None else str(cost), currency, share)
+
+
+def _decimal_or_none(raw: str | None, high: Decimal) -> Decimal | None:
+    """A number from 0 to `high` (comma or point, spaces as thousands separators); ValueError otherwise."""
+    text = (raw or "").strip().replace(" ", "").replace("\u00a0", "").replace(",", ".")
+    if not text:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError from None
+    if not value.is_finite() or value < 0 or value > high:
+        raise ValueError
+    return value
+
+
+class GoalsForm(PortalForm):
+    """A report year's goals (issue 50): hours, and participation in percent; empty: no goal of that kind."""
+
+    year_start = SelectField(_l("Year"))
+    goal_hours = StringField(_l("Hours goal"), render_kw={"inputmode": "decimal", "autocomplete": "off"})
+    goal_participation = StringField(
+        _l("Participation goal (%)"), render_kw={"inputmode": "decimal", "autocomplete": "off"}
+    )
+
+    def validate_goal_hours(self, field) -> None:
+        try:
+            value = _decimal_or_none(field.data, MAX_GOAL_HOURS)
+        except ValueError:
+            raise ValidationError(_("A number of hours, 0 or more, like 600 or 1 250.5.")) from None
+        field.parsed = None if value is None else value.quantize(Decimal("0.01")).normalize()
+
+    def validate_goal_participation(self, field) -> None:
+        try:
+            value = _decimal_or_none(field.data, Decimal(100))
+        except ValueError:
+            raise ValidationError(_("A share of colleagues from 0 to 100, like 25 or 12.5.")) from None
+        field.parsed = None if value is None else value.quantize(Decimal("0.1")).normalize()
+
+    def goal(self) -> Goal:
+        """The valid form's goal, for the chosen year (its end is filled in by the caller's year)."""
+        hours, share = self.goal_hours.parsed, self.goal_participation.parsed
+        return Goal(
+            self.year_start.data,
+            "",
+            None if hours is None else f"{hours:f}",
+            None if share is None else f"{share:f}",
+        )
+
+
+class OwnTimeForm(PortalForm):
+    """A volunteer's choice: do their own-time hours count in their employer's report (issue 50)."""
+
+    count_own_time = RadioField(
+        _l("Your choice"),
+        choices=[
+            ("yes", _l("Count them in my employer's report")),
+            ("no", _l("Do not count them (working-time hours always count)")),
+        ],
+    )

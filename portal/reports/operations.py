@@ -14,7 +14,8 @@ from portal.core.i18n import N_
 from portal.core.periods import Period
 from portal.reports.figures import Figures, read_figures
 from portal.reports.filing import Filed, file_on
-from portal.reports.queries import ReportSettings
+from portal.reports.goals import SAVE_GOAL, Goal
+from portal.reports.queries import ADD_OWN_TIME_CHOICE, ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
 
 
@@ -49,6 +50,30 @@ def save_settings(db: Database, *, company_id: int, actor_id: int, values: Repor
                 "now": now_iso(),
             },
         )
+
+
+def save_goal(db: Database, *, company_id: int, actor_id: int, goal: Goal) -> None:
+    """Set (or clear, with None) a report year's goals. A filing keeps the goals it printed."""
+    with db.write() as conn:
+        conn.execute(
+            SAVE_GOAL,
+            {
+                "company_id": company_id,
+                "year": goal.year_start,
+                "hours": goal.hours,
+                "participation": goal.participation,
+                "actor": actor_id,
+                "now": now_iso(),
+            },
+        )
+
+
+def choose_own_time(db: Database, *, user_id: int, counted: bool, now: str) -> None:
+    """A volunteer's choice whether their own-time hours count in their employer's report, recorded
+    with its moment (every change a new row; the latest counts). It changes the live report from now
+    on; a filed report keeps the hours it filed (filing.py)."""
+    with db.write() as conn:
+        conn.execute(ADD_OWN_TIME_CHOICE, {"u": user_id, "counted": int(counted), "now": now})
 
 
 def file_download(db: Database, *, company_id: int, period: Period, figures: Figures, tz: ZoneInfo, now: str) -> Filed:

@@ -17,7 +17,8 @@ from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
-from portal.reports.figures import DENOMINATOR_TEXT
+from portal.reports.figures import DENOMINATOR_TEXT, counted_time_text
+from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.masked import View, view_of
@@ -55,6 +56,7 @@ def filing_pdf(report: Report, language: str = ENGLISH, verify_url: str | None =
         _nothing_to_file(pdf, report, language)
         return bytes(pdf.output())
     _headline(pdf, view, language)
+    _comparison(pdf, view, language)
     _charts(pdf, view, language)
     _month_table(pdf, view, language)
     _programme_table(pdf, view, language)
@@ -176,6 +178,51 @@ def _headline(pdf: ReportPDF, view: View, language: str) -> None:
         size=8.5,
         colour=MUTED,
     )
+    pdf.para(counted_time_text(f, language, masked=True, count_hidden=view.count_hidden()), size=8.5, colour=MUTED)
+
+
+def _comparison(pdf: ReportPDF, view: View, language: str) -> None:
+    """The year's goal and the same period last year, as the filing stored them (goals.py), hidden as
+    the figures they come from: a change only where both of its figures are shown."""
+    report = view.report
+    goals = goal_lines(
+        report.comparison,
+        participation=report.figures.participation,
+        participation_hidden=view.participation_hidden(),
+        language=language,
+    )
+    lines = before_lines(
+        report.comparison,
+        figures=report.figures,
+        total_hidden=view.total_hidden(),
+        count_hidden=view.count_hidden(),
+        participation_hidden=view.participation_hidden(),
+        language=language,
+    )
+    note = before_note(report.comparison, language)
+    if not goals and not lines and not note:
+        return
+    pdf.heading(translate(language, "Goals and the year before"))
+    for line in goals:
+        pdf.para(line)
+    if note:
+        pdf.para(note, size=8.5, colour=MUTED)
+    if lines:
+        b = report.comparison.before
+        header = [
+            translate(language, "Figure"),
+            translate(language, "This period"),
+            translate(language, "%(start)s to %(end)s", start=b.start, end=b.end),
+            translate(language, "Change"),
+        ]
+        width = pdf.w - pdf.l_margin - pdf.r_margin
+        pdf.grid(header, [[x.name, x.now, x.before, x.change] for x in lines], [width - 3 * 40] + [40] * 3)
+        if b.report_id:
+            pdf.para(
+                translate(language, "Last year as filed in report %(report_id)s.", report_id=b.report_id),
+                size=8,
+                colour=MUTED,
+            )
 
 
 def _nothing_to_file(pdf: ReportPDF, report: Report, language: str) -> None:
@@ -384,6 +431,7 @@ def _methodology(pdf: ReportPDF, view: View, language: str) -> None:
     pdf.heading(translate(language, "Methodology"))
     for text in method(language):
         pdf.para(text)
+    pdf.para(translate(language, BENCHMARK))
     values = {
         "start": report.query.period.start,
         "end": report.query.period.end,

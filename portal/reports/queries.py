@@ -16,6 +16,7 @@ from portal.core.db import Database, json_array
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import COUNTED_SCOPE, Figures
+from portal.reports.goals import read_goal
 from portal.reports.selection import ReportQuery
 
 
@@ -112,6 +113,12 @@ def read_report_settings(conn: sa.Connection, *, company_id: int) -> ReportSetti
     return ReportSettings(**row) if row else ReportSettings()
 
 
+def goals_of(db: Database, *, company_id: int, years) -> list:
+    """The goals of each of `years` (report years, as periods), in their order."""
+    with db.read() as conn:
+        return [read_goal(conn, company_id=company_id, year=year) for year in years]
+
+
 @dataclass(frozen=True)
 class Closure:
     id: int
@@ -179,6 +186,26 @@ class OwnSession:
     platform: str
     minutes: int
     status: str
+    own_time: bool = False  # held in the volunteer's own time, not working time
+
+
+@dataclass(frozen=True)
+class OwnTimeChoice:
+    counted: bool  # own-time hours count in the employer's report
+    chosen_at: str | None  # None: never chosen, so not counted (the default)
+
+
+# A volunteer's latest choice: whether their own-time hours count in their employer's report.
+LATEST_OWN_TIME_CHOICE = sa.text(
+    "SELECT counted, chosen_at FROM own_time_choices WHERE user_id = :u ORDER BY id DESC LIMIT 1"
+)
+ADD_OWN_TIME_CHOICE = sa.text("INSERT INTO own_time_choices (user_id, counted, chosen_at) VALUES (:u, :counted, :now)")
+
+
+def own_time_choice(db: Database, *, user_id: int) -> OwnTimeChoice:
+    with db.read() as conn:
+        row = conn.execute(LATEST_OWN_TIME_CHOICE, {"u": user_id}).first()
+    return OwnTimeChoice(False, None) if row is None else OwnTimeChoice(bool(row.counted), row.chosen_at)
 
 
 def own_sessions(db: Database, *, user_id: int) -> list[OwnSession]:
@@ -186,12 +213,12 @@ def own_sessions(db: Database, *, user_id: int) -> list[OwnSession]:
     with db.read() as conn:
         rows = conn.execute(
             sa.text(
-                "SELECT held_at, platform, minutes, status FROM attendance_sessions "
+                "SELECT held_at, platform, minutes, status, own_time FROM attendance_sessions "
                 "WHERE user_id = :u ORDER BY held_at DESC"
             ),
             {"u": user_id},
         ).all()
-    return [OwnSession(*row) for row in rows]
+    return [OwnSession(*row[:4], bool(row[4])) for row in rows]
 
 
 def programme_label(programme: str) -> str:
@@ -222,12 +249,12 @@ def volunteer_sessions(db: Database, *, company_id: int, user_id: int) -> tuple[
             return None
         rows = conn.execute(
             sa.text(
-                "SELECT held_at, platform, minutes, status FROM attendance_sessions "
+                "SELECT held_at, platform, minutes, status, own_time FROM attendance_sessions "
                 "WHERE user_id = :u AND company_id = :c ORDER BY held_at DESC"
             ),
             {"u": user_id, "c": company_id},
         ).all()
-    return Person(*person), [OwnSession(*row) for row in rows]
+    return Person(*person), [OwnSession(*row[:4], bool(row[4])) for row in rows]
 
 
 def local_date(held_at: str, tz: ZoneInfo) -> str:

@@ -22,6 +22,7 @@ from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
 from portal.reports.filing import Filed, FiledCorrections, FilingMask, filed_period, filing_of, find_filing
+from portal.reports.goals import Comparison, YearBefore, goal_year, read_goal, year_before
 from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.labels import moment_text
 from portal.reports.queries import (
@@ -66,6 +67,7 @@ class Report:
     changes: Changes | None = None
     mask: FilingMask | None = None  # set on a filing output: what its PDF and email hide
     corrections: FiledCorrections | None = None  # a filing output's: late records for months filed before
+    comparison: Comparison | None = None  # its year's goal and the year before (goals.py)
 
     @property
     def programme_labels(self) -> dict[str, str]:
@@ -140,6 +142,43 @@ def filed_report_by_id(db: Database, *, report_id: str, tz: ZoneInfo) -> Report 
         closure=closure,
         mask=filed.mask,
         corrections=filed.corrections,
+        comparison=filed.comparison,
+    )
+
+
+def live_comparison(
+    conn: sa.Connection,
+    *,
+    company_id: int,
+    query: ReportQuery,
+    figures: Figures,
+    settings: ReportSettings,
+    tz: ZoneInfo,
+) -> Comparison:
+    """The page's comparison (the company's working copy, nothing hidden): the goal of the year the
+    period begins (all programmes only: a goal is the company's), and the same period last year, live."""
+    earlier = year_before(query.period)
+    live = read_figures(conn, company_id=company_id, query=ReportQuery(earlier, query.programme), tz=tz, names=False)
+    before = YearBefore(
+        earlier.start.isoformat(),
+        earlier.end.isoformat(),
+        live.total.minutes,
+        live.total.sessions,
+        live.total.volunteers,
+        live.employees,
+    )
+    year = goal_year(query.period, settings.fiscal_year_start_month)
+    if year is None or query.programme != "all":
+        return Comparison(before=before)
+    goal = read_goal(conn, company_id=company_id, year=year)
+    return Comparison(
+        goal,
+        figures.total.minutes,
+        False,
+        query.period.end.isoformat(),
+        query.period.end < year.end,
+        True,
+        before,
     )
 
 
@@ -168,7 +207,15 @@ def read_report_page(
         settings = read_report_settings(conn, company_id=company_id)
         query = choose_query(settings)
         report = (
-            read_report(conn, company_id=company_id, company_name=company_name, query=query, tz=tz, settings=settings)
+            read_report(
+                conn,
+                company_id=company_id,
+                company_name=company_name,
+                query=query,
+                tz=tz,
+                settings=settings,
+                compare=True,
+            )
             if isinstance(query, ReportQuery)
             else None
         )
@@ -185,14 +232,27 @@ def read_report(
     tz: ZoneInfo,
     settings: ReportSettings | None = None,
     facts: bool = False,
+    compare: bool = False,
 ) -> Report:
+    """`compare`: read the goal and the year before too (the page; a filing output states those its
+    filing stored)."""
     settings = settings or read_report_settings(conn, company_id=company_id)
     live = read_figures(conn, company_id=company_id, query=query, tz=tz, facts=facts)
     closure = read_closure_for(conn, company_id=company_id, period=query.period)
     if closure is None:
         as_of = now_iso()
         return Report(
-            company_id, company_name, query, tz, live, as_of, live_report_id(company_id, query, as_of), settings
+            company_id,
+            company_name,
+            query,
+            tz,
+            live,
+            as_of,
+            live_report_id(company_id, query, as_of),
+            settings,
+            comparison=live_comparison(conn, company_id=company_id, query=query, figures=live, settings=settings, tz=tz)
+            if compare
+            else None,
         )
     filed = closure.figures(query.programme)
     late = read_corrections_since(conn, company_id=company_id, period=query.period, tz=tz, closed_at=closure.closed_at)
@@ -216,4 +276,7 @@ def read_report(
         closure,
         live,
         changes,
+        comparison=live_comparison(conn, company_id=company_id, query=query, figures=filed, settings=settings, tz=tz)
+        if compare
+        else None,
     )

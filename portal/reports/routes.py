@@ -15,13 +15,15 @@ from flask_login import current_user
 
 from portal.core.clock import now_iso, parse
 from portal.core.i18n import day
-from portal.core.periods import closable_years, presets, report_timezone, today_in
+from portal.core.periods import add_months, closable_years, fiscal_year_containing, presets, report_timezone, today_in
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
+from portal.reports.figures import counted_time_text
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
-from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.forms import GoalsForm, OwnTimeForm, QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
 from portal.reports.masked import view_of
@@ -149,26 +151,75 @@ def index():
         month_svg=charts.svg(charts.month_chart(report.figures, language=language)),
         programme_svg=charts.svg(charts.programme_chart(report.figures, language=language)),
         method=method(language),
+        benchmark=_(BENCHMARK),
+        counted_time=counted_time_text(report.figures, language),
+        # The page is the working copy: nothing hidden (the filing PDF and the emails hide as filed).
+        goal_lines=goal_lines(
+            report.comparison, participation=report.figures.participation, participation_hidden=False, language=language
+        ),
+        before_note=before_note(report.comparison, language),
+        before_lines=before_lines(
+            report.comparison,
+            figures=report.figures,
+            total_hidden=False,
+            count_hidden=False,
+            participation_hidden=False,
+            language=language,
+        ),
         crosswalk=crosswalk(report, language=language),
         departments=queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),
     )
 
 
+def _goal_years(today: date, fiscal_start_month: int) -> list:
+    """The report years whose goals a manager sets: this one and the next (an ended year's filings
+    state the goals they printed)."""
+    current = fiscal_year_containing(today, fiscal_start_month)
+    return [current, fiscal_year_containing(add_months(current.start, 12), fiscal_start_month)]
+
+
 @bp.get("/reports/settings")
 @roles_required("manager")
-def settings_page():
+def settings_page(goals_form: GoalsForm | None = None):
     tz, company_id, settings, today = _scope()
     db = portal_context().db
     start = queries.company_start(db, company_id=company_id, tz=tz)
     closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
     years = _since_start(closable_years(today, settings.fiscal_year_start_month), start.started_on)
+    goal_years = _goal_years(today, settings.fiscal_year_start_month)
+    goals = queries.goals_of(db, company_id=company_id, years=goal_years)
+    if goals_form is None:
+        goals_form = GoalsForm(
+            year_start=goal_years[0].start.isoformat(),
+            goal_hours=goals[0].hours or "",
+            goal_participation=goals[0].participation or "",
+        )
+    goals_form.year_start.choices = [(y.start.isoformat(), period_label(y, current_language())) for y in goal_years]
     return render_template(
         "reports/settings.html",
         settings=settings,
         start=start,
         month_names=month_names(current_language()),
         years=[(p, closed.get(p.start.isoformat())) for p in years],
-    )
+        goals_form=goals_form,
+        goals=list(zip(goal_years, goals, strict=True)),
+    ), (400 if goals_form.errors else 200)
+
+
+@bp.post("/reports/goals")
+@roles_required("manager")
+def save_goals():
+    """A report year's goals. Bad input shows the page again with the error at its field, and saves nothing."""
+    _tz, company_id, settings, today = _scope()
+    goal_years = _goal_years(today, settings.fiscal_year_start_month)
+    form = GoalsForm()
+    form.year_start.choices = [(y.start.isoformat(), y.label) for y in goal_years]
+    if not form.validate_on_submit():
+        return settings_page(goals_form=form)
+    operations.save_goal(portal_context().db, company_id=company_id, actor_id=current_user.id, goal=form.goal())
+    year = next(y for y in goal_years if y.start.isoformat() == form.year_start.data)
+    flash(_("Goals for %(year)s saved.", year=period_label(year, current_language())), "success")
+    return redirect(url_for("reports.settings_page") + "#goals")
 
 
 @bp.get("/reports/export.<any(csv, xlsx, pdf):fmt>")
@@ -199,6 +250,7 @@ def export(fmt: str):
             corrections=filed.corrections,
             report_id=filed.report_id,
             as_of=as_of,
+            comparison=filed.comparison,
         )
         body = pdf.filing_pdf(
             report,
@@ -317,10 +369,28 @@ def old_employee(user_id: int):
     return redirect(url_for("reports.volunteer", user_id=user_id), 301)
 
 
+@bp.post("/me/hours/own-time")
+@roles_required("employee")
+def own_time():
+    """The volunteer's choice whether their own-time hours count in their employer's report."""
+    form = OwnTimeForm()
+    if not form.validate_on_submit():
+        flash(_("Choose whether your own-time hours count."), "error")
+        return redirect(url_for("reports.my_hours") + "#own-time")
+    counted = form.count_own_time.data == "yes"
+    operations.choose_own_time(portal_context().db, user_id=current_user.id, counted=counted, now=now_iso())
+    if counted:
+        flash(_("Your own-time hours now count in your employer's report."), "success")
+    else:
+        flash(_("Your own-time hours no longer count in your employer's report."), "success")
+    return redirect(url_for("reports.my_hours") + "#own-time")
+
+
 @bp.get("/me/hours")
 @roles_required("employee")
 def my_hours():
     tz = report_timezone(portal_context().settings)
+    choice = queries.own_time_choice(portal_context().db, user_id=current_user.id)
     sessions = queries.own_sessions(portal_context().db, user_id=current_user.id)
     counted = [s for s in sessions if s.status == "attended"]
     by_programme = {p: sum(s.minutes for s in counted if s.platform == p) for p in PROGRAMMES}
@@ -333,6 +403,9 @@ def my_hours():
         by_programme=by_programme,
         programmes=PROGRAMMES,
         booking_urls=BOOKING_URLS,
+        choice=choice,
+        own_time_form=OwnTimeForm(count_own_time="yes" if choice.counted else "no"),
+        own_minutes=sum(s.minutes for s in counted if s.own_time),
     )
 
 

@@ -27,6 +27,7 @@ class Row:
     held_at: datetime  # aware
     minutes: int
     status: str = "attended"
+    own_time: bool = False  # held in the volunteer's own time (issue 50)
 
 
 def utc(text: str) -> datetime:
@@ -78,9 +79,9 @@ def insert_sessions(db):
             conn.execute(
                 sa.text("""
                 INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at,
-                                                 minutes, status, updated_at, received_at, source)
+                                                 minutes, status, updated_at, received_at, source, own_time)
                 VALUES (:platform, :sid, :email, :user_id, :company_id, :held_at, :minutes, :status, :held_at,
-                        :received_at, 'api')
+                        :received_at, 'api', :own_time)
             """),
                 [
                     {
@@ -93,6 +94,7 @@ def insert_sessions(db):
                         "minutes": r.minutes,
                         "status": r.status,
                         "received_at": received_at,
+                        "own_time": int(r.own_time),
                     }
                     for r in rows
                 ],

@@ -32,6 +32,7 @@ def printed_hours(text: str, programmes=("language", "mentorship")) -> dict[tupl
     """The hours a filing PDF prints, keyed by (first month, last month, programme or 'all')."""
     found = {}
     table = text[text.index("Volunteers", text.index("Figures by month")) : text.index("By programme")]
+    table = re.sub(r"· report TEEI-\S+ · as of .+? · page \d+/\d+", "", table)  # a page break's footer
     months = []
     for match in re.finditer(r"(\w{3}) (20\d\d) (\S+) (\S+) (\S+) (\S+) (\S+)", table):
         month = f"{match.group(2)}-{MONTHS[match.group(1)]}"
