@@ -151,10 +151,20 @@ class Figures:
         )
 
 
-COUNTED_SCOPE = """
-    a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
-    AND a.platform IN (SELECT value FROM json_each(:programmes))
+def counted_scope(start: str = ":start", end: str = ":end", *, programmes: bool = True) -> str:
+    """The one WHERE of what a figure counts: the company's attended sessions held in [start, end),
+    in the chosen programmes (`:programmes`, a JSON array; `programmes=False` where the statement
+    splits by programme itself). Every figure reads through it, and so does the list of session
+    records that a figure opens on the report page (queries.DRILL_*): a figure and its list cannot
+    disagree on what they count."""
+    chosen = "AND a.platform IN (SELECT value FROM json_each(:programmes))" if programmes else ""
+    return f"""
+    a.company_id = :company_id AND a.held_at >= {start} AND a.held_at < {end} AND a.status = 'attended'
+    {chosen}
 """
+
+
+COUNTED_SCOPE = counted_scope()
 
 
 def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -> sa.TextClause:
@@ -228,7 +238,7 @@ def area_facts(
 # Every month's sums per programme in one statement (on a libSQL server, one request, not one a
 # month): for each month a range scan of the covering report index, nothing to sort. A scalar
 # subquery returns one value, so its four sums travel as a JSON array, in MONTH_SUM_FIELDS order.
-MONTH_SUMS = sa.text("""
+MONTH_SUMS = sa.text(f"""
     SELECT (
         SELECT json_array(
             COALESCE(SUM(CASE WHEN a.platform = 'language' THEN a.minutes END), 0),
@@ -236,8 +246,7 @@ MONTH_SUMS = sa.text("""
             COALESCE(SUM(CASE WHEN a.platform = 'mentorship' THEN a.minutes END), 0),
             COALESCE(SUM(a.platform = 'mentorship'), 0))
         FROM attendance_sessions a
-        WHERE a.company_id = :company_id AND a.held_at >= month.value ->> '$[0]'
-          AND a.held_at < month.value ->> '$[1]' AND a.status = 'attended'
+        WHERE {counted_scope("month.value ->> '$[0]'", "month.value ->> '$[1]'", programmes=False)}
     ) AS sums
     FROM json_each(:months) AS month ORDER BY month.key
 """)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from datetime import date
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
 from flask_babel import gettext as _
@@ -21,7 +22,7 @@ from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
-from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.forms import QueryErrors, parse_drill, parse_report_query, parse_settings_form
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
 from portal.reports.masked import view_of
@@ -31,6 +32,7 @@ from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import limiter, portal_context
 from portal.web.forms import ConfirmedForm
 from portal.web.i18n import current_language
+from portal.web.paging import page_number
 
 bp = Blueprint("reports", __name__)
 
@@ -92,6 +94,28 @@ def _build(db, company_id: int, query, tz, facts: bool = False):
     )
 
 
+class FigureLinks:
+    """Where each figure of the report page leads: the list of the session records it counts, by
+    the report's query narrowed to a month, a programme, a colleague or a department (selection.Drill)."""
+
+    def __init__(self, query: ReportQuery):
+        self.query = query
+        self.base = url_for("reports.sessions")
+        # Thousands of volunteer rows: one prefix, then the colleague's id appended.
+        self.volunteer_prefix = f"{self.base}?{urlencode(query.args)}&volunteer="
+
+    def __call__(self, programme: str | None = None, month=None, department: str | None = None) -> str:
+        period = self.query.period
+        args = {
+            "from": month.start if month else period.start.isoformat(),
+            "to": month.end if month else period.end.isoformat(),
+            "programme": programme or self.query.programme,
+        }
+        if department is not None:
+            args["department"] = department
+        return f"{self.base}?{urlencode(args)}"
+
+
 def _since_start(periods, started_on: date) -> list:
     """Only periods that reach the company's start: a company that joined today has no last year."""
     return [p for p in periods if p.end >= started_on]
@@ -151,7 +175,63 @@ def index():
         method=method(language),
         crosswalk=crosswalk(report, language=language),
         departments=queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),
+        links=FigureLinks(query),
     )
+
+
+DRILL_PER_PAGE = 100
+
+
+@bp.get("/reports/sessions")
+@roles_required("manager")
+def sessions():
+    """The session records one figure of the report counts (its link on the report page), a page
+    at a time, with what they add up to; the same list as CSV at /reports/sessions.csv."""
+    tz, company_id, settings, today = _scope()
+    drill = parse_drill(request.args, today, settings.fiscal_year_start_month)
+    if isinstance(drill, QueryErrors):
+        start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
+        return _error_page(drill, today, settings, start)
+    found = queries.drill_list(
+        portal_context().db,
+        company_id=company_id,
+        drill=drill,
+        tz=tz,
+        number=page_number(request.args.get("page")),
+        per_page=DRILL_PER_PAGE,
+    )
+    person = None
+    if drill.volunteer is not None:
+        person = queries.volunteer_sessions(portal_context().db, company_id=company_id, user_id=drill.volunteer)
+    return render_template(
+        "reports/sessions.html",
+        drill=drill,
+        found=found,
+        person=person[0] if person else None,
+        tz=tz,
+        programmes=PROGRAMMES,
+    )
+
+
+@bp.get("/reports/sessions.csv")
+@roles_required("manager")
+def sessions_csv():
+    """A figure's session records as CSV, streamed: one machine format in every language."""
+    tz, company_id, settings, today = _scope()
+    drill = parse_drill(request.args, today, settings.fiscal_year_start_month)
+    if isinstance(drill, QueryErrors):
+        start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
+        return _error_page(drill, today, settings, start)
+    period = drill.query.period
+    narrowed = f"-volunteer-{drill.volunteer}" if drill.volunteer is not None else ""
+    if drill.department is not None:
+        narrowed = "-department"
+    name = f"teei-sessions-{period.start}-{period.end}-{drill.query.programme}{narrowed}.csv"
+    lines = exports.drill_csv_lines(
+        queries.iter_drill(portal_context().db, company_id=company_id, drill=drill, tz=tz), tz
+    )
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
+    return Response(lines, mimetype=MIMETYPES["csv"], headers=headers)
 
 
 @bp.get("/reports/settings")
