@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from datetime import date
+from typing import NamedTuple
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
@@ -19,14 +20,14 @@ from portal.core.i18n import day
 from portal.core.periods import closable_years, presets, report_timezone, today_in
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
-from portal.reports import charts, exports, operations, pdf, queries, xlsx
+from portal.reports import charts, exports, operations, pack, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
 from portal.reports.forms import QueryErrors, parse_drill, parse_report_query, parse_settings_form
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
 from portal.reports.masked import view_of
-from portal.reports.report import build_report, filed_report_by_id, filing_for, read_report_page
+from portal.reports.report import Report, build_report, filed_report_by_id, filing_for, read_report_page
 from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import limiter, portal_context
@@ -262,29 +263,10 @@ def export(fmt: str):
     name = f"teei-report-{query.period.start}-{query.period.end}-{query.programme}.{fmt}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
     if fmt == "pdf":
-        period = filing_period(query.period, today, settings.fiscal_year_start_month)
-        if period is None or query.programme != "all":
-            start = queries.company_start(db, company_id=company_id, tz=tz)
-            return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
-        report = _build(db, company_id, ReportQuery(period, "all"), tz, facts=True)
-        filed = operations.file_download(
-            db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
-        )
-        # Every copy states the filing's one ID and, outside a closed year, the moment it was filed.
-        as_of = report.as_of if report.closure else filed.filed_at
-        report = replace(
-            report,
-            figures=filed.figures,
-            mask=filed.mask,
-            corrections=filed.corrections,
-            report_id=filed.report_id,
-            as_of=as_of,
-        )
-        body = pdf.filing_pdf(
-            report,
-            current_language(),
-            verify_url=verify_url(portal_context().settings.public_base_url, filed.report_id),
-        )
+        filed = _filed_report(db, company_id, query, tz, today, settings)
+        if not isinstance(filed, FiledCopy):
+            return filed  # not a filing period: the page with the reason
+        body = pdf.filing_pdf(filed.report, current_language(), verify_url=filed.verify_url)
         return Response(body, mimetype=MIMETYPES["pdf"], headers=headers)
     report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)
@@ -299,6 +281,56 @@ def export(fmt: str):
     )
     response.headers["Cache-Control"] = "private, no-store"
     return response
+
+
+class FiledCopy(NamedTuple):
+    report: Report  # the filed figures, mask, report ID and "as of"
+    verify_url: str
+
+
+def _filed_report(db, company_id: int, query: ReportQuery, tz, today: date, settings):
+    """The query's filing as every copy of it states it (the PDF, the filing pack): filed now if this
+    is its first copy, else as first filed; with its verify URL. Not a filing period: the 400 page."""
+    period = filing_period(query.period, today, settings.fiscal_year_start_month)
+    if period is None or query.programme != "all":
+        start = queries.company_start(db, company_id=company_id, tz=tz)
+        return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
+    report = _build(db, company_id, ReportQuery(period, "all"), tz, facts=True)
+    filed = operations.file_download(
+        db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
+    )
+    # Every copy states the filing's one ID and, outside a closed year, the moment it was filed.
+    as_of = report.as_of if report.closure else filed.filed_at
+    report = replace(
+        report,
+        figures=filed.figures,
+        mask=filed.mask,
+        corrections=filed.corrections,
+        report_id=filed.report_id,
+        as_of=as_of,
+    )
+    return FiledCopy(report, verify_url(portal_context().settings.public_base_url, filed.report_id))
+
+
+@bp.get("/reports/filing.<any(json, csv):fmt>")
+@roles_required("manager")
+def filing_pack(fmt: str):
+    """The filing pack: the same filing as the filing PDF (same query, same rules, same report ID),
+    as data points in JSON (streamed) or CSV. docs/filing-pack.md."""
+    tz, company_id, settings, today = _scope()
+    query = _parse(today, settings)
+    db = portal_context().db
+    if isinstance(query, QueryErrors):
+        return _error_page(query, today, settings, queries.company_start(db, company_id=company_id, tz=tz))
+    filed = _filed_report(db, company_id, query, tz, today, settings)
+    if not isinstance(filed, FiledCopy):
+        return filed
+    report, url = filed
+    name = f"teei-filing-{report.report_id}.{fmt}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
+    if fmt == "json":
+        return Response(pack.json_chunks(report, url), mimetype="application/json", headers=headers)
+    return Response(pack.csv_lines(report), mimetype=MIMETYPES["csv"], headers=headers)
 
 
 @bp.post("/reports/settings")
