@@ -69,6 +69,7 @@ def sdgs(programme: str, language: str) -> str:
 
 # The frameworks by the names they publish; only what is ours is translated.
 GRI_413_NAME, GRI_201_NAME, IRIS_NAME, ESRS_NAME = "GRI 413-1", "GRI 201-1", "IRIS+ OI8429", "ESRS S3-4 §32(c)"
+VSME_NAME = "VSME B2/C2"
 B4SI_NAME = N_("B4SI time")
 SDG_NAME = N_("SDGs")
 
@@ -78,6 +79,10 @@ GRI_201 = N_("Economic value distributed, including community investments.")
 IRIS = N_("Community Service Hours Contributed, split by paid working time and own time.")
 B4SI = N_("Cost to the company of hours volunteered in company time.")
 ESRS = N_("Initiatives whose main purpose is a positive impact for affected communities.")
+VSME = N_(
+    "For a company reporting under EFRAG's voluntary SME standard: whether it has practices for affected "
+    "communities (B2), and what they are (C2)."
+)
 SDG_ASK = N_("Goals the programmes contribute to (suggested).")
 # What the filing PDF says in place of figures it hides (fewer than 5 volunteers in all).
 TOO_FEW = N_("Not shown: the period's totals are hidden in this filing (see Methodology).")
@@ -138,6 +143,7 @@ def crosswalk(
             (IRIS_NAME, translate(language, IRIS), too_few),
             (b4si_name, b4si_asks, too_few),
             (ESRS_NAME, translate(language, ESRS), too_few),
+            (VSME_NAME, translate(language, VSME), too_few),
             (sdg_name, sdg_asks, programmes),
         ]
     if count is None:
@@ -199,5 +205,31 @@ def crosswalk(
         ),
         (b4si_name, b4si_asks, b4si),
         (ESRS_NAME, translate(language, ESRS), esrs),
+        (
+            VSME_NAME,
+            translate(language, VSME),
+            translate(
+                language,
+                "Yes: employee volunteering in TEEI Language and TEEI Mentorship (B2); describe it with the "
+                "ESRS text above and %(hours)s verified hours (C2).",
+                hours=hours,
+            ),
+        ),
         (sdg_name, sdg_asks, programmes),
     ]
+
+
+# The filing pack's data points (pack.py, issue 50 item 3): which of a filing's measures each
+# framework's disclosure takes, by the names the crosswalk above gives them. The pack reads values
+# and their masking from the filing; only this mapping lives here. B4SI's time is split into what
+# its model calls inputs (the company's time and its cost) and outputs (people and activities).
+B4SI_INPUTS, B4SI_OUTPUTS = "B4SI inputs", "B4SI outputs"
+DATA_POINTS: dict[str, tuple[str, ...]] = {
+    GRI_413_NAME: ("volunteers", "volunteer_hours", "participation_rate"),
+    GRI_201_NAME: ("community_investment_time",),
+    IRIS_NAME: ("volunteer_hours", "company_time_hours", "own_time_hours"),
+    B4SI_INPUTS: ("company_time_hours", "community_investment_time"),
+    B4SI_OUTPUTS: ("volunteers", "sessions"),
+    ESRS_NAME: ("volunteers", "volunteer_hours"),
+    VSME_NAME: ("volunteer_hours",),
+}

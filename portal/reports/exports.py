@@ -21,7 +21,7 @@ from portal.core.clock import parse
 from portal.core.i18n import ENGLISH, N_, signed_number, translate
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT
-from portal.reports.hours import signed_hours_text
+from portal.reports.hours import hours_of, signed_hours_text
 from portal.reports.labels import month_row_label, name_label
 from portal.reports.queries import SessionLine
 from portal.reports.report import Report
@@ -315,6 +315,61 @@ def csv_lines(report: Report, sessions: Iterable[SessionLine], language: str = E
     yield "\ufeff" + flush()  # BOM: spreadsheet programs then read the names as UTF-8
     for count, line in enumerate(sessions, 1):
         writer.writerow(csv_safe(session_row(line, report.tz)))
+        if count % 1000 == 0:
+            yield flush()
+    yield flush()
+
+
+# The list of session records one figure counts (issue 50, item 2), as CSV: one header row and one
+# row a record, the same in every language (ISO 8601 times, hours with a dot), for programs.
+DRILL_COLUMNS = [
+    "held_at_utc",
+    "held_at_local",
+    "programme",
+    "name",
+    "email",
+    "minutes",
+    "hours",
+    "session_id",
+    "source",
+    "updated_at",
+    "received_at",
+]
+
+
+def drill_csv_lines(sessions: Iterable[SessionLine], tz) -> Iterator[str]:
+    """The records a line at a time (a figure's list can hold millions): `hours` is the record's
+    minutes / 60 to 0.01, half up; the figure on the page is its list's minutes summed, then rounded."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+
+    def flush() -> str:
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    writer.writerow(DRILL_COLUMNS)
+    yield "\ufeff" + flush()  # BOM: spreadsheet programs then read the names as UTF-8
+    for count, line in enumerate(sessions, 1):
+        local = parse(line.held_at).astimezone(tz).isoformat(timespec="minutes")
+        writer.writerow(
+            csv_safe(
+                [
+                    line.held_at,
+                    local,
+                    line.platform,
+                    line.name,
+                    line.email,
+                    line.minutes,
+                    str(hours_of(line.minutes)),
+                    line.session_id,
+                    line.source,
+                    line.updated_at,
+                    line.received_at,
+                ]
+            )
+        )
         if count % 1000 == 0:
             yield flush()
     yield flush()

@@ -165,10 +165,21 @@ OWN_TIME_COUNTED = """
         WHERE c.counted = 1 AND c.id = (SELECT MAX(d.id) FROM own_time_choices d WHERE d.user_id = c.user_id)))
 """
 
-COUNTED_SCOPE = f"""
-    a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end AND a.status = 'attended'
-    AND a.platform IN (SELECT value FROM json_each(:programmes)) AND {OWN_TIME_COUNTED}
+
+def counted_scope(start: str = ":start", end: str = ":end", *, programmes: bool = True) -> str:
+    """The one WHERE of what a figure counts: the company's attended sessions held in [start, end),
+    in the chosen programmes (`:programmes`, a JSON array; `programmes=False` where the statement
+    splits by programme itself), in working time or in own time the volunteer chose to count. Every
+    figure reads through it, and so does the list of session records that a figure opens on the
+    report page (queries.DRILL_*): a figure and its list cannot disagree on what they count."""
+    chosen = "AND a.platform IN (SELECT value FROM json_each(:programmes))" if programmes else ""
+    return f"""
+    a.company_id = :company_id AND a.held_at >= {start} AND a.held_at < {end} AND a.status = 'attended'
+    {chosen} AND {OWN_TIME_COUNTED}
 """
+
+
+COUNTED_SCOPE = counted_scope()
 
 OWN_TIME_VOLUNTEERS = sa.text(f"""
     SELECT COUNT(DISTINCT a.user_id) FROM attendance_sessions a WHERE {COUNTED_SCOPE} AND a.own_time = 1
@@ -204,13 +215,14 @@ def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -
 
 def per_month_sql(months: int) -> sa.TextClause:
     """One row per volunteer, programme and month of the period (the month's index, as in
-    `per_volunteer_sql`): what the filing mask needs to see who is alone in a group and who gives
-    most of its hours."""
+    `per_volunteer_sql`), a volunteer's rows together: what the filing mask needs to see who is alone
+    in a group and who gives most of its hours, read one volunteer at a time (`area_facts`)."""
     month = " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
     return sa.text(f"""
         SELECT a.user_id, a.platform, {month} AS month, SUM(a.minutes) AS minutes
         FROM attendance_sessions a WHERE {COUNTED_SCOPE}
         GROUP BY a.user_id, a.platform, month
+        ORDER BY a.user_id
     """)
 
 
@@ -224,22 +236,48 @@ def area_facts(
     company_id: int, rows: list[MonthRow], programmes, per_month, spans
 ) -> tuple[dict[str, int], dict[str, str]]:
     """For every area a filing prints or protects (each month, the period, each quarter inside it;
-    each programme and all): the largest one colleague's minutes, and who is alone in it."""
+    each programme and all): the largest one colleague's minutes, and who is alone in it.
+
+    `per_month` arrives a volunteer at a time (per_month_sql's order) and is read once, keeping one
+    volunteer's months, so memory does not grow with the company's colleagues (issue 50's pack)."""
     keys = [m.start[:7] for m in rows]
     ranges = [(i, i) for i in range(len(keys))] + [(0, len(keys) - 1)]
     ranges += [(keys.index(span[:7]), keys.index(span[-7:])) for span in spans if span[:7] in keys]
-    largest: dict[str, int] = {}
-    alone: dict[str, str] = {}
-    for first, last in dict.fromkeys(ranges):
-        for chosen in [*([p] for p in programmes), list(programmes)]:
-            people: Counter = Counter()
-            for row in per_month:
-                if first <= row.month <= last and row.platform in chosen:
-                    people[row.user_id] += row.minutes
-            key = f"{keys[first]}..{keys[last]}:{chosen[0] if len(chosen) == 1 else 'all'}"
-            largest[key] = max(people.values(), default=0)
-            if len(people) == 1:
-                alone[key] = contributor_key(company_id, next(iter(people)))
+    areas = {  # by key: with one programme, the programme and "all of them" are one area
+        f"{keys[first]}..{keys[last]}:{chosen[0] if len(chosen) == 1 else 'all'}": (first, last, chosen)
+        for first, last in dict.fromkeys(ranges)
+        for chosen in [*([p] for p in programmes), list(programmes)]
+    }
+    largest = dict.fromkeys(areas, 0)
+    people = dict.fromkeys(largest, 0)
+    last_seen: dict[str, int] = {}
+
+    def settle(user_id: int, months: dict[str, list[int]]) -> None:
+        # Running sums per programme: an area's minutes are two lookups, not a walk over its months.
+        running = {}
+        for platform, minutes in months.items():
+            total, sums = 0, [0]
+            for value in minutes:
+                total += value
+                sums.append(total)
+            running[platform] = sums
+        for key, (first, last, chosen) in areas.items():
+            minutes = sum(running[p][last + 1] - running[p][first] for p in chosen if p in running)
+            if minutes:
+                largest[key] = max(largest[key], minutes)
+                people[key] += 1
+                last_seen[key] = user_id
+
+    current, months = None, {}
+    for row in per_month:
+        if row.user_id != current:
+            if current is not None:
+                settle(current, months)
+            current, months = row.user_id, {}
+        months.setdefault(row.platform, [0] * len(keys))[row.month] += row.minutes
+    if current is not None:
+        settle(current, months)
+    alone = {key: contributor_key(company_id, last_seen[key]) for key, count in people.items() if count == 1}
     return largest, alone
 
 
@@ -254,8 +292,7 @@ MONTH_SUMS = sa.text(f"""
             COALESCE(SUM(CASE WHEN a.platform = 'mentorship' THEN a.minutes END), 0),
             COALESCE(SUM(a.platform = 'mentorship'), 0))
         FROM attendance_sessions a
-        WHERE a.company_id = :company_id AND a.held_at >= month.value ->> '$[0]'
-          AND a.held_at < month.value ->> '$[1]' AND a.status = 'attended' AND {OWN_TIME_COUNTED}
+        WHERE {counted_scope("month.value ->> '$[0]'", "month.value ->> '$[1]'", programmes=False)}
     ) AS sums
     FROM json_each(:months) AS month ORDER BY month.key
 """)
@@ -335,7 +372,7 @@ def read_figures(
     largest: dict[str, int] = {}
     alone: dict[str, str] = {}
     if facts:
-        per_month = conn.execute(per_month_sql(len(months)), params).all()
+        per_month = conn.execute(per_month_sql(len(months)), params)  # read as it arrives
         largest, alone = area_facts(company_id, rows, query.programmes, per_month, spans)
     own_time = conn.execute(OWN_TIME_VOLUNTEERS, params).scalar()
     return Figures(total, employees, programmes, rows, listed, period_groups, spans, largest, alone, own_time)

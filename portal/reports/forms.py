@@ -19,7 +19,7 @@ from wtforms.validators import ValidationError
 from portal.core.periods import Period, add_months, label_for, presets
 from portal.reports.goals import Goal
 from portal.reports.queries import ReportSettings
-from portal.reports.selection import PROGRAMME_CHOICES, ReportQuery
+from portal.reports.selection import PROGRAMME_CHOICES, Drill, ReportQuery
 from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
 
 MAX_YEARS = 5
@@ -100,6 +100,28 @@ def parse_report_query(args, today: date, fiscal_start_month: int = 1) -> Report
     if errors:
         return QueryErrors(errors, {"from": raw_from, "to": raw_to, "programme": programme})
     return ReportQuery(period, programme)
+
+
+def parse_drill(args, today: date, fiscal_start_month: int = 1) -> Drill | QueryErrors:
+    """A figure's list from request args: the report's query (`from`, `to`, `programme`) and at most
+    one of `volunteer` (a colleague's user id) and `department` (empty: colleagues without one)."""
+    query = parse_report_query(args, today, fiscal_start_month)
+    errors = list(query.messages) if isinstance(query, QueryErrors) else []
+    raw_volunteer, department = (args.get("volunteer") or "").strip(), args.get("department")
+    volunteer = None
+    if raw_volunteer:
+        if raw_volunteer.isdigit() and 0 < int(raw_volunteer) < 2**63:
+            volunteer = int(raw_volunteer)
+        else:
+            errors.append(_("“volunteer” must be a colleague's number (got “%(got)s”).", got=raw_volunteer[:20]))
+    if department is not None:
+        department = department.strip()[:200]
+    if volunteer is not None and department is not None:
+        errors.append(_("A list is of one colleague or of one department, not both."))
+    if errors:
+        values = query.values if isinstance(query, QueryErrors) else query.args
+        return QueryErrors(errors, values)
+    return Drill(query, volunteer, department)
 
 
 def _whole_number(form, name: str, low: int, high: int, default: int, message: str, errors: list[str]) -> int:

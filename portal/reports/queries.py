@@ -17,7 +17,8 @@ from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import COUNTED_SCOPE, Figures
 from portal.reports.goals import read_goal
-from portal.reports.selection import ReportQuery
+from portal.reports.selection import Drill, ReportQuery
+from portal.web.paging import Page, limits
 
 
 @dataclass(frozen=True)
@@ -30,40 +31,151 @@ class SessionLine:
     session_id: str
     source: str
     received_at: str
+    updated_at: str = ""  # the platform's time of this version of the record (a correction's)
+    user_id: int | None = None
 
 
-SESSIONS_PAGE = sa.text(f"""
+def _sessions_sql(where: str) -> sa.TextClause:
+    """Counted session records, oldest first, a page at a time from a (held_at, id) key."""
+    return sa.text(f"""
     SELECT a.id, a.held_at, a.platform, COALESCE(NULLIF(u.name, ''), a.volunteer_email) AS name,
-           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at
+           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at,
+           a.updated_at, a.user_id
     FROM attendance_sessions a LEFT JOIN users u ON u.id = a.user_id
-    WHERE {COUNTED_SCOPE} AND (a.held_at > :after_held OR (a.held_at = :after_held AND a.id > :after_id))
+    WHERE {where} AND (a.held_at > :after_held OR (a.held_at = :after_held AND a.id > :after_id))
     ORDER BY a.held_at, a.id
     LIMIT :limit
 """)
 
 
-def iter_sessions(db: Database, *, company_id: int, query: ReportQuery, tz: ZoneInfo, page_size: int = 5000):
-    """Every counted session of the report, oldest first, read a page at a time (constant memory)."""
+SESSIONS_PAGE = _sessions_sql(COUNTED_SCOPE)
+
+
+def _line(row) -> SessionLine:
+    return SessionLine(
+        row.held_at,
+        row.platform,
+        row.name,
+        row.email,
+        row.minutes,
+        row.session_id,
+        row.source,
+        row.received_at,
+        row.updated_at,
+        row.user_id,
+    )
+
+
+def _scope_params(company_id: int, query: ReportQuery, tz: ZoneInfo) -> dict:
     start, end = query.period.utc_bounds(tz)
-    params = {
-        "company_id": company_id,
-        "start": start,
-        "end": end,
-        "programmes": json_array(query.programmes),
-        "after_held": "",
-        "after_id": 0,
-        "limit": page_size,
-    }
+    return {"company_id": company_id, "start": start, "end": end, "programmes": json_array(query.programmes)}
+
+
+def _keyset(db: Database, statement: sa.TextClause, params: dict, page_size: int):
+    params = {**params, "after_held": "", "after_id": 0, "limit": page_size}
     while True:
         with db.read() as conn:
-            page = conn.execute(SESSIONS_PAGE, params).all()
-        for row in page:
-            yield SessionLine(
-                row.held_at, row.platform, row.name, row.email, row.minutes, row.session_id, row.source, row.received_at
-            )
+            page = conn.execute(statement, params).all()
+        yield from map(_line, page)
         if len(page) < page_size:
             return
         params["after_held"], params["after_id"] = page[-1].held_at, page[-1].id
+
+
+def iter_sessions(db: Database, *, company_id: int, query: ReportQuery, tz: ZoneInfo, page_size: int = 5000):
+    """Every counted session of the report, oldest first, read a page at a time (constant memory)."""
+    return _keyset(db, SESSIONS_PAGE, _scope_params(company_id, query, tz), page_size)
+
+
+# The list of session records one figure counts (issue 50, item 2): the figure's own WHERE
+# (figures.counted_scope), narrowed, for a colleague's or a department's figures, exactly as the
+# page groups them (hours_by_department reads a colleague's department by the same company scope).
+BY_VOLUNTEER = "AND a.user_id = :volunteer"
+IN_DEPARTMENT = (
+    "AND a.user_id IN (SELECT d.id FROM users d WHERE d.company_id = :company_id AND d.department = :department)"
+)
+NO_DEPARTMENT = (
+    "AND a.user_id NOT IN (SELECT d.id FROM users d WHERE d.company_id = :company_id "
+    "AND COALESCE(d.department, '') <> '')"
+)
+
+
+def drill_where(drill: Drill) -> tuple[str, dict]:
+    """The WHERE of a figure's list, and its parameters besides the report's scope."""
+    where, params = COUNTED_SCOPE, {}
+    if drill.volunteer is not None:
+        where, params["volunteer"] = f"{where} {BY_VOLUNTEER}", drill.volunteer
+    if drill.department is not None:
+        where = f"{where} {IN_DEPARTMENT if drill.department else NO_DEPARTMENT}"
+        params["department"] = drill.department
+    return where, params
+
+
+def drill_totals_sql(where: str) -> sa.TextClause:
+    return sa.text(f"""
+    SELECT COUNT(*) AS sessions, COALESCE(SUM(a.minutes), 0) AS minutes, COUNT(DISTINCT a.user_id) AS volunteers
+    FROM attendance_sessions a WHERE {where}
+""")
+
+
+def drill_page_sql(where: str) -> sa.TextClause:
+    return sa.text(f"""
+    SELECT a.id, a.held_at, a.platform, COALESCE(NULLIF(u.name, ''), a.volunteer_email) AS name,
+           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at,
+           a.updated_at, a.user_id
+    FROM attendance_sessions a LEFT JOIN users u ON u.id = a.user_id
+    WHERE {where}
+    ORDER BY a.held_at, a.id
+    LIMIT :limit OFFSET :offset
+""")
+
+
+# The year's closure that covers a list's period, if any: the page then shows filed figures.
+CLOSURE_COVERING = sa.text("""
+    SELECT year_label, closed_at, report_id FROM report_closures
+    WHERE company_id = :company_id AND period_start <= :start AND period_end >= :end
+""")
+
+
+class DrillTotals(NamedTuple):
+    sessions: int
+    minutes: int
+    volunteers: int
+
+
+@dataclass(frozen=True)
+class DrillList:
+    totals: DrillTotals
+    page: Page
+    closure: sa.Row | None  # (year_label, closed_at, report_id) when the period is in a closed year
+    late: int  # of the listed records, those received after that close
+
+
+def drill_list(db: Database, *, company_id: int, drill: Drill, tz: ZoneInfo, number: int, per_page: int) -> DrillList:
+    """One page of the session records a figure counts, with what they add up to; one transaction."""
+    where, extra = drill_where(drill)
+    params = {**_scope_params(company_id, drill.query, tz), **extra}
+    period = drill.query.period
+    with db.read() as conn:
+        totals = DrillTotals(*conn.execute(drill_totals_sql(where), params).one())
+        rows = conn.execute(drill_page_sql(where), {**params, **limits(number, per_page)}).all()
+        closure = conn.execute(
+            CLOSURE_COVERING,
+            {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()},
+        ).first()
+        late = 0
+        if closure is not None:
+            late = conn.execute(
+                sa.text(f"SELECT COUNT(*) FROM attendance_sessions a WHERE {where} AND a.received_at > :closed_at"),
+                {**params, "closed_at": closure.closed_at},
+            ).scalar()
+    return DrillList(totals, Page([_line(r) for r in rows], totals.sessions, number, per_page), closure, late)
+
+
+def iter_drill(db: Database, *, company_id: int, drill: Drill, tz: ZoneInfo, page_size: int = 5000):
+    """Every record of a figure's list, oldest first, a page at a time (the CSV streams it)."""
+    where, extra = drill_where(drill)
+    return _keyset(db, _sessions_sql(where), {**_scope_params(company_id, drill.query, tz), **extra}, page_size)
 
 
 CORRECTIONS = sa.text("""

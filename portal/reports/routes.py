@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from datetime import date
+from typing import NamedTuple
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, send_file, url_for
 from flask_babel import gettext as _
@@ -18,21 +20,29 @@ from portal.core.i18n import day
 from portal.core.periods import add_months, closable_years, fiscal_year_containing, presets, report_timezone, today_in
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
-from portal.reports import charts, exports, operations, pdf, queries, xlsx
+from portal.reports import charts, exports, operations, pack, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.figures import counted_time_text
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
-from portal.reports.forms import GoalsForm, OwnTimeForm, QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.forms import (
+    GoalsForm,
+    OwnTimeForm,
+    QueryErrors,
+    parse_drill,
+    parse_report_query,
+    parse_settings_form,
+)
 from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
 from portal.reports.masked import view_of
-from portal.reports.report import build_report, filed_report_by_id, filing_for, read_report_page
+from portal.reports.report import Report, build_report, filed_report_by_id, filing_for, read_report_page
 from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, public, roles_required
 from portal.web.extensions import limiter, portal_context
 from portal.web.forms import ConfirmedForm
 from portal.web.i18n import current_language
+from portal.web.paging import page_number
 
 bp = Blueprint("reports", __name__)
 
@@ -92,6 +102,28 @@ def _build(db, company_id: int, query, tz, facts: bool = False):
     return build_report(
         db, company_id=company_id, company_name=current_user.company_name, query=query, tz=tz, facts=facts
     )
+
+
+class FigureLinks:
+    """Where each figure of the report page leads: the list of the session records it counts, by
+    the report's query narrowed to a month, a programme, a colleague or a department (selection.Drill)."""
+
+    def __init__(self, query: ReportQuery):
+        self.query = query
+        self.base = url_for("reports.sessions")
+        # Thousands of volunteer rows: one prefix, then the colleague's id appended.
+        self.volunteer_prefix = f"{self.base}?{urlencode(query.args)}&volunteer="
+
+    def __call__(self, programme: str | None = None, month=None, department: str | None = None) -> str:
+        period = self.query.period
+        args = {
+            "from": month.start if month else period.start.isoformat(),
+            "to": month.end if month else period.end.isoformat(),
+            "programme": programme or self.query.programme,
+        }
+        if department is not None:
+            args["department"] = department
+        return f"{self.base}?{urlencode(args)}"
 
 
 def _since_start(periods, started_on: date) -> list:
@@ -168,6 +200,7 @@ def index():
         ),
         crosswalk=crosswalk(report, language=language),
         departments=queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),
+        links=FigureLinks(query),
     )
 
 
@@ -176,6 +209,61 @@ def _goal_years(today: date, fiscal_start_month: int) -> list:
     state the goals they printed)."""
     current = fiscal_year_containing(today, fiscal_start_month)
     return [current, fiscal_year_containing(add_months(current.start, 12), fiscal_start_month)]
+
+
+DRILL_PER_PAGE = 100
+
+
+@bp.get("/reports/sessions")
+@roles_required("manager")
+def sessions():
+    """The session records one figure of the report counts (its link on the report page), a page
+    at a time, with what they add up to; the same list as CSV at /reports/sessions.csv."""
+    tz, company_id, settings, today = _scope()
+    drill = parse_drill(request.args, today, settings.fiscal_year_start_month)
+    if isinstance(drill, QueryErrors):
+        start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
+        return _error_page(drill, today, settings, start)
+    found = queries.drill_list(
+        portal_context().db,
+        company_id=company_id,
+        drill=drill,
+        tz=tz,
+        number=page_number(request.args.get("page")),
+        per_page=DRILL_PER_PAGE,
+    )
+    person = None
+    if drill.volunteer is not None:
+        person = queries.volunteer_sessions(portal_context().db, company_id=company_id, user_id=drill.volunteer)
+    return render_template(
+        "reports/sessions.html",
+        drill=drill,
+        found=found,
+        person=person[0] if person else None,
+        tz=tz,
+        programmes=PROGRAMMES,
+    )
+
+
+@bp.get("/reports/sessions.csv")
+@roles_required("manager")
+def sessions_csv():
+    """A figure's session records as CSV, streamed: one machine format in every language."""
+    tz, company_id, settings, today = _scope()
+    drill = parse_drill(request.args, today, settings.fiscal_year_start_month)
+    if isinstance(drill, QueryErrors):
+        start = queries.company_start(portal_context().db, company_id=company_id, tz=tz)
+        return _error_page(drill, today, settings, start)
+    period = drill.query.period
+    narrowed = f"-volunteer-{drill.volunteer}" if drill.volunteer is not None else ""
+    if drill.department is not None:
+        narrowed = "-department"
+    name = f"teei-sessions-{period.start}-{period.end}-{drill.query.programme}{narrowed}.csv"
+    lines = exports.drill_csv_lines(
+        queries.iter_drill(portal_context().db, company_id=company_id, drill=drill, tz=tz), tz
+    )
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
+    return Response(lines, mimetype=MIMETYPES["csv"], headers=headers)
 
 
 @bp.get("/reports/settings")
@@ -233,30 +321,10 @@ def export(fmt: str):
     name = f"teei-report-{query.period.start}-{query.period.end}-{query.programme}.{fmt}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
     if fmt == "pdf":
-        period = filing_period(query.period, today, settings.fiscal_year_start_month)
-        if period is None or query.programme != "all":
-            start = queries.company_start(db, company_id=company_id, tz=tz)
-            return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
-        report = _build(db, company_id, ReportQuery(period, "all"), tz, facts=True)
-        filed = operations.file_download(
-            db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
-        )
-        # Every copy states the filing's one ID and, outside a closed year, the moment it was filed.
-        as_of = report.as_of if report.closure else filed.filed_at
-        report = replace(
-            report,
-            figures=filed.figures,
-            mask=filed.mask,
-            corrections=filed.corrections,
-            report_id=filed.report_id,
-            as_of=as_of,
-            comparison=filed.comparison,
-        )
-        body = pdf.filing_pdf(
-            report,
-            current_language(),
-            verify_url=verify_url(portal_context().settings.public_base_url, filed.report_id),
-        )
+        filed = _filed_report(db, company_id, query, tz, today, settings)
+        if not isinstance(filed, FiledCopy):
+            return filed  # not a filing period: the page with the reason
+        body = pdf.filing_pdf(filed.report, current_language(), verify_url=filed.verify_url)
         return Response(body, mimetype=MIMETYPES["pdf"], headers=headers)
     report = _build(db, company_id, query, tz)
     sessions = queries.iter_sessions(db, company_id=company_id, query=query, tz=tz)
@@ -271,6 +339,57 @@ def export(fmt: str):
     )
     response.headers["Cache-Control"] = "private, no-store"
     return response
+
+
+class FiledCopy(NamedTuple):
+    report: Report  # the filed figures, mask, report ID and "as of"
+    verify_url: str
+
+
+def _filed_report(db, company_id: int, query: ReportQuery, tz, today: date, settings):
+    """The query's filing as every copy of it states it (the PDF, the filing pack): filed now if this
+    is its first copy, else as first filed; with its verify URL. Not a filing period: the 400 page."""
+    period = filing_period(query.period, today, settings.fiscal_year_start_month)
+    if period is None or query.programme != "all":
+        start = queries.company_start(db, company_id=company_id, tz=tz)
+        return _error_page(QueryErrors([_(NOT_FILED)], query.args), today, settings, start)
+    report = _build(db, company_id, ReportQuery(period, "all"), tz, facts=True)
+    filed = operations.file_download(
+        db, company_id=company_id, period=period, figures=report.figures, tz=tz, now=now_iso()
+    )
+    # Every copy states the filing's one ID and, outside a closed year, the moment it was filed.
+    as_of = report.as_of if report.closure else filed.filed_at
+    report = replace(
+        report,
+        figures=filed.figures,
+        mask=filed.mask,
+        corrections=filed.corrections,
+        report_id=filed.report_id,
+        as_of=as_of,
+        comparison=filed.comparison,
+    )
+    return FiledCopy(report, verify_url(portal_context().settings.public_base_url, filed.report_id))
+
+
+@bp.get("/reports/filing.<any(json, csv):fmt>")
+@roles_required("manager")
+def filing_pack(fmt: str):
+    """The filing pack: the same filing as the filing PDF (same query, same rules, same report ID),
+    as data points in JSON (streamed) or CSV. docs/filing-pack.md."""
+    tz, company_id, settings, today = _scope()
+    query = _parse(today, settings)
+    db = portal_context().db
+    if isinstance(query, QueryErrors):
+        return _error_page(query, today, settings, queries.company_start(db, company_id=company_id, tz=tz))
+    filed = _filed_report(db, company_id, query, tz, today, settings)
+    if not isinstance(filed, FiledCopy):
+        return filed
+    report, url = filed
+    name = f"teei-filing-{report.report_id}.{fmt}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "private, no-store"}
+    if fmt == "json":
+        return Response(pack.json_chunks(report, url), mimetype="application/json", headers=headers)
+    return Response(pack.csv_lines(report), mimetype=MIMETYPES["csv"], headers=headers)
 
 
 @bp.post("/reports/settings")

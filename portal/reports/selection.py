@@ -35,3 +35,23 @@ class ReportQuery:
 
     def programme_label_in(self, language: str) -> str:
         return translate(language, ALL_PROGRAMMES) if self.programme == "all" else PROGRAMMES[self.programme]
+
+
+@dataclass(frozen=True)
+class Drill:
+    """What one figure of the report counts, as the list of its session records reads it (issue 50,
+    item 2): the report's period or one month of it, a programme or all, and at most one colleague
+    (`volunteer`, a user id) or one department (`department`; "" for colleagues without one)."""
+
+    query: ReportQuery
+    volunteer: int | None = None
+    department: str | None = None
+
+    @property
+    def args(self) -> dict:
+        found = dict(self.query.args)
+        if self.volunteer is not None:
+            found["volunteer"] = self.volunteer
+        if self.department is not None:
+            found["department"] = self.department
+        return found

@@ -7,12 +7,16 @@ it inserted, so tests compute expected figures in Python over that list, indepen
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from fractions import Fraction
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 import sqlalchemy as sa
+from jsonschema import Draft202012Validator, FormatChecker
 
 from portal.core.clock import iso
 
@@ -118,3 +122,29 @@ def shown_hours(minutes: int) -> str:
     hour, half up, grouped thousands."""
     hundredths = (minutes * 100 * 2 + 60) // 120  # minutes / 60 in hundredths, + 0.5, floored
     return f"{hundredths // 100:,}.{hundredths % 100:02d}"
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+VALIDATOR = Draft202012Validator(
+    json.loads((DOCS / "filing-pack.schema.json").read_text()), format_checker=FormatChecker()
+)
+
+
+def pack_of(client, query: str) -> dict:
+    """The JSON pack of a filing, validated against the schema (every pack a test makes is)."""
+    response = client.get(f"/reports/filing.json?{query}")
+    assert response.status_code == 200 and response.mimetype == "application/json", response.status_code
+    assert response.is_streamed  # written a data point at a time
+    pack = json.loads(response.get_data(as_text=True))
+    errors = sorted(VALIDATOR.iter_errors(pack), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return pack
+
+
+def pack_hours(pack: dict) -> dict[tuple, Fraction]:
+    """The hours a pack shows, keyed as test_filing_disclosure keys a PDF's: (first, last, programme)."""
+    return {
+        (p["period"]["start"][:7], p["period"]["end"][:7], p["programme"]): Fraction(str(p["value"]))
+        for p in pack["data_points"]
+        if p["disclosure"] == "TEEI filing table" and p["measure"] == "volunteer_hours" and p["value"] is not None
+    }

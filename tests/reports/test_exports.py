@@ -164,6 +164,6 @@ def test_the_crosswalk_hides_what_the_pdf_hides(acme, manager_client):
     flat = " ".join("\n".join(p.extract_text() for p in PdfReader(io.BytesIO(response.get_data())).pages).split())
     assert "hidden Verified hours" in flat
     crosswalk = flat[flat.index("Framework crosswalk") :]
-    assert crosswalk.count("totals are hidden") == 5  # GRI 413-1, GRI 201-1, IRIS+, B4SI, ESRS
+    assert crosswalk.count("totals are hidden") == 6  # GRI 413-1, GRI 201-1, IRIS+, B4SI, ESRS, VSME
     assert "1 colleagues" not in crosswalk and "0.75" not in crosswalk and "hours in company time" not in crosswalk
     assert "SDG 5" in crosswalk  # what names no figure stays

@@ -17,7 +17,7 @@ from portal.reports.charts import month_chart
 from portal.reports.figures import Cell, Figures, MonthRow
 from tests.pages import csrf_from
 
-from .conftest import Row, oslo, shown_hours
+from .conftest import Row, oslo, pack_hours, pack_of, shown_hours
 from .linear import rank
 
 MONTHS = {"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06"}
@@ -104,6 +104,8 @@ def test_a_quarter_filed_after_its_months_gives_no_month_away(company, insert_se
     known = {}
     for query in ("from=2025-01-01&to=2025-01-31", "from=2025-02-01&to=2025-02-28"):
         known.update(printed_hours(pdf_text(client.get(f"/reports/export.pdf?{query}&programme=all"))))
+        # The filing pack (issue 50) is the same filing: what it shows joins what is known.
+        known.update(pack_hours(pack_of(client, f"{query}&programme=all")))
     # A late session for January arrives between the month's filing and the quarter's.
     insert_sessions(
         staff_rows(staff, acme, "mentorship", "2025-01-28", staff[:1], 33), received_at="2099-01-01T00:00:00.000000Z"
@@ -112,6 +114,9 @@ def test_a_quarter_filed_after_its_months_gives_no_month_away(company, insert_se
     # The quarter prints January as January was filed: Q1 − Jan − Feb is not the late session.
     assert {k: v for k, v in quarter.items() if k[1] <= "2025-02"} == {k: v for k, v in known.items() if k in quarter}
     known.update(quarter)
+    quarter_pack = pack_hours(pack_of(client, "from=2025-01-01&to=2025-03-31&programme=all"))
+    assert quarter_pack == quarter  # the pack shows exactly what its PDF shows
+    known.update(quarter_pack)
     months = ["2025-01", "2025-02", "2025-03"]
     assert known[("2025-01", "2025-01", "all")] == Fraction("10.5")  # January is printed in full
     for hidden in (("2025-03", "2025-03", "all"), ("2025-03", "2025-03", "language")):
