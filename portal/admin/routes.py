@@ -13,7 +13,7 @@ from portal.demo import demo_request_page, status_counts
 from portal.people import people_page
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import InviteManagerForm
+from portal.web.forms import CHOOSE_OFFERED, InviteManagerForm
 from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 
@@ -52,8 +52,10 @@ PARTNER_ORDERS = {
 def partners():
     """Each partner company's hours this year and last year to the same date, active volunteers,
     last session and trend; from here TEEI reads a company's report, read-only."""
-    typed = request.args.get("sort", "")
+    typed = request.args.get("sort") or ""
     order = typed if typed in PARTNER_ORDERS else "hours"
+    # An unknown order is said, not silently read as the default (as People's filter does).
+    sort_error = _(CHOOSE_OFFERED) if typed and typed != order else None
     key, largest_first = PARTNER_ORDERS[order]
     overview = queries.partner_overview(
         portal_context().db, now=clock.utcnow(), tz=report_timezone(portal_context().settings)
@@ -65,7 +67,8 @@ def partners():
         order=order,
         active_days=queries.ACTIVE_DAYS,
         flat_percent=queries.FLAT_PERCENT,
-    )
+        sort_error=sort_error,
+    ), (400 if sort_error else 200)
 
 
 @bp.get("/companies/<int:company_id>")
@@ -108,9 +111,10 @@ def invite_manager(company_id: int):
                 portal_context(),
                 company_id=company_id,
                 email=form.email.data,
+                name=form.name.data,
                 inviter_id=current_user.id,
                 inviter_name=PARTNERSHIPS_TEAM,
-                language=current_language(),
+                language=form.language.data,
             )
         except invitations.InvitationError as error:
             form.email.errors.append(_said(error))
