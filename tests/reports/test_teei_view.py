@@ -115,6 +115,11 @@ def test_the_overview_and_a_companys_report_are_for_teeis_admins_only(client, au
     auth.logout()
     auth.login(make_user("admin"))
     assert client.get("/admin/companies/999999/report").status_code == 404
+    empty = client.get(f"/admin/companies/{acme}/report")  # no sessions yet: the page says so, read-only
+    assert empty.status_code == 200 and "No hours yet" in empty.get_data(as_text=True)
+    assert "/invitations/new" not in empty.get_data(as_text=True)
+    bad = client.get(f"/admin/companies/{acme}/report?from=2026-13-01&to=2026-01-01")
+    assert bad.status_code == 400 and "read-only" in bad.get_data(as_text=True)
 
 
 def test_teeis_view_of_a_report_is_the_managers_page_read_only_and_hidden_as_its_filing(
