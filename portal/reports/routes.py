@@ -184,7 +184,9 @@ def _report_page(company_id: int, company_name: str, *, read_only: bool = False)
         if view.any_hidden()
         else charts.svg(charts.programme_chart(report.figures, language=language)),
         method=method(language),
-        crosswalk=crosswalk(report, language=language),
+        crosswalk=crosswalk(
+            report, language=language, hide_total=view.total_hidden(), hide_volunteers=view.count_hidden()
+        ),
         departments=[]
         if read_only
         else queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),

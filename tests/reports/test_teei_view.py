@@ -168,3 +168,17 @@ def test_teeis_view_of_a_report_is_the_managers_page_read_only_and_hidden_as_its
     # Hours, sessions and volunteers per programme: TEEI's view states exactly what the filing states.
     assert programme_cells(again, "by-programme") == programme_cells(verify, "verify-programmes")
     assert report_id.group(1) in again
+
+
+def test_a_small_companys_totals_stay_hidden_in_every_part_of_teeis_view(
+    company, insert_sessions, make_user, auth, client
+):
+    acme, _, staff = company("Acme Ltd", employees=2)
+    insert_sessions([Row("language", staff[i], acme, oslo(f"2025-06-0{i + 1}T18:00"), 97) for i in range(2)])
+    auth.login(make_user("admin"))
+    page = client.get(f"/admin/companies/{acme}/report?from=2025-06-01&to=2025-06-30").get_data(as_text=True)
+    assert re.search(r'id="figure-hours"><span class="hidden-figure">hidden<', page)
+    # Two colleagues' hours appear nowhere: not in a table, a chart, the crosswalk or a rounding note.
+    for told in (shown_hours(2 * 97), shown_hours(97)):
+        assert told not in page, told
+    assert "<svg" not in page
