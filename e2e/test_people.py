@@ -114,13 +114,49 @@ def test_a_manager_deactivates_a_colleague_who_left(pages, page, new_context):
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("alert")).to_contain_text("do not match")
 
-    # He comes back: reactivated from the list of colleagues who left, he signs in again.
-    page.get_by_role("button", name="Reactivate Marco Silva").click()
+    # He comes back: reactivated from the list of colleagues who left, after a confirmation.
+    page.get_by_role("link", name="Reactivate Marco Silva").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Reactivate Marco Silva?")
+    snapshot_widths(page, "people-reactivate")
+    page.get_by_role("button", name="Yes, reactivate Marco Silva").click()
     expect(page.get_by_role("status")).to_contain_text("Marco Silva is active again")
     marco.get_by_label("Password").fill(DEMO_PASSWORD)
     marco.get_by_role("button", name="Sign in").click()
     expect(marco.get_by_role("heading", level=1)).to_have_text("My volunteering")
     marco.context.close()
+
+
+def test_a_manager_makes_a_volunteer_a_manager_and_adds_one_by_name(pages, page, new_context):
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.get_by_role("link", name="People").click()
+    page.get_by_role("link", name="Make manager Marco Silva").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Make Marco Silva a manager?")
+    snapshot_widths(page, "people-make-manager")
+    page.get_by_role("button", name="Yes, make Marco Silva a manager").click()
+    expect(page.get_by_role("status")).to_contain_text("Marco Silva is now a manager")
+    expect(page.get_by_role("row", name=re.compile(MARCO))).to_contain_text("Manager")
+
+    marco = new_context().new_page()  # he signs in as before, and manages now
+    marco.goto(f"{pages.base_url}/login")
+    marco.get_by_label("Email").fill(MARCO)
+    marco.get_by_role("button", name="Continue").click()
+    marco.get_by_label("Password").fill(DEMO_PASSWORD)
+    marco.get_by_role("button", name="Sign in").click()
+    expect(marco.get_by_role("navigation", name="Main").get_by_role("link", name="People")).to_be_visible()
+    marco.context.close()
+
+    page.get_by_role("link", name="Add a manager").click()
+    page.get_by_label("Their name (optional)").fill("Grace Hopper")
+    page.get_by_label("Email address").fill("not-an-address")
+    page.get_by_label("Language of the invitation email").select_option("nb")
+    page.get_by_role("button", name="Send the invitation").click()
+    expect(page.get_by_label("Their name (optional)")).to_have_value("Grace Hopper")  # what was typed stays
+    snapshot_widths(page, "people-new-manager")
+    page.get_by_label("Email address").fill("grace@northwind.example")
+    page.get_by_role("button", name="Send the invitation").click()
+    expect(page.get_by_role("status")).to_contain_text("The invitation to manage with you is on its way")
+    email = pages.wait_for_email("grace@northwind.example")
+    assert "Grace Hopper" in email["text"]
 
 
 def test_admin_pages_for_companies_and_demo_requests(pages, page):

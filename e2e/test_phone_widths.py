@@ -61,7 +61,11 @@ LOOK_AT = {
     "/admin/companies/1",
     "/admin/demo-requests",
     "/admin/privacy",
+    "/admin/partners",
+    "/admin/companies/1/report",
 }
+# Pages a role may not reach by links within MAX_PAGES, visited too (issue 47, item 4).
+ALSO = {"admin": ("/admin/partners", "/admin/companies/1/report")}
 MAX_PAGES = 80  # per role; a path with a query string is visited in at most 3 variants
 OVERFLOW = """(tablesMayScroll) => {
   const width = window.innerWidth;
@@ -155,7 +159,7 @@ def test_no_page_of_any_role_scrolls_sideways_at_390_px(stack, browser, new_cont
             sign_in(page, stack.url, email)
         else:
             page.goto(stack.url)
-        visited, problems = walk(page, stack.url, also=() if email else (verify,))
+        visited, problems = walk(page, stack.url, also=ALSO.get(role, ()) if email else (verify,))
         context.close()
         report.append(f"{role}: {len(visited)} pages ({', '.join(visited)})")
         failures.update({f"{role} {path}": found for path, found in problems.items()})

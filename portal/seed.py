@@ -192,10 +192,23 @@ def history_sessions(now: datetime) -> dict[str, list[dict]]:
 
 def backdate_company(conn: sa.Connection, company_id: int, now: datetime) -> None:
     """The demo company and its history volunteers joined when their sessions began, so its report
-    periods, participation and year close start a year back rather than today."""
+    periods, participation and year close start a year back rather than today, and People says
+    when each joined (their membership's start, and their account's creation with it)."""
     joined = (now - timedelta(weeks=57)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
     conn.execute(
         sa.text("UPDATE companies SET created_at = :at WHERE id = :c AND created_at > :at"),
+        {"at": joined, "c": company_id},
+    )
+    # Its managers came with the partnership: People says they joined when the company did.
+    conn.execute(
+        sa.text(
+            "UPDATE company_memberships SET started_at = :at WHERE company_id = :c AND started_at > :at "
+            "AND ended_at IS NULL AND user_id IN (SELECT id FROM users WHERE company_id = :c AND role = 'manager')"
+        ),
+        {"at": joined, "c": company_id},
+    )
+    conn.execute(
+        sa.text("UPDATE users SET created_at = :at WHERE company_id = :c AND role = 'manager' AND created_at > :at"),
         {"at": joined, "c": company_id},
     )
     for email, _name, _programme, began, _every in (*HISTORY_VOLUNTEERS, *HISTORY_COLLEAGUES):
@@ -205,5 +218,10 @@ def backdate_company(conn: sa.Connection, company_id: int, now: datetime) -> Non
                 "UPDATE company_memberships SET started_at = :at WHERE company_id = :c AND started_at > :at "
                 "AND ended_at IS NULL AND user_id = (SELECT id FROM users WHERE email = :e)"
             ),
+            {"at": started, "c": company_id, "e": email},
+        )
+        # Their account was made when they joined (an invitation accepted then), not at seeding.
+        conn.execute(
+            sa.text("UPDATE users SET created_at = :at WHERE email = :e AND company_id = :c AND created_at > :at"),
             {"at": started, "c": company_id, "e": email},
         )

@@ -5,13 +5,15 @@ from flask_login import current_user
 from portal import invitations
 from portal.admin import queries
 from portal.applications import STATE_LABELS
+from portal.core import clock
 from portal.core.i18n import N_
+from portal.core.periods import report_timezone
 from portal.demo import STATUS_LABELS as DEMO_STATUS_LABELS
 from portal.demo import demo_request_page, status_counts
 from portal.people import people_page
 from portal.web.access import roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import InviteManagerForm
+from portal.web.forms import CHOOSE_OFFERED, InviteManagerForm
 from portal.web.i18n import current_language
 from portal.web.paging import page_number, search_text
 
@@ -34,6 +36,39 @@ def dashboard():
     query = search_text(request.args.get("q"))
     companies = queries.company_summaries(portal_context().db, query=query)
     return render_template("admin/dashboard.html", companies=companies, query=query)
+
+
+# The overview's orders: each column a person may sort by, as (key, largest first); ties by name.
+PARTNER_ORDERS = {
+    "hours": (lambda row: row.minutes_this_year, True),
+    "name": (lambda row: row.name.casefold(), False),
+    "active": (lambda row: row.active_volunteers, True),
+    "last_session": (lambda row: row.last_session_at or "", True),
+}
+
+
+@bp.get("/partners")
+@roles_required("admin")
+def partners():
+    """Each partner company's hours this year and last year to the same date, active volunteers,
+    last session and trend; from here TEEI reads a company's report, read-only."""
+    typed = request.args.get("sort") or ""
+    order = typed if typed in PARTNER_ORDERS else "hours"
+    # An unknown order is said, not silently read as the default (as People's filter does).
+    sort_error = _(CHOOSE_OFFERED) if typed and typed != order else None
+    key, largest_first = PARTNER_ORDERS[order]
+    overview = queries.partner_overview(
+        portal_context().db, now=clock.utcnow(), tz=report_timezone(portal_context().settings)
+    )
+    return render_template(
+        "admin/partners.html",
+        overview=overview,
+        rows=sorted(sorted(overview.rows, key=lambda row: row.name.casefold()), key=key, reverse=largest_first),
+        order=order,
+        active_days=queries.ACTIVE_DAYS,
+        flat_percent=queries.FLAT_PERCENT,
+        sort_error=sort_error,
+    ), (400 if sort_error else 200)
 
 
 @bp.get("/companies/<int:company_id>")
@@ -76,9 +111,10 @@ def invite_manager(company_id: int):
                 portal_context(),
                 company_id=company_id,
                 email=form.email.data,
+                name=form.name.data,
                 inviter_id=current_user.id,
                 inviter_name=PARTNERSHIPS_TEAM,
-                language=current_language(),
+                language=form.language.data,
             )
         except invitations.InvitationError as error:
             form.email.errors.append(_said(error))

@@ -46,7 +46,7 @@ MANAGER_INVITATION = Family(
     name="manager_invitation",
     id_prefix="mgi",
     template="manager_invitation",
-    template_version=1,
+    template_version=2,  # 2: greets the new manager by name when one was given
     subject=lambda data: translate(
         language_of(data), "You are invited to manage volunteering at %(company)s", company=data["company_name"]
     ),
@@ -130,6 +130,7 @@ def manager_invitation_email(
         data={
             "company_name": company_name,
             "inviter_name": _inviter(inviter_name, language),
+            "invitee_name": invitation.name or "",
             "token_nonce": invitation.token_nonce,
             "expires_on": _expires_on(invitation, language),
             "language": language,

@@ -1,19 +1,17 @@
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf.file import FileField, FileRequired
-from wtforms import HiddenField, PasswordField, RadioField, SelectField, StringField, TextAreaField
+from wtforms import HiddenField, PasswordField, RadioField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from portal.auth import MIN_PASSWORD_LENGTH
-from portal.core.i18n import LANGUAGES
 from portal.core.programmes import PROGRAMMES
 from portal.invitations.addresses import MAX_ADDRESSES, parse_addresses
-from portal.web.forms import PortalForm
-from portal.web.i18n import current_language
+from portal.web.forms import InvitationForm, PortalForm, language_field
 
 
-class InviteForm(PortalForm):
+class InviteForm(InvitationForm):
     emails = TextAreaField(
         _l("Email addresses"), validators=[DataRequired(message=_l("Add at least one email address."))]
     )
@@ -22,21 +20,8 @@ class InviteForm(PortalForm):
         choices=[SelectChoice(value, label) for value, label in PROGRAMMES.items()],
         validators=[DataRequired(message=_l("Choose a programme."))],
     )
-    # Each language named in itself ("English", "Norsk"); the manager's page language first chosen.
-    language = SelectField(
-        _l("Language of the invitation email"),
-        choices=[SelectChoice(code, name, render_kw={"lang": code}) for code, name in LANGUAGES.items()],
-        default=current_language,
-    )
+    language = language_field()
     parsed = None
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # Optional in a POST (scripts and older pages post only emails and programme): left out or
-        # empty, the email is in the page's language.
-        if self.is_submitted() and not any(self.language.raw_data or ()):
-            self.language.data = current_language()
-            self.language.raw_data = [self.language.data]
 
     def validate_emails(self, field):
         self.parsed = parse_addresses(field.data)
@@ -64,20 +49,12 @@ def _programme_field():
     )
 
 
-def _language_field():
-    return SelectField(
-        _l("Language of the invitation email"),
-        choices=[SelectChoice(code, name, render_kw={"lang": code}) for code, name in LANGUAGES.items()],
-        default=current_language,
-    )
-
-
 class ImportForm(PortalForm):
     """The CSV import's first step: the file and the invitations' programme and language."""
 
     file = FileField(_l("CSV file of colleagues"), validators=[FileRequired(message=_l("Choose a CSV file."))])
     programme = _programme_field()
-    language = _language_field()
+    language = language_field()
 
 
 class ConfirmImportForm(PortalForm):
@@ -85,7 +62,7 @@ class ConfirmImportForm(PortalForm):
 
     colleagues = HiddenField(validators=[DataRequired()])
     programme = _programme_field()
-    language = _language_field()
+    language = language_field()
 
 
 class AcceptForm(PortalForm):

@@ -18,9 +18,18 @@ _ALREADY_A_COLLEAGUE = N_(
 
 
 def invite_manager(
-    ctx, *, company_id: int, email: str, inviter_id: int, inviter_name: str, language: str | None = None
+    ctx,
+    *,
+    company_id: int,
+    email: str,
+    inviter_id: int,
+    inviter_name: str,
+    language: str | None = None,
+    name: str | None = None,
 ) -> bool:
     """Invite a person to manage the company (a second manager, or a first one again). Returns queued.
+    `name`, when given: kept with the invitation (the email greets them by it, the accept page offers
+    it); a renewed invitation keeps the name it had when none is given.
 
     The email is in the reading language of an address that has an account (its owner's choice,
     else their company's); else in `language`, the inviting person's page language (else English).
@@ -53,6 +62,7 @@ def invite_manager(
             role="manager",
             programme=None,
             invited_by=inviter_id,
+            names={address: name} if name else None,
         )
         written_in = reading_language(work.conn, address, otherwise=language_or_default(language))
         work.add(

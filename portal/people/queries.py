@@ -26,6 +26,7 @@ class Person:
     created_at: str
     deactivated_at: str | None
     department: str | None = None
+    joined_at: str | None = None  # when they first belonged to the company (its memberships)
 
     @property
     def role_label(self) -> str:
@@ -40,7 +41,14 @@ class Person:
         return self.name or self.email
 
 
-_COLUMNS = "id, email, name, role, programme, created_at, deactivated_at, department"
+# "Joined" is the start of the person's first membership of the company (an account made by an
+# invitation, the directory or a sign-in starts one at once; company_memberships keeps them), not
+# the account row's creation: the two differ for an account whose history was imported or seeded.
+_COLUMNS = (
+    "id, email, name, role, programme, created_at, deactivated_at, department, "
+    "COALESCE((SELECT MIN(m.started_at) FROM company_memberships m "
+    "WHERE m.user_id = users.id AND m.company_id = users.company_id), created_at) AS joined_at"
+)
 
 
 def people_page(

@@ -7,8 +7,7 @@ from portal.people import operations, queries
 from portal.people.forms import ConfirmForm
 from portal.web.access import current_company_id, roles_required
 from portal.web.extensions import portal_context
-from portal.web.forms import CHOOSE_OFFERED, InviteManagerForm, error_message
-from portal.web.i18n import current_language
+from portal.web.forms import CHOOSE_OFFERED, ConfirmedForm, InviteManagerForm, error_message
 from portal.web.paging import page_number, search_text
 
 bp = Blueprint("people", __name__, url_prefix="/people")
@@ -55,21 +54,48 @@ def deactivate(user_id: int):
     return render_template("people/deactivate.html", person=person, form=form)
 
 
-@bp.post("/<int:user_id>/reactivate")
+@bp.route("/<int:user_id>/reactivate", methods=["GET", "POST"])
 @roles_required("manager")
 def reactivate(user_id: int):
-    """A colleague who left is back: they can sign in again and belong to the company from now."""
+    """A colleague who left is back: they can sign in again and belong to the company from now.
+    The list links to this page; only its "Yes" (`confirmed=yes`) reactivates."""
     person = queries.find_colleague(portal_context().db, company_id=current_company_id(), user_id=user_id)
     if person is None:
         abort(404)
-    if ConfirmForm().validate_on_submit():
-        try:
-            operations.reactivate_colleague(portal_context().db, company_id=current_company_id(), user_id=user_id)
-        except operations.PeopleError as error:
-            flash(error_message(error), "error")
-        else:
-            flash(_("%(name)s is active again and can sign in.", name=person.display_name), "success")
+    form = ConfirmedForm()
+    if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
+        return render_template("people/confirm_reactivate.html", person=person)
+    try:
+        operations.reactivate_colleague(
+            portal_context().db, company_id=current_company_id(), user_id=user_id, acting_user_id=current_user.id
+        )
+    except operations.PeopleError as error:
+        flash(error_message(error), "error")
+    else:
+        flash(_("%(name)s is active again and can sign in.", name=person.display_name), "success")
     return redirect(url_for("people.index", state="deactivated"))
+
+
+@bp.route("/<int:user_id>/make-manager", methods=["GET", "POST"])
+@roles_required("manager")
+def make_manager(user_id: int):
+    """A volunteer becomes a manager of the company. The list links to this page; only its "Yes"
+    (`confirmed=yes`) changes the role."""
+    person = queries.find_colleague(portal_context().db, company_id=current_company_id(), user_id=user_id)
+    if person is None:
+        abort(404)
+    form = ConfirmedForm()
+    if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
+        return render_template("people/confirm_make_manager.html", person=person)
+    try:
+        operations.make_manager(
+            portal_context().db, company_id=current_company_id(), user_id=user_id, acting_user_id=current_user.id
+        )
+    except operations.PeopleError as error:
+        flash(error_message(error), "error")
+    else:
+        flash(_("%(name)s is now a manager of your company.", name=person.display_name), "success")
+    return redirect(url_for("people.index"))
 
 
 @bp.route("/managers/new", methods=["GET", "POST"])
@@ -82,10 +108,11 @@ def new_manager():
                 portal_context(),
                 company_id=current_company_id(),
                 email=form.email.data,
+                name=form.name.data,
                 inviter_id=current_user.id,
                 inviter_name=current_user.name or "A colleague",  # the email words it in its language
-                # for an address without an account: the email in this page's language
-                language=current_language(),
+                # for an address without an account: the email in the language chosen on the form
+                language=form.language.data,
             )
         except InvitationError as error:
             form.email.errors.append(error_message(error))

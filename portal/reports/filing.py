@@ -385,6 +385,50 @@ def file_on(
         if compare
         else None
     )
+    filed, stored = _new_filing(
+        conn, company_id=company_id, period=period, figures=figures, tz=tz, now=now, compare=compare, before=before
+    )
+    filed.report_id = new_report_id(company_id, period)
+    conn.execute(
+        _RECORD,
+        {
+            **where,
+            "figures": json.dumps(filed.figures.to_dict()),
+            "mask": json.dumps(stored),
+            "source": source,
+            "now": now,
+            "report_id": filed.report_id,
+        },
+    )
+    return filed
+
+
+def filing_as_it_stands(
+    conn: sa.Connection, *, company_id: int, period: Period, figures: Figures, tz: ZoneInfo, now: str
+) -> Filed:
+    """The period's filing if it was filed, else what filing it now would state (its figures and its
+    mask, without a report ID or a comparison with the year before, which would file that year):
+    writes nothing. TEEI's read-only view of a company's report shows this, so it hides exactly what
+    the company's filing hides."""
+    found = filing_of(conn, company_id=company_id, period=period)
+    if found is not None:
+        return found
+    return _new_filing(conn, company_id=company_id, period=period, figures=figures, tz=tz, now=now, compare=False)[0]
+
+
+def _new_filing(
+    conn: sa.Connection,
+    *,
+    company_id: int,
+    period: Period,
+    figures: Figures,
+    tz: ZoneInfo,
+    now: str,
+    compare: bool,
+    before: YearBefore | None = None,
+) -> tuple[Filed, dict]:
+    """A first filing of the period, read and decided but not recorded: (it, what its record stores)."""
+    where = {"company_id": company_id, "start": period.start.isoformat(), "end": period.end.isoformat()}
     rows = conn.execute(_EARLIER, where).all()
     earlier = [Release.from_dict(json.loads(row.mask)["release"]) for row in rows]
     unnamed = _as_months_were_filed(
@@ -420,19 +464,7 @@ def file_on(
         "corrections": None if corrections is None else corrections.to_dict(),
         "comparison": None if comparison is None else comparison.to_dict(),
     }
-    report_id = new_report_id(company_id, period)
-    conn.execute(
-        _RECORD,
-        {
-            **where,
-            "figures": json.dumps(unnamed.to_dict()),
-            "mask": json.dumps(stored),
-            "source": source,
-            "now": now,
-            "report_id": report_id,
-        },
-    )
-    return Filed(unnamed, mask, corrections, report_id, now, comparison)
+    return Filed(unnamed, mask, corrections, "", now, comparison), stored
 
 
 def _filed(row) -> Filed:

@@ -47,3 +47,9 @@ class View(NamedTuple):
 def view_of(report: Report) -> View:
     """A filed report (its `mask` set) through its mask."""
     return View(report, report.mask, [m.start[:7] for m in report.figures.months])
+
+
+def masked_view(report: Report) -> View:
+    """The report page's view: through its mask where it has one (TEEI's read-only view), else
+    hiding nothing (the company's own managers see every figure)."""
+    return View(report, report.mask or FilingMask(), [m.start[:7] for m in report.figures.months])

@@ -400,6 +400,11 @@ class CompanyStart:
     employees: int  # colleagues with an employee account now
 
 
+def company_name(db: Database, *, company_id: int) -> str | None:
+    with db.read() as conn:
+        return conn.execute(sa.text("SELECT name FROM companies WHERE id = :id"), {"id": company_id}).scalar()
+
+
 def company_start(db: Database, *, company_id: int, tz: ZoneInfo) -> CompanyStart:
     with db.read() as conn:
         return read_company_start(conn, company_id=company_id, tz=tz)

@@ -21,7 +21,15 @@ from portal.core.i18n import ENGLISH, percent
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.figures import DENOMINATOR_TEXT, Cell, Figures, read_figures
-from portal.reports.filing import Filed, FiledCorrections, FilingMask, filed_period, filing_of, find_filing
+from portal.reports.filing import (
+    Filed,
+    FiledCorrections,
+    FilingMask,
+    filed_period,
+    filing_as_it_stands,
+    filing_of,
+    find_filing,
+)
 from portal.reports.goals import Comparison, YearBefore, goal_year, read_goal, year_before
 from portal.reports.hours import HUNDREDTH, hours_change
 from portal.reports.labels import moment_text
@@ -198,11 +206,21 @@ class ReportPage(NamedTuple):
 
 
 def read_report_page(
-    db: Database, *, company_id: int, company_name: str, tz: ZoneInfo, choose_query: Callable[[ReportSettings], object]
+    db: Database,
+    *,
+    company_id: int,
+    company_name: str,
+    tz: ZoneInfo,
+    choose_query: Callable[[ReportSettings], object],
+    as_filed: bool = False,
 ) -> ReportPage:
     """What the report page shows, read in one transaction: on a libSQL server each statement is a
     request and each transaction one more, and the page once read in six. `choose_query` makes the
-    query from the company's settings (its fiscal year), or the errors that stop it."""
+    query from the company's settings (its fiscal year), or the errors that stop it.
+
+    `as_filed` (TEEI's read-only view): the figures and mask of the period's filing, or of the filing
+    it would get now (filing.filing_as_it_stands; nothing is written), so the page hides what the
+    company's filing hides."""
     with db.read() as conn:
         settings = read_report_settings(conn, company_id=company_id)
         query = choose_query(settings)
@@ -215,10 +233,22 @@ def read_report_page(
                 tz=tz,
                 settings=settings,
                 compare=True,
+                facts=as_filed,
             )
             if isinstance(query, ReportQuery)
             else None
         )
+        if report is not None and as_filed:
+            filed = filing_as_it_stands(
+                conn,
+                company_id=company_id,
+                period=query.period,
+                figures=report.live or report.figures,
+                tz=tz,
+                now=report.as_of,
+            )
+            report.figures, report.mask, report.corrections = filed.figures, filed.mask, filed.corrections
+            report.comparison = filed.comparison
         start = read_company_start(conn, company_id=company_id, tz=tz)
     return ReportPage(settings, query, report, start)
 

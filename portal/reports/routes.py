@@ -35,7 +35,7 @@ from portal.reports.forms import (
 from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
-from portal.reports.masked import view_of
+from portal.reports.masked import masked_view, view_of
 from portal.reports.report import Report, build_report, filed_report_by_id, filing_for, read_report_page
 from portal.reports.selection import ReportQuery
 from portal.web.access import current_company_id, public, roles_required
@@ -108,13 +108,16 @@ class FigureLinks:
     """Where each figure of the report page leads: the list of the session records it counts, by
     the report's query narrowed to a month, a programme, a colleague or a department (selection.Drill)."""
 
-    def __init__(self, query: ReportQuery):
+    def __init__(self, query: ReportQuery, *, opens: bool = True):
         self.query = query
+        self.opens = opens  # False: TEEI's read-only view, which opens no session records
         self.base = url_for("reports.sessions")
         # Thousands of volunteer rows: one prefix, then the colleague's id appended.
         self.volunteer_prefix = f"{self.base}?{urlencode(query.args)}&volunteer="
 
-    def __call__(self, programme: str | None = None, month=None, department: str | None = None) -> str:
+    def __call__(self, programme: str | None = None, month=None, department: str | None = None) -> str | None:
+        if not self.opens:
+            return None
         period = self.query.period
         args = {
             "from": month.start if month else period.start.isoformat(),
@@ -131,7 +134,14 @@ def _since_start(periods, started_on: date) -> list:
     return [p for p in periods if p.end >= started_on]
 
 
-def _error_page(errors: QueryErrors, today: date, settings, start: queries.CompanyStart):
+def _error_page(errors: QueryErrors, today: date, settings, start: queries.CompanyStart, **page):
+    page = {
+        "company_name": current_user.company_name,
+        "read_only": False,
+        "report_endpoint": "reports.index",
+        "report_scope": {},
+        **page,
+    }
     return render_template(
         "reports/index.html",
         errors=errors.messages,
@@ -141,66 +151,105 @@ def _error_page(errors: QueryErrors, today: date, settings, start: queries.Compa
         presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
         programmes=PROGRAMMES,
         settings=settings,
+        **page,
     ), 400
 
 
 @bp.get("/reports")
 @roles_required("manager")
 def index():
-    tz, company_id = report_timezone(portal_context().settings), current_company_id()
+    return _report_page(current_company_id(), current_user.company_name)
+
+
+@bp.get("/admin/companies/<int:company_id>/report")
+@roles_required("admin")
+def company_report(company_id: int):
+    """TEEI's admins: a company's report page as its managers see it, read-only (no settings, no
+    year close, no downloads, which would file a period) and hidden as the company's filing hides
+    it: no names, and no figure its filing does not state (issue 47, item 4)."""
+    company_name = queries.company_name(portal_context().db, company_id=company_id)
+    if company_name is None:
+        abort(404)
+    return _report_page(company_id, company_name, read_only=True)
+
+
+def _report_page(company_id: int, company_name: str, *, read_only: bool = False):
+    tz = report_timezone(portal_context().settings)
     today = today_in(tz)
+    # A filing is of all programmes: the read-only view shows what the company's filing states.
+    args = {**request.args, "programme": "all"} if read_only else request.args
     settings, query, report, start = read_report_page(
         portal_context().db,
         company_id=company_id,
-        company_name=current_user.company_name,
+        company_name=company_name,
         tz=tz,
-        choose_query=lambda settings: _parse(today, settings),
+        choose_query=lambda settings: parse_report_query(args, today, settings.fiscal_year_start_month),
+        as_filed=read_only,
     )
+    scope = {"company_id": company_id} if read_only else {}
+    here = {"report_endpoint": "reports.company_report" if read_only else "reports.index", "report_scope": scope}
     if isinstance(query, QueryErrors):
-        return _error_page(query, today, settings, start)
+        return _error_page(query, today, settings, start, company_name=company_name, read_only=read_only, **here)
     listed = report.figures.volunteers
     shown = listed if request.args.get("volunteers") == "all" else listed[:PAGE_VOLUNTEERS]
     offered = _since_start(presets(today, settings.fiscal_year_start_month), start.started_on)
     fiscal = settings.fiscal_year_start_month
     filed_as = query.programme == "all" and filing_period(query.period, today, fiscal)
-    files = bool(filed_as)
+    files = bool(filed_as) and not read_only
     # A filed period: the page states the filing's ID, the one on its every PDF and report email.
     filing = filing_for(portal_context().db, company_id=company_id, period=filed_as) if filed_as else None
     language = current_language()
+    # What the page hides: the filing's mask in the read-only view, nothing for the company's managers.
+    view = masked_view(report)
     return render_template(
         "reports/index.html",
         report=report,
+        view=view,
         errors=[],
         values=query.args,
         programmes=PROGRAMMES,
-        shown=shown,
+        shown=[] if read_only else shown,
         start=start,
         presets=offered,
         filing_presets=[p for p in offered if filing_period(p, today, fiscal)],
         files=files,
         filing=filing,
         settings=settings,
-        month_svg=charts.svg(charts.month_chart(report.figures, language=language)),
-        programme_svg=charts.svg(charts.programme_chart(report.figures, language=language)),
+        # A chart's labels and lengths would tell a hidden figure: with one hidden, the tables only.
+        month_svg=None if view.any_hidden() else charts.svg(charts.month_chart(report.figures, language=language)),
+        programme_svg=None
+        if view.any_hidden()
+        else charts.svg(charts.programme_chart(report.figures, language=language)),
         method=method(language),
         benchmark=_(BENCHMARK),
         counted_time=counted_time_text(report.figures, language),
-        # The page is the working copy: nothing hidden (the filing PDF and the emails hide as filed).
+        # The company's managers see the working copy, nothing hidden; TEEI's read-only view hides what
+        # the company's filing hides (its comparison too: the filing's own, or none before it is filed).
         goal_lines=goal_lines(
-            report.comparison, participation=report.figures.participation, participation_hidden=False, language=language
+            report.comparison,
+            participation=report.figures.participation,
+            participation_hidden=view.participation_hidden(),
+            language=language,
         ),
         before_note=before_note(report.comparison, language),
         before_lines=before_lines(
             report.comparison,
             figures=report.figures,
-            total_hidden=False,
-            count_hidden=False,
-            participation_hidden=False,
+            total_hidden=view.total_hidden(),
+            count_hidden=view.count_hidden(),
+            participation_hidden=view.participation_hidden(),
             language=language,
         ),
-        crosswalk=crosswalk(report, language=language),
-        departments=queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),
-        links=FigureLinks(query),
+        crosswalk=crosswalk(
+            report, language=language, hide_total=view.total_hidden(), hide_volunteers=view.count_hidden()
+        ),
+        departments=[]
+        if read_only
+        else queries.hours_by_department(portal_context().db, company_id=company_id, volunteers=listed),
+        links=FigureLinks(query, opens=not read_only),
+        company_name=company_name,
+        read_only=read_only,
+        **here,
     )
 
 

@@ -18,6 +18,9 @@ EVENTS = {
     "scim_updated": N_("Changed by the directory (SCIM)"),
     "scim_deactivated": N_("Deactivated by the directory (SCIM)"),
     "scim_reactivated": N_("Reactivated by the directory (SCIM)"),
+    "deactivated": N_("Deactivated on the People page"),
+    "reactivated": N_("Reactivated on the People page"),
+    "made_manager": N_("Made a manager on the People page"),
     "token_created": N_("Directory token created"),
     "token_revoked": N_("Directory token revoked"),
 }

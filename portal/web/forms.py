@@ -29,12 +29,13 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
 from markupsafe import escape
 from werkzeug.exceptions import BadRequest
-from wtforms import EmailField, HiddenField, PasswordField, TextAreaField
-from wtforms.fields.choices import SelectFieldBase
+from wtforms import EmailField, HiddenField, PasswordField, SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice, SelectFieldBase
 from wtforms.validators import DataRequired, Email, InputRequired, Length, Regexp
 
-from portal.core.i18n import N_, number
+from portal.core.i18n import LANGUAGES, N_, number
 from portal.core.text import control_characters_in, hidden_characters_in
+from portal.web.i18n import current_language
 
 # In English here (tests compare with them); a page shows each in its own language (`_()` where used).
 FILES_REFUSED = N_("This form takes text only, not files. Go back and type your answers into the form.")
@@ -182,14 +183,46 @@ def _choice_problem(field) -> bool:
     return bool(field.errors)
 
 
-class InviteManagerForm(PortalForm):
-    """A company's new manager, by address: a manager adds one on the people page, an admin on the
-    company's page (the same invitation either way)."""
+def language_field() -> SelectField:
+    """The language of an invitation email, each language named in itself ("English", "Norsk"), the
+    page's language first chosen: the Invite page's field and the Add a manager form's."""
+    return SelectField(
+        _l("Language of the invitation email"),
+        choices=[SelectChoice(code, name, render_kw={"lang": code}) for code, name in LANGUAGES.items()],
+        default=current_language,
+    )
+
+
+class InvitationForm(PortalForm):
+    """A form that sends an invitation email, in the language chosen on it."""
+
+    language = language_field()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Optional in a POST (scripts and older pages post without it): left out, the email is in the
+        # page's language. Sent empty, it is a choice not offered (a field error, as for any select).
+        if self.is_submitted() and not self.language.raw_data:
+            self.language.data = current_language()
+            self.language.raw_data = [self.language.data]
+
+
+class InviteManagerForm(InvitationForm):
+    """A company's new manager, by address, with their name and the email's language as the Invite
+    page asks them: a manager adds one on the people page, an admin on the company's page (the same
+    invitation either way)."""
 
     email = EmailField(
         _l("Email address"),
         validators=[DataRequired(message=_l("Enter the new manager's email address.")), Email(), Length(max=254)],
     )
+    name = StringField(
+        _l("Their name (optional)"),
+        description=_l("The email greets them by it; they can change it when they accept."),
+        validators=[Length(max=120)],
+        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+    )
+    language = language_field()
 
 
 class ConfirmedForm(PortalForm):

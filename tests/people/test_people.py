@@ -203,17 +203,44 @@ def test_inviting_a_manager_tells_nothing_about_accounts_elsewhere(client, auth,
     )
 
 
-def test_a_colleague_who_left_is_reactivated_and_signs_in_again(client, auth, app, make_user, user_id, db):
+def identity_events(db, company_id):
+    with db.read() as conn:
+        return [
+            tuple(row)
+            for row in conn.execute(
+                sa.text("SELECT event, user_id, actor_user_id FROM identity_events WHERE company_id = :c ORDER BY id"),
+                {"c": company_id},
+            )
+        ]
+
+
+def test_a_colleague_who_left_is_reactivated_after_a_confirmation_and_signs_in_again(
+    client, auth, app, make_user, user_id, db
+):
     manager = make_user("manager", company="Acme Ltd")
     back = make_user("employee", company="Acme Ltd")
     other_company = make_user("employee", company="Other Co")
     auth.login(manager)
     assert post_with_csrf(client, f"/people/{user_id(back)}/deactivate").status_code == 302
+    left = client.get("/people?state=deactivated").get_data(as_text=True)
+    assert f'href="/people/{user_id(back)}/reactivate"' in left  # the list links to the confirmation
 
-    answer = post_with_csrf(client, "/people?state=deactivated", f"/people/{user_id(back)}/reactivate")
+    page = client.get(f"/people/{user_id(back)}/reactivate").get_data(as_text=True)
+    assert "Reactivate" in page and "can sign in again" in page and back in page
+    # A post without the confirmation's "Yes" answers the page again and changes nothing.
+    unconfirmed = post_with_csrf(client, "/people?state=deactivated", f"/people/{user_id(back)}/reactivate")
+    assert unconfirmed.status_code == 200 and "can sign in again" in unconfirmed.get_data(as_text=True)
+    assert type(auth)(app.test_client()).login(back).status_code == 401, "still deactivated"
+
+    answer = post_with_csrf(client, "/people?state=deactivated", f"/people/{user_id(back)}/reactivate", confirmed="yes")
     assert answer.status_code == 302
     assert "is active again" in client.get(answer.location).get_data(as_text=True)
-    assert post_with_csrf(client, "/people", f"/people/{user_id(other_company)}/reactivate").status_code == 404
+    again = post_with_csrf(client, "/people", f"/people/{user_id(back)}/reactivate", confirmed="yes")
+    assert "is not a deactivated member" in client.get(again.location).get_data(as_text=True)
+    assert (
+        post_with_csrf(client, "/people", f"/people/{user_id(other_company)}/reactivate", confirmed="yes").status_code
+        == 404
+    )
     with db.read() as conn:
         open_memberships = conn.execute(
             sa.text("SELECT COUNT(*) FROM company_memberships WHERE user_id = :u AND ended_at IS NULL"),
@@ -222,3 +249,110 @@ def test_a_colleague_who_left_is_reactivated_and_signs_in_again(client, auth, ap
     assert open_memberships == 1, "they belong to the company again, from now"
     other = app.test_client()
     assert type(auth)(other).login(back).status_code == 302, "they sign in again"
+    # Both steps are the company's identity events, with the manager who took them; once each.
+    acme = company_of(db, manager)
+    assert identity_events(db, acme) == [
+        ("deactivated", user_id(back), user_id(manager)),
+        ("reactivated", user_id(back), user_id(manager)),
+    ]
+    assert "Reactivated on the People page" in client.get("/company/sign-in/events").get_data(as_text=True)
+
+
+def test_a_volunteer_is_made_a_manager_after_a_confirmation(client, auth, app, make_user, user_id, db):
+    manager = make_user("manager", company="Acme Ltd")
+    volunteer = make_user("employee", company="Acme Ltd")
+    left = make_user("employee", company="Acme Ltd")
+    stranger = make_user("employee", company="Other Co")
+    their_browser = app.test_client()
+    type(auth)(their_browser).login(volunteer)
+    assert their_browser.get("/people").status_code == 403
+    auth.login(manager)
+    post_with_csrf(client, f"/people/{user_id(left)}/deactivate")
+    listed = client.get("/people").get_data(as_text=True)
+    assert f'href="/people/{user_id(volunteer)}/make-manager"' in listed
+    assert f'href="/people/{user_id(manager)}/make-manager"' not in listed  # not for a manager
+
+    page = client.get(f"/people/{user_id(volunteer)}/make-manager").get_data(as_text=True)
+    assert "a manager?" in page and "identity provider" in page
+    unconfirmed = post_with_csrf(client, "/people", f"/people/{user_id(volunteer)}/make-manager")
+    assert unconfirmed.status_code == 200
+    assert their_browser.get("/people").status_code == 403, "nothing changed without the Yes"
+
+    done = post_with_csrf(client, "/people", f"/people/{user_id(volunteer)}/make-manager", confirmed="yes")
+    assert "is now a manager" in client.get(done.location).get_data(as_text=True)
+    # Their own session, already open, has the new role from its next page.
+    assert their_browser.get("/people").status_code == 200
+    assert their_browser.get("/reports").status_code == 200
+
+    # Bad input changes nothing: a manager already, a colleague who left, another company's volunteer.
+    for person, answer in ((volunteer, "Only an active volunteer"), (left, "Only an active volunteer")):
+        refused = post_with_csrf(client, "/people", f"/people/{user_id(person)}/make-manager", confirmed="yes")
+        assert answer in client.get(refused.location).get_data(as_text=True)
+    assert (
+        post_with_csrf(client, "/people", f"/people/{user_id(stranger)}/make-manager", confirmed="yes").status_code
+        == 404
+    )
+    with db.read() as conn:
+        roles = dict(conn.execute(sa.text("SELECT email, role FROM users WHERE role != 'admin'")).all())
+    assert roles == {manager: "manager", volunteer: "manager", left: "employee", stranger: "employee"}
+    acme = company_of(db, manager)
+    assert [e for e in identity_events(db, acme) if e[0] == "made_manager"] == [
+        ("made_manager", user_id(volunteer), user_id(manager))
+    ]
+
+
+def test_add_a_manager_asks_their_name_and_the_emails_language(client, auth, make_user, outbox_rows, ctx, db, count):
+    import json
+
+    from portal.email_families import FAMILIES
+
+    manager = make_user("manager", company="Northwind Logistics")
+    auth.login(manager)
+    form = client.get("/people/managers/new").get_data(as_text=True)
+    assert 'name="name"' in form and 'name="language"' in form and 'lang="nb"' in form
+    bad = post_with_csrf(client, "/people/managers/new", email="grace@northwind.example", name="Grace", language="xx")
+    assert bad.status_code == 400 and "Choose one of the options offered" in bad.get_data(as_text=True)
+    too_long = post_with_csrf(client, "/people/managers/new", email="grace@northwind.example", name="G" * 121)
+    assert too_long.status_code == 400
+    assert count("invitations") == 0 and outbox_rows(family="manager_invitation") == []
+
+    sent = post_with_csrf(
+        client, "/people/managers/new", email="grace@northwind.example", name="Grace Hopper", language="nb"
+    )
+    assert sent.status_code == 302
+    (row,) = outbox_rows(family="manager_invitation")
+    email = FAMILIES["manager_invitation"].render(json.loads(row["template_input"]), ctx.settings, now=clock.utcnow())
+    assert "Grace Hopper" in email.text and "Grace Hopper" in email.html  # greeted by name
+    assert json.loads(row["template_input"])["language"] == "nb"
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT name FROM invitations")).scalar_one() == "Grace Hopper"
+
+
+def test_people_says_when_each_colleague_joined_the_company(client, auth, make_user, user_id, db):
+    manager = make_user("manager", company="Acme Ltd")
+    colleague = make_user("employee", company="Acme Ltd")
+    with db.write() as conn:  # they joined in March 2025; their account row was made today (an import, a seed)
+        conn.execute(
+            sa.text("UPDATE company_memberships SET started_at = '2025-03-04T09:00:00.000000Z' WHERE user_id = :u"),
+            {"u": user_id(colleague)},
+        )
+    auth.login(manager)
+    row = client.get("/people").get_data(as_text=True).split(colleague)[1].split("</tr>")[0]
+    assert "4 Mar 2025" in row
+
+
+def test_the_demo_says_when_its_colleagues_joined_not_the_day_it_was_seeded(client, auth, db, settings):
+    from datetime import UTC, datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from portal.seed import DEMO_PASSWORD, HISTORY_VOLUNTEERS, seed_demo
+
+    seed_demo(db, secret_key=settings.secret_key, history=True)
+    auth.login("manager@northwind.example", DEMO_PASSWORD)
+    email, _name, _programme, began, _every = HISTORY_VOLUNTEERS[0]  # began 56 weeks ago
+    joined = (datetime.now(UTC) - timedelta(weeks=began + 1)).astimezone(ZoneInfo("Europe/Oslo")).date()
+    row = client.get(f"/people?q={email}").get_data(as_text=True).split(f">{email}</td>")[1].split("</tr>")[0]
+    assert f"{joined.day} {joined:%b %Y}" in row
+    with db.read() as conn:  # the account, too, was made when they joined
+        created = conn.execute(sa.text("SELECT created_at FROM users WHERE email = :e"), {"e": email}).scalar_one()
+    assert created[:10] <= (datetime.now(UTC) - timedelta(weeks=began)).date().isoformat()
