@@ -86,7 +86,7 @@ def new():
             form.form_errors.append(_said(error))
         else:
             flash(_("Draft saved. Check the preview and send yourself a test before you send it."), "success")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            return _to_campaign(campaign_id)
     return render_template("campaigns/new.html", form=form), 400 if form.errors else 200
 
 
@@ -98,7 +98,7 @@ def edit(campaign_id: int):
         abort(404)
     if not page.can_send:
         flash(_("Only a draft can be edited. Duplicate this campaign to write a new one from it."), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     fields = ("name", "subject", "body", "audience", "topic", "subject_nb", "body_nb")
     form = _compose_form(data={key: page.campaign[key] for key in fields})
     if form.validate_on_submit():
@@ -108,7 +108,7 @@ def edit(campaign_id: int):
             form.form_errors.append(_said(error))
         else:
             flash(_("Draft saved."), "success")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            return _to_campaign(campaign_id)
     return render_template("campaigns/new.html", form=form, campaign=page.campaign), 400 if form.errors else 200
 
 
@@ -117,16 +117,16 @@ def edit(campaign_id: int):
 def duplicate(campaign_id: int):
     if not DuplicateForm().validate_on_submit():
         flash(_(OUT_OF_DATE), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     try:
         copy_id = operations.duplicate(
             portal_context().db, campaign_id=campaign_id, admin_id=current_user.id, copy_of=_("Copy of %(name)s")
         )
     except operations.CampaignError as error:
         flash(_said(error), "error")
-        return redirect(url_for("campaigns.index"))
+        return redirect(url_for("campaigns.index"), 303)
     flash(_("A copy is saved as a new draft. Edit it, then send it."), "success")
-    return redirect(url_for("campaigns.show", campaign_id=copy_id))
+    return _to_campaign(copy_id)
 
 
 @bp.get("/<int:campaign_id>")
@@ -153,7 +153,7 @@ def test_send(campaign_id: int):
     form = TestSendForm()
     if not form.validate_on_submit():
         flash(_(OUT_OF_DATE), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     language = form.language.data or ENGLISH
     try:
         new = operations.send_test(
@@ -175,7 +175,7 @@ def test_send(campaign_id: int):
                 _("A test copy of the Norwegian version is on its way to %(email)s.", email=current_user.email),
                 "success",
             )
-    return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    return _to_campaign(campaign_id)
 
 
 @bp.get("/<int:campaign_id>/send/confirm")
@@ -303,7 +303,7 @@ def cancel(campaign_id: int):
     if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
         if not page.can_cancel:
             flash(_(_NOT_CANCELLABLE.get(page.campaign["status"], OUT_OF_DATE)), "error")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            return _to_campaign(campaign_id)
         return render_template("campaigns/confirm_cancel.html", page=page)
     try:
         done = operations.cancel(portal_context().db, campaign_id=campaign_id)
@@ -314,7 +314,7 @@ def cancel(campaign_id: int):
             flash(_("Draft discarded: it will not be sent. Duplicate it if you want it back."), "success")
         else:
             flash(_cancel_said(done), "success" if not done.may_still_go_out else "warning")
-    return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    return _to_campaign(campaign_id)
 
 
 def _cancel_said(done: operations.CancelResult) -> str:

@@ -131,7 +131,7 @@ def test_a_draft_is_edited_and_a_sent_campaign_is_not(client, admin, people, for
         "audience": "all_managers",
     }
     answer = client.post(path, data=fields)
-    assert answer.status_code == 302
+    assert answer.status_code == 303  # redirect after POST
     row = campaign_row(db, campaign)
     assert (row["subject"], row["body"], row["audience"]) == ("Snow at TEEI", "Changed.", "all_managers")
 
