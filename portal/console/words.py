@@ -444,8 +444,8 @@ def waiting(row: dict, pauses, *, rate_limit: int) -> str:
 # letter, by what the engine recorded), as the console says it before the actions.
 NOT_RETRIED = {
     "may_have_gone": N_(
-        "It cannot be retried: the provider may already have sent it (%(reason)s). Ask the provider, then "
-        "confirm it as sent, or send it again as a new email."
+        "It cannot be retried: the provider may already have sent it. The portal recorded: %(reason)s. Ask the "
+        "provider, then confirm it as sent, or send it again as a new email."
     ),
     "sent_again": N_("It cannot be retried: it was already sent again as a new email (see its history)."),
     "accepted": N_("Nothing to retry: the provider accepted it (message ID %(id)s)."),

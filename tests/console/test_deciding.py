@@ -111,7 +111,7 @@ def test_an_email_held_by_a_pause_says_who_paused_it_and_why(client, admin, make
 def test_an_email_that_cannot_be_retried_says_why(client, admin, unknown_outcome, make_outbox_row):
     maybe_sent = unknown_outcome()
     page = page_of(client, f"/admin/outbox/{maybe_sent}")
-    assert "It cannot be retried: the provider may already have sent it (" in page
+    assert "It cannot be retried: the provider may already have sent it. The portal recorded: " in page
     assert buttons(page) == ["Confirm it was sent", "Send it again as a new email"]
 
     refused = make_outbox_row(
