@@ -158,3 +158,34 @@ def test_an_admin_edits_duplicates_and_schedules_a_draft_in_oslo_time(pages, pag
     page.get_by_role("link", name="All campaigns").click()
     expect(page.get_by_role("row", name=re.compile("^Christmas news"))).to_contain_text("for 24 Dec 2030, 00:30 CET")
     shoot(page, "campaign-list-scheduled")
+
+
+def test_html_in_a_body_is_flagged_and_back_after_sending_asks_nothing(pages, page, stack):
+    """Typed HTML shows as text, and the preview says so before anyone gets it; after "Yes, send"
+    the browser's Back comes to pages a GET shows (redirect after POST, a 303), never to "Confirm
+    form resubmission", and sends nothing twice."""
+    add_company_of_three(stack)
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/campaigns")
+    compose(page, "Spring news", "Spring at TEEI", "Hello <b>everyone</b>.\n\nSee you soon.")
+    warning = page.locator(".raw-html-warning")
+    expect(warning).to_contain_text("This text holds HTML tags. The email shows them as text")
+    expect(page.locator("#preview")).to_contain_text("Hello <b>everyone</b>.")
+    shoot(page, "campaign-raw-html")
+
+    page.get_by_role("button", name="Send campaign…").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Send to 3 people?")
+    with page.expect_response(lambda answer: answer.request.method == "POST") as posted:
+        page.get_by_role("button", name="Yes, send to 3 people").click()
+    assert posted.value.status == 303, "redirect after POST"
+    expect(page.get_by_text("Sending to 3 people")).to_be_visible()
+    for to in PEOPLE:
+        pages.wait_for_email(to, "Spring at TEEI")
+
+    requests = []
+    page.on("request", lambda request: requests.append(request.method))
+    page.go_back()  # to the confirmation, a GET: the campaign is no longer a draft, so its page
+    expect(page.get_by_role("heading", level=1)).to_have_text("Spring news")
+    expect(page.get_by_role("button", name="Send campaign…")).to_have_count(0)
+    assert "POST" not in requests, "Back posted a form again"
+    assert len([e for e in stack.model.sent() if e["subject"] == "Spring at TEEI"]) == 3, "sent once"

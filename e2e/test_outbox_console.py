@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from e2e.keyboard import KeyboardUser
 from e2e.screenshots import ARTIFACTS, shoot
+from e2e.test_people import snapshot_widths
 from portal.core import clock
 from portal.core.settings import Settings
 from portal.email_families import FAMILIES
@@ -65,13 +66,15 @@ def test_an_unknown_outcome_is_confirmed_as_sent_with_a_reason(pages, page, stac
 
     listed.get_by_role("link").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Password reset email")
+    expect(page.locator("#not-retried")).to_contain_text("It cannot be retried: the provider may already have sent it")
+    snapshot_widths(page, "console-cannot-retry")
     page.get_by_role("button", name="Ask the provider").click()
     (sent,) = stack.model.sent()
     expect(page.get_by_role("status")).to_contain_text("The provider has this email")
     expect(page.get_by_label("Provider message ID (optional)")).to_have_value(sent["id"])
     page.get_by_label("Reason").fill("The provider has it: delivered on the first attempt")
     shoot(page, SHOTS, "console-decide")
-    page.get_by_role("button", name="Confirm as sent").click()
+    page.get_by_role("button", name="Confirm it was sent").click()
 
     expect(page.get_by_role("status").first).to_contain_text("recorded as sent")
     history = page.locator(".timeline")
@@ -129,7 +132,7 @@ def test_a_failed_email_is_retried_by_keyboard(page, stack, portal_env):
     # The page then shows the email while it is being sent, alone or in a batch of one.
     stack.model.fail_next("slow_accept", delay=10.0)
     stack.model.fail_next("slow_accept", delay=10.0, path="/emails/batch")
-    keys.activate("Retry")
+    keys.activate("Try sending it again")
     expect(page.get_by_role("status").first).to_contain_text("tried again")
     frozen = "EXISTS (SELECT 1 FROM email_frozen_payloads f WHERE f.outbox_id = email_outbox.id)"
     wait_for_row(stack.db, f"id = :id AND status = 'processing' AND {frozen}", id=outbox_id)
@@ -233,3 +236,38 @@ def test_an_email_waiting_for_its_retry_is_shown_as_its_recipient_sees_it(pages,
     shoot(page, SHOTS, "console-email")
     page.locator("iframe.email-frame").scroll_into_view_if_needed()
     page.locator("iframe.email-frame").screenshot(path=str(SHOTS / "console-email-frame.png"))
+
+
+def test_an_email_held_by_a_pause_shows_its_subject_and_what_it_waits_for(pages, page, stack):
+    """An admin pauses password resets; a reset asked meanwhile waits. The list names it by its
+    subject and says it is paused; its page says by whom and why, every time in one stated zone."""
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/outbox")
+    sending = page.get_by_role("region", name="Sending")
+    sending.get_by_label("What to pause").select_option("password_reset")
+    sending.get_by_label("Reason", exact=True).fill("Checking the reset template")
+    sending.get_by_role("button", name="Pause sending").click()
+    expect(page.get_by_role("status").first).to_contain_text("Paused: password reset emails.")
+    page.get_by_role("button", name="Sign out").click()
+
+    page.goto(f"{stack.url}/password/forgot")
+    page.get_by_label("Email").fill("manager@northwind.example")
+    page.get_by_role("button", name="Send the link").click()
+    row = wait_for_row(stack.db, "family = 'password_reset' AND last_error = 'sending_paused'")
+
+    pages.sign_in(ADMIN, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/admin/outbox/?family=password_reset")
+    expect(page.get_by_text("All times are in the portal’s time zone, Europe/Oslo.")).to_be_visible()
+    listed = page.get_by_role("row", name=re.compile(row["id"]))
+    expect(listed).to_contain_text("Reset your TEEI Partner Portal password")
+    expect(listed).to_contain_text("paused by an operator")
+    snapshot_widths(page, "console-list-subjects")
+
+    listed.get_by_role("link").click()
+    expect(page.locator("#waiting")).to_contain_text(f"Paused by an operator: {ADMIN} paused password reset emails")
+    expect(page.locator("#waiting")).to_contain_text("“Checking the reset template”")
+    expect(page.get_by_role("button", name="Cancel this email")).to_be_visible()
+    when = page.locator(".timeline-when").all_inner_texts()
+    assert when and all(re.search(r"\d\d:\d\d:\d\d CES?T$", text) for text in when), when
+    snapshot_widths(page, "console-email-paused")
+    assert stack.model.sent() == [], "nothing goes out while the pause holds"

@@ -14,6 +14,7 @@ from openpyxl import load_workbook
 from playwright.sync_api import expect
 from pypdf import PdfReader
 
+from e2e.test_people import snapshot_widths
 from portal.auth.operations import create_user
 from portal.core.clock import iso
 from portal.core.periods import presets
@@ -164,3 +165,17 @@ def test_a_new_company_is_shown_what_to_do_first(pages, page, stack):
         page.screenshot(path=str(ARTIFACTS / f"reports-new-company-{width}.png"), full_page=True)
     invite.click()
     expect(page).to_have_url(re.compile(r"/invitations/new$"))
+
+
+def test_a_volunteers_page_opened_from_the_report_says_its_period(pages, page, stack):
+    minutes, sessions, volunteers = add_last_quarter_sessions(stack.db)
+    quarter = next(p for p in presets(datetime.now(OSLO).date()) if p.kind == "last_quarter")
+    pages.sign_in(MANAGER, DEMO_PASSWORD)
+    page.goto(f"{stack.url}/reports?from={quarter.start}&to={quarter.end}&programme=all")
+    page.locator("#volunteers").get_by_role("link").first.click()
+    period = page.locator("#period")
+    expect(period).to_contain_text(f"{quarter.start:%-d %b %Y} – {quarter.end:%-d %b %Y}")
+    expect(period).to_contain_text("all programmes")
+    snapshot_widths(page, "report-volunteer-period")
+    page.get_by_role("link", name=re.compile("^← Report")).click()
+    expect(page).to_have_url(re.compile(f"from={quarter.start}&to={quarter.end}"))

@@ -40,6 +40,23 @@ def to_html(body: str) -> str:
     )
 
 
+@lru_cache(maxsize=1)
+def _html_reader() -> MarkdownIt:
+    """The same CommonMark with raw HTML recognised, only to find it (never to render)."""
+    return MarkdownIt("commonmark", {"html": True})
+
+
+@lru_cache(maxsize=8)
+def has_raw_html(body: str) -> bool:
+    """Whether the body holds raw HTML (`<b>`, `<table>`, a comment): the email shows it as text, tags
+    and all, since the parser above leaves HTML off, so the preview says so."""
+    return any(
+        token.type in ("html_block", "html_inline")
+        or any(child.type == "html_inline" for child in token.children or ())
+        for token in _html_reader().parse(body)
+    )
+
+
 @lru_cache(maxsize=8)
 def to_text(body: str) -> str:
     """The plain-text part: what the Markdown says, without its marks."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from portal.campaigns import audiences, emails, topics, versions
-from portal.campaigns.markdown import to_html, to_text
+from portal.campaigns.markdown import has_raw_html, to_html, to_text
 from portal.core.i18n import ENGLISH, N_, NORWEGIAN
 from portal.outbox.ground import statuses
 from portal.outbox.operate import reads
@@ -138,6 +138,7 @@ class Preview:
     subject: str
     html: str
     text: str
+    raw_html: bool = False  # the body holds HTML, which the email shows as text
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,13 @@ def campaign_page(db, campaign_id: int, language: str = ENGLISH) -> CampaignPage
             for version, people in conn.execute(_VERSIONS_SENT, {"c": campaign_id}).all():
                 counts[version] = counts.get(version, 0) + people
     previews = {
-        version.language: Preview(version.language, version.subject, to_html(version.body), to_text(version.body))
+        version.language: Preview(
+            version.language,
+            version.subject,
+            to_html(version.body),
+            to_text(version.body),
+            has_raw_html(version.body),
+        )
         for version in available.values()
     }
     return CampaignPage(

@@ -86,7 +86,7 @@ def new():
             form.form_errors.append(_said(error))
         else:
             flash(_("Draft saved. Check the preview and send yourself a test before you send it."), "success")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            return _to_campaign(campaign_id)
     return render_template("campaigns/new.html", form=form), 400 if form.errors else 200
 
 
@@ -98,7 +98,7 @@ def edit(campaign_id: int):
         abort(404)
     if not page.can_send:
         flash(_("Only a draft can be edited. Duplicate this campaign to write a new one from it."), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     fields = ("name", "subject", "body", "audience", "topic", "subject_nb", "body_nb")
     form = _compose_form(data={key: page.campaign[key] for key in fields})
     if form.validate_on_submit():
@@ -108,7 +108,7 @@ def edit(campaign_id: int):
             form.form_errors.append(_said(error))
         else:
             flash(_("Draft saved."), "success")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            return _to_campaign(campaign_id)
     return render_template("campaigns/new.html", form=form, campaign=page.campaign), 400 if form.errors else 200
 
 
@@ -117,16 +117,16 @@ def edit(campaign_id: int):
 def duplicate(campaign_id: int):
     if not DuplicateForm().validate_on_submit():
         flash(_(OUT_OF_DATE), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     try:
         copy_id = operations.duplicate(
             portal_context().db, campaign_id=campaign_id, admin_id=current_user.id, copy_of=_("Copy of %(name)s")
         )
     except operations.CampaignError as error:
         flash(_said(error), "error")
-        return redirect(url_for("campaigns.index"))
+        return redirect(url_for("campaigns.index"), 303)
     flash(_("A copy is saved as a new draft. Edit it, then send it."), "success")
-    return redirect(url_for("campaigns.show", campaign_id=copy_id))
+    return _to_campaign(copy_id)
 
 
 @bp.get("/<int:campaign_id>")
@@ -153,7 +153,7 @@ def test_send(campaign_id: int):
     form = TestSendForm()
     if not form.validate_on_submit():
         flash(_(OUT_OF_DATE), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     language = form.language.data or ENGLISH
     try:
         new = operations.send_test(
@@ -175,87 +175,118 @@ def test_send(campaign_id: int):
                 _("A test copy of the Norwegian version is on its way to %(email)s.", email=current_user.email),
                 "success",
             )
-    return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    return _to_campaign(campaign_id)
+
+
+@bp.get("/<int:campaign_id>/send/confirm")
+@roles_required("admin")
+def confirm_send_page(campaign_id: int):
+    """The confirmation that states the reach (nothing is sent), reached by a GET: the campaign
+    page's "Send campaign…" asks for it, so Back after "Yes, send" comes here again (and on to the
+    campaign, once it is no longer a draft), never to a form's answer that asks to be sent again."""
+    form = SendForm(request.args, meta={"csrf": False})
+    if not form.validate():
+        flash(_(OUT_OF_DATE), "error")
+        return _to_campaign(campaign_id)
+    return _confirmation(campaign_id, form.send_at.data)
 
 
 @bp.post("/<int:campaign_id>/send/confirm")
 @roles_required("admin")
 def confirm_send(campaign_id: int):
-    """The page's "Send campaign…": the confirmation that states the reach (nothing is sent)."""
-    return _send_or_confirm(campaign_id, confirming=True)
+    """The confirmation asked by a POST: redirected (303) to the page above, which a GET shows."""
+    form = SendForm()
+    if not form.validate_on_submit():
+        flash(_(OUT_OF_DATE), "error")
+        return _to_campaign(campaign_id)
+    return redirect(url_for(".confirm_send_page", campaign_id=campaign_id, send_at=form.send_at.data or None), 303)
 
 
 @bp.post("/<int:campaign_id>/send")
 @roles_required("admin")
 def send(campaign_id: int):
     """Send or schedule (CONTRACT.md). With `confirm_reach`, the number the confirmation page showed,
-    nothing is sent if the audience has another size now: the page asks again with the new number."""
-    return _send_or_confirm(campaign_id, confirming=False)
-
-
-def _send_or_confirm(campaign_id: int, *, confirming: bool):
+    nothing is sent if the audience has another size now: the confirmation again, with the new
+    number. Without it, the answer is the confirmation page, and nothing is sent. Every redirect
+    after this POST is a 303, so the browser's Back and Reload never post it again."""
     ctx = portal_context()
     form = SendForm()
     if not form.validate_on_submit():
         flash(_(OUT_OF_DATE), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    zone = _zone()
+        return _to_campaign(campaign_id)
+    if not form.confirm_reach.data:
+        return _confirmation(campaign_id, form.send_at.data)
+    send_at = _send_at(form.send_at.data)
+    if isinstance(send_at, str):
+        flash(send_at, "error")
+        return _to_campaign(campaign_id)
     try:
-        send_at = operations.parse_send_at(form.send_at.data, zone)
+        result = operations.send(
+            ctx,
+            campaign_id=campaign_id,
+            admin_id=current_user.id,
+            send_at=send_at,
+            expected_reach=int(form.confirm_reach.data),
+        )
+    except operations.ReachChanged as error:
+        changed = ngettext(
+            "The audience changed since the confirmation: it now reaches %(num)d person.",
+            "The audience changed since the confirmation: it now reaches %(num)d people.",
+            error.reach,
+        )
+        flash(changed, "error")
+        return redirect(url_for(".confirm_send_page", campaign_id=campaign_id, send_at=form.send_at.data or None), 303)
+    except operations.CampaignError as error:
+        flash(_said(error), "error")
+        return _to_campaign(campaign_id)
+    if result.started:
+        message = ngettext(
+            "Sending to %(num)d person. Progress shows below.",
+            "Sending to %(num)d people. Progress shows below.",
+            result.recipients,
+        )
+        flash(message, "success")
+    else:
+        flash(_("Scheduled for %(time)s. You can cancel it until then.", time=_shown_time(send_at)), "success")
+    return _to_campaign(campaign_id)
+
+
+def _to_campaign(campaign_id: int):
+    """Back to the campaign's page after a POST (or a confirmation it can no longer have): a 303."""
+    return redirect(url_for("campaigns.show", campaign_id=campaign_id), 303)
+
+
+def _send_at(typed: str | None):
+    """The typed send time, read in the portal's zone: a UTC datetime, None for now, or the message
+    (a str) that says why it cannot be used (unreadable, or past)."""
+    try:
+        send_at = operations.parse_send_at(typed, _zone())
         if send_at is not None and send_at <= clock.utcnow():
             raise operations.CampaignError(operations.PAST)
     except operations.CampaignError as error:
-        flash(_said(error), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    changed = None
-    # Without `confirm_reach` (the reach a confirmation page stated) nothing is sent: the answer is
-    # that page (CONTRACT.md, README "Campaigns").
-    if not confirming and form.confirm_reach.data:
-        try:
-            result = operations.send(
-                ctx,
-                campaign_id=campaign_id,
-                admin_id=current_user.id,
-                send_at=send_at,
-                expected_reach=int(form.confirm_reach.data) if form.confirm_reach.data else None,
-            )
-        except operations.ReachChanged as error:
-            changed = ngettext(
-                "The audience changed since the confirmation: it now reaches %(num)d person.",
-                "The audience changed since the confirmation: it now reaches %(num)d people.",
-                error.reach,
-            )
-        except operations.CampaignError as error:
-            flash(_said(error), "error")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-        else:
-            if result.started:
-                message = ngettext(
-                    "Sending to %(num)d person. Progress shows below.",
-                    "Sending to %(num)d people. Progress shows below.",
-                    result.recipients,
-                )
-                flash(message, "success")
-            else:
-                flash(
-                    _("Scheduled for %(time)s. You can cancel it until then.", time=_shown_time(send_at)),
-                    "success",
-                )
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
-    page = queries.campaign_page(ctx.db, campaign_id, current_language())
+        return _said(error)
+    return send_at
+
+
+def _confirmation(campaign_id: int, typed: str | None):
+    """The confirmation page for sending at `typed` (empty: now), stating the reach as of now."""
+    send_at = _send_at(typed)
+    if isinstance(send_at, str):
+        flash(send_at, "error")
+        return _to_campaign(campaign_id)
+    page = queries.campaign_page(portal_context().db, campaign_id, current_language())
     if page is None:
         abort(404)
     if not page.can_send:
         flash(_(_NOT_A_DRAFT[page.campaign["status"]]), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        return _to_campaign(campaign_id)
     return render_template(
         "campaigns/confirm_send.html",
         page=page,
-        form=SendForm(formdata=None, data={"send_at": form.send_at.data, "confirm_reach": page.reach.recipients}),
+        form=SendForm(formdata=None, data={"send_at": typed, "confirm_reach": page.reach.recipients}),
         send_at=_shown_time(send_at) if send_at else None,
         count=page.reach.recipients,
         version_names=versions.NAMES,
-        changed=changed,
     )
 
 
@@ -272,7 +303,7 @@ def cancel(campaign_id: int):
     if request.method == "GET" or not form.validate_on_submit() or not form.is_confirmed:
         if not page.can_cancel:
             flash(_(_NOT_CANCELLABLE.get(page.campaign["status"], OUT_OF_DATE)), "error")
-            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+            return _to_campaign(campaign_id)
         return render_template("campaigns/confirm_cancel.html", page=page)
     try:
         done = operations.cancel(portal_context().db, campaign_id=campaign_id)
@@ -283,7 +314,7 @@ def cancel(campaign_id: int):
             flash(_("Draft discarded: it will not be sent. Duplicate it if you want it back."), "success")
         else:
             flash(_cancel_said(done), "success" if not done.may_still_go_out else "warning")
-    return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+    return _to_campaign(campaign_id)
 
 
 def _cancel_said(done: operations.CancelResult) -> str:

@@ -21,6 +21,14 @@ ACTION_LABELS = {
     "cancel": N_("Cancel"),
 }
 assert set(ACTION_LABELS) == set(ACTIONS)
+# One email's buttons, each saying what it does to that email.
+BUTTON_LABELS = {
+    "retry": N_("Try sending it again"),
+    "confirm_sent": N_("Confirm it was sent"),
+    "send_again": N_("Send it again as a new email"),
+    "cancel": N_("Cancel this email"),
+}
+assert set(BUTTON_LABELS) == set(ACTIONS)
 CHOOSE_ACTION = _l("Choose one of the actions offered.")
 UNKNOWN_CHOICE = _l("Choose one of the values offered.")
 

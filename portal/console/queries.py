@@ -62,7 +62,15 @@ def outbox_filter(
 
 
 def outbox_page(db, filters: operator.OutboxFilter, cursor: str | None) -> operator.OutboxPage:
-    return operator.outbox_page(db, filters, cursor)
+    """A page of the list, each row with its `subject` (while its content is kept) and `about`
+    (what it is about, in words: shown in the subject's place once its content is gone)."""
+    page = operator.outbox_page(db, filters, cursor)
+    subjects = operator.subjects_of(db, [row["id"] for row in page.rows])
+    rows = []
+    for row in page.rows:
+        subject, subject_ref = subjects.get(row["id"], (None, None))
+        rows.append({**row, "subject": subject, "about": about_words(subject_ref)})
+    return replace(page, rows=rows)
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,19 @@ ABOUT_WORDS = {
     "password-reset": N_("Password reset %(id)s"),
     "report-test": N_("Test report"),
 }
+
+
+def about_words(subject_ref: str | None) -> str:
+    """What an email is about, in words alone (a list's row: no page looked up)."""
+    if not subject_ref:
+        return ""
+    kind, _colon, rest = subject_ref.partition(":")
+    first = rest.split(":")[0]
+    if kind in ABOUT_PAGES and first.isdigit():
+        return _(ABOUT_PAGES[kind][0], id=first)
+    if kind in ABOUT_WORDS:
+        return _(ABOUT_WORDS[kind], id=first)
+    return subject_ref
 
 
 def about(db, subject_ref: str | None) -> About | None:

@@ -11,6 +11,7 @@ from flask_login import current_user
 from portal.console import operations, queries, words
 from portal.console.forms import (
     ACTION_LABELS,
+    BUTTON_LABELS,
     ActionForm,
     BulkActionForm,
     ChooseBulkActionForm,
@@ -67,6 +68,9 @@ def _console_words():
         "offer_word": words.offer_word,
         "comparison_code": words.comparison_code,
         "who": words.who,
+        "times_stated": words.times_stated,
+        "waiting_short": words.waiting_short,
+        "reason_meant": words.reason_meant,
     }
 
 
@@ -254,16 +258,21 @@ def detail(outbox_id: str):
 
 
 def _render_detail(outbox_id: str, form: ActionForm, status: int = 200, lookup=None):
-    found = queries.email_detail(portal_context().db, outbox_id)
+    ctx = portal_context()
+    found = queries.email_detail(ctx.db, outbox_id)
     if found is None:
         abort(404)
+    pauses = queries.sending_pauses(ctx)
     return render_template(
         "console/detail.html",
         detail=found,
         row=found.row,
         history=words.history(found.timeline),
+        waiting=words.waiting(found.row, pauses, rate_limit=ctx.settings.resend_rate_limit_per_second),
+        paused=words.waiting_code(found.row, pauses) == words.PAUSED_BY_OPERATOR,
+        not_retried=words.not_retried(found.row, found.actions),
         form=form,
-        labels=ACTION_LABELS,
+        labels=BUTTON_LABELS,
         lookup=lookup,
     ), status
 

@@ -11,12 +11,13 @@ has none, and tests/console/test_history_words.py drives the engine through ever
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from flask_babel import gettext as _
 
 from portal.core import clock, i18n
 from portal.core.i18n import N_
+from portal.core.periods import report_timezone
 from portal.outbox.ground.statuses import (
     BOUNCE_CLASSES,
     BOUNCED,
@@ -38,6 +39,7 @@ from portal.outbox.ground.statuses import (
 )
 from portal.outbox.operate.operator import ALL_SENDING, TimelineEntry, events
 from portal.outbox.operate.operator import suppression_comparison as comparing
+from portal.web.extensions import portal_context
 from portal.web.i18n import current_language
 
 # A status as a person reads it (English: the status with spaces).
@@ -181,6 +183,7 @@ REASONS = {
     "campaign_cancelled": N_("the campaign was cancelled"),
     "recipient_unsubscribed": N_("the recipient unsubscribed"),
     "recipient_erased": N_("the recipient's personal data was erased"),
+    "sending_paused": N_("an operator paused sending: nothing was sent; it goes once sending is resumed"),
 }
 
 
@@ -333,8 +336,159 @@ def history_time(at: str | None, fallback: str = "") -> str:
 
 
 def _second(moment: datetime) -> str:
-    moment = moment.astimezone(UTC)
-    return f"{i18n.day(moment.date(), current_language())}, {moment:%H:%M:%S} UTC"
+    """In the portal's zone, as every time of the console (the `date_time` filter's), named:
+    3 Dec 2026, 15:05:09 CET."""
+    moment = moment.astimezone(report_timezone(portal_context().settings))
+    return f"{i18n.day(moment.date(), current_language())}, {moment:%H:%M:%S} {moment.tzname()}"
+
+
+def times_stated() -> str:
+    """The one zone of every time in the console, said once on each of its pages."""
+    return _("All times are in the portal’s time zone, %(zone)s.", zone=portal_context().settings.portal_timezone)
+
+
+# --- what an email waits for, and why it cannot be retried --------------------------------------------
+
+# What a waiting email waits for, by the code the engine left on it (its last_error's reason code,
+# or a pause that holds its family): a short phrase for the list, a sentence for its page, whose
+# placeholder `time` is the next attempt (the provider's asked time, for a 429).
+PAUSED_BY_OPERATOR, PROVIDER_ASKED, RATE_SLOT, NEXT_ATTEMPT, IN_QUEUE, BEING_SENT = (
+    "paused",
+    "provider_asked",
+    "rate_slot",
+    "next_attempt",
+    "in_queue",
+    "being_sent",
+)
+WAITING_SHORT = {
+    PAUSED_BY_OPERATOR: N_("paused by an operator"),
+    PROVIDER_ASKED: N_("the provider asked us to wait"),
+    RATE_SLOT: N_("waiting for a rate slot"),
+    NEXT_ATTEMPT: N_("waiting for its next attempt"),
+    IN_QUEUE: N_("waiting in the queue"),
+    BEING_SENT: N_("being sent now"),
+}
+WAITING_LONG = {
+    PROVIDER_ASKED: N_(
+        "Waiting: the provider asked us to wait (429, too many requests) until %(time)s. Nothing was sent; "
+        "it is tried again then, under the same key."
+    ),
+    RATE_SLOT: N_(
+        "Waiting for a rate slot: the portal sends at most %(limit)d requests a second to the provider, and every "
+        "slot was taken. Nothing was sent; the next try is at %(time)s."
+    ),
+    NEXT_ATTEMPT: N_("Waiting for its next attempt, at %(time)s."),
+    IN_QUEUE: N_("Waiting in the queue for a worker: it goes as soon as one is free."),
+    BEING_SENT: N_("Being sent now: a worker holds it, and its page changes once the provider answers."),
+}
+assert set(WAITING_LONG) | {PAUSED_BY_OPERATOR} == set(WAITING_SHORT)
+# An operator's pause holds it; `what`, `who`, `time` and `reason` are the pause's.
+PAUSED_LONG = N_(
+    "Paused by an operator: %(who)s paused %(what)s, %(time)s (“%(reason)s”). It keeps its place and goes "
+    "once sending is resumed."
+)
+
+
+def waiting_code(row: dict, pauses) -> str | None:
+    """What a waiting or processing row waits for, as a code of WAITING_SHORT; None for a settled row."""
+    if row["status"] == PROCESSING:
+        return BEING_SENT
+    if row["status"] not in (PENDING, ENQUEUED, RETRY):
+        return None
+    if _pause_of(row, pauses) is not None:
+        return PAUSED_BY_OPERATOR
+    code = events.reason_code(row.get("last_error"))
+    if row["status"] != RETRY:
+        return IN_QUEUE
+    if code == "rate_limited":
+        return PROVIDER_ASKED
+    if code == "rate_limit_wait":
+        return RATE_SLOT
+    if code == "sending_paused":
+        return IN_QUEUE  # it met a pause that has ended: the resume made it due
+    return NEXT_ATTEMPT
+
+
+def _pause_of(row: dict, pauses):
+    return next((held for held in pauses if held.scope in (ALL_SENDING, row["family"])), None)
+
+
+def waiting_short(row: dict, pauses) -> str:
+    code = waiting_code(row, pauses)
+    return _(WAITING_SHORT[code]) if code else ""
+
+
+def waiting(row: dict, pauses, *, rate_limit: int) -> str:
+    """What a waiting email waits for, in a sentence for its page; "" for a settled one."""
+    code = waiting_code(row, pauses)
+    if code is None:
+        return ""
+    if code == PAUSED_BY_OPERATOR:
+        held = _pause_of(row, pauses)
+        return _(
+            PAUSED_LONG,
+            who=pause_actor(held),
+            what=pause_scope(held.scope),
+            time=history_time(held.at),
+            reason=held.reason,
+        )
+    at = history_time(row.get("next_attempt_at"), fallback=_("any moment"))
+    sentence = _(WAITING_LONG[code], time=at, limit=rate_limit)
+    meant = REASONS.get(events.reason_code(row.get("last_error")) or "")
+    if code == NEXT_ATTEMPT and meant:
+        sentence += " " + _("The last attempt: %(reason)s.", reason=_(meant))
+    return sentence
+
+
+# Why an email that is not waiting cannot be retried under its key, by its status (or, for a dead
+# letter, by what the engine recorded), as the console says it before the actions.
+NOT_RETRIED = {
+    "may_have_gone": N_(
+        "It cannot be retried: the provider may already have sent it. The portal recorded: %(reason)s. Ask the "
+        "provider, then confirm it as sent, or send it again as a new email."
+    ),
+    "sent_again": N_("It cannot be retried: it was already sent again as a new email (see its history)."),
+    "accepted": N_("Nothing to retry: the provider accepted it (message ID %(id)s)."),
+    "failed_at_provider": N_(
+        "It cannot be retried under its key: the provider took it (message ID %(id)s) and reported that it could "
+        "not send it."
+    ),
+    BOUNCED: N_("It cannot be retried: the provider sent it, and the recipient's server refused it."),
+    COMPLAINED: N_("It cannot be retried: the provider sent it, and the recipient marked it as spam."),
+    SUPPRESSED: N_(
+        "It cannot be retried: the address is on the suppression list. Remove it there first if the person "
+        "asks for email again."
+    ),
+    CANCELLED: N_("It cannot be retried: it was cancelled, and nothing was sent."),
+}
+MAY_HAVE_GONE_REASON = N_("an earlier attempt may have reached the provider")
+
+
+def not_retried(row: dict, actions: list[str]) -> str:
+    """Why this email offers no retry, in a sentence; "" when it does, or while it waits."""
+    status = row["status"]
+    if "retry" in actions or status in (PENDING, ENQUEUED, RETRY, PROCESSING):
+        return ""
+    code = events.reason_code(row.get("last_error"))
+    if status == DEAD_LETTER and code == "sent_again":
+        return _(NOT_RETRIED["sent_again"])
+    if row.get("provider_message_id") and status in (SENT, DELIVERED):
+        return _(NOT_RETRIED["accepted"], id=row["provider_message_id"])
+    if status in (BOUNCED, COMPLAINED, SUPPRESSED, CANCELLED):
+        return _(NOT_RETRIED[status])
+    if status in (SENT, DELIVERED):
+        return _("Nothing to retry: it is recorded as sent.")
+    if status == FAILED and row.get("provider_message_id"):
+        return _(NOT_RETRIED["failed_at_provider"], id=row["provider_message_id"])
+    # A failed email or a dead letter that may have gone out: the engine's reason says why.
+    meant = REASONS.get(code or "") or MAY_HAVE_GONE_REASON
+    return _(NOT_RETRIED["may_have_gone"], reason=_(meant))
+
+
+def reason_meant(last_error: str | None) -> str:
+    """What the engine's last reason meant, in words; "" for a code with none."""
+    meant = REASONS.get(events.reason_code(last_error) or "")
+    return _(meant) if meant else ""
 
 
 # --- the retention glance, a batch request's answer --------------------------------------------------

@@ -12,8 +12,20 @@ from datetime import datetime
 
 from babel import dates
 
-from portal.core.i18n import ENGLISH, language_or_default, translate
+from portal.core.i18n import ENGLISH, N_, language_or_default, translate
 from portal.privacy.queries import SECTIONS, PersonalData
+
+# What each type of receipt says, for the README (the provider's own names stay in the files).
+RECEIPT_TYPES = {
+    "email.sent": N_("the provider sent the email"),
+    "email.delivered": N_("your mail server accepted it"),
+    "email.delivery_delayed": N_("your mail server had not taken it yet"),
+    "email.bounced": N_("your mail server refused it (bounce_type and bounce_subtype say why)"),
+    "email.complained": N_("it was marked as spam"),
+    "email.opened": N_("it was opened"),
+    "email.clicked": N_("a link in it was followed"),
+    "email.failed": N_("the provider could not send it"),
+}
 
 
 def data_zip(data: PersonalData, *, portal_name: str, made_at: datetime, language: str = ENGLISH) -> bytes:
@@ -23,14 +35,15 @@ def data_zip(data: PersonalData, *, portal_name: str, made_at: datetime, languag
         archive.writestr("README.txt", _readme(data, portal_name=portal_name, made_at=made_at, language=language))
         for name, rows in data.sections.items():
             archive.writestr(f"{name}.json", json.dumps(rows, indent=2, ensure_ascii=False, default=str))
-            archive.writestr(f"{name}.csv", _csv(rows))
+            archive.writestr(f"{name}.csv", _csv(rows, data.columns.get(name, [])))
     return buffer.getvalue()
 
 
-def _csv(rows: list[dict]) -> str:
-    if not rows:
+def _csv(rows: list[dict], columns: list[str]) -> str:
+    """A header row naming the columns (an empty section has it too), then one row each."""
+    columns = list(dict.fromkeys([*columns, *(column for row in rows for column in row)]))
+    if not columns:
         return ""
-    columns = list(dict.fromkeys(column for row in rows for column in row))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -61,6 +74,16 @@ def _readme(data: PersonalData, *, portal_name: str, made_at: datetime, language
     ]
     for name, description in SECTIONS.items():
         lines.append(f"{name} ({len(data.sections[name])}): {translate(language, description)}")
+    lines += [
+        "",
+        translate(language, "Each CSV file starts with a row that names its columns, even when it has no other row."),
+        translate(
+            language,
+            "receipts: one line each; its type is what the email provider reported, and outcome what the portal "
+            "did with it:",
+        ),
+        *(f"  {kind}: {translate(language, meaning)}" for kind, meaning in RECEIPT_TYPES.items()),
+    ]
     lines += [
         "",
         translate(

@@ -7,7 +7,7 @@ token. The email tables are read through the engine (portal.outbox.operate.reads
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
@@ -81,11 +81,47 @@ _ACCOUNT = sa.text(
 )
 
 
+# A receipt as the download gives it: one flat row, the fields the portal kept of the provider's
+# event in columns of their own (its stored JSON would be one unreadable cell of a spreadsheet).
+RECEIPT_COLUMNS = [
+    "outbox_id",
+    "type",
+    "event_created_at",
+    "received_at",
+    "outcome",
+    "to",
+    "bounce_type",
+    "bounce_subtype",
+    "provider_message_id",
+]
+# The columns of the sections the engine reads (portal/outbox/operate/personal_data.py), for the
+# header row of a section with no rows; tests/privacy/test_erasure.py holds them to the engine's rows.
+ENGINE_COLUMNS = {
+    "emails": [
+        "id",
+        "family",
+        "status",
+        "attempt_count",
+        "provider_message_id",
+        "created_at",
+        "first_attempt_at",
+        "sent_at",
+        "last_event_at",
+        "updated_at",
+    ],
+    "receipts": RECEIPT_COLUMNS,
+    "suppressions": ["email", "reason", "source", "created_at"],
+    "suppression_history": ["action", "reason", "source", "created_at"],
+}
+
+
 @dataclass(frozen=True)
 class PersonalData:
     address: str
     user_id: int | None
     sections: dict[str, list[dict]]
+    # Each section's columns, in order, whether or not it has rows (a CSV's header row).
+    columns: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -98,14 +134,43 @@ class PersonalData:
 def personal_data(db: Database, address: str) -> PersonalData:
     """What the portal holds about `address`, every section (empty ones too), in one read."""
     address = normalise_email(address)
+    columns: dict[str, list[str]] = {**ENGINE_COLUMNS}
     with db.read() as conn:
-        account = conn.execute(_ACCOUNT, {"address": address}).mappings().first()
+        found = conn.execute(_ACCOUNT, {"address": address})
+        columns["account"] = list(found.keys())
+        account = found.mappings().first()
         user_id = account["id"] if account else None
         sections = {"account": [dict(account)] if account else []}
         for name, sql in _BY_ADDRESS.items():
-            sections[name] = [dict(row) for row in conn.execute(sa.text(sql), {"address": address}).mappings().all()]
+            found = conn.execute(sa.text(sql), {"address": address})
+            columns[name] = list(found.keys())
+            sections[name] = [dict(row) for row in found.mappings().all()]
         for name, sql in _BY_USER.items():
-            rows = conn.execute(sa.text(sql), {"user_id": user_id}).mappings().all() if user_id else []
-            sections[name] = [dict(row) for row in rows]
+            # Without an account, the statement's columns alone (no row has this user ID).
+            found = conn.execute(sa.text(sql), {"user_id": user_id if user_id else -1})
+            columns[name] = list(found.keys())
+            sections[name] = [dict(row) for row in found.mappings().all()] if user_id else []
         sections.update(emails_to(conn, address))
-    return PersonalData(address=address, user_id=user_id, sections={name: sections[name] for name in SECTIONS})
+    sections["receipts"] = [readable_receipt(receipt) for receipt in sections["receipts"]]
+    return PersonalData(
+        address=address,
+        user_id=user_id,
+        sections={name: sections[name] for name in SECTIONS},
+        columns={name: columns[name] for name in SECTIONS},
+    )
+
+
+def readable_receipt(receipt: dict) -> dict:
+    """A receipt's row as stored (its kept fields as JSON in `payload`), as one flat row."""
+    kept = receipt.get("payload") or {}
+    return {
+        "outbox_id": receipt.get("outbox_id"),
+        "type": receipt.get("type"),
+        "event_created_at": receipt.get("event_created_at"),
+        "received_at": receipt.get("received_at"),
+        "outcome": receipt.get("outcome"),
+        "to": kept.get("to"),
+        "bounce_type": kept.get("bounce_type"),
+        "bounce_subtype": kept.get("bounce_subtype"),
+        "provider_message_id": kept.get("email_id"),
+    }

@@ -34,7 +34,7 @@ from portal.reports.forms import (
 )
 from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_text
-from portal.reports.labels import month_names, month_row_label, name_label, period_label
+from portal.reports.labels import describe_in, month_names, month_row_label, name_label, period_label
 from portal.reports.masked import masked_view, view_of
 from portal.reports.report import Report, build_report, filed_report_by_id, filing_for, read_report_page
 from portal.reports.selection import ReportQuery
@@ -522,7 +522,28 @@ def volunteer(user_id: int):
     if found is None:
         abort(404)  # another company's colleague looks exactly like a missing one
     person, sessions = found
-    return render_template("reports/volunteer.html", person=person, sessions=sessions, tz=tz, programmes=PROGRAMMES)
+    # From the report, the link carries its period (and programme): the page shows that period's
+    # sessions and says which it is. Without one (an old link), every session, and it says so too.
+    query = None
+    if request.args.get("from") or request.args.get("to"):
+        settings = queries.report_settings(portal_context().db, company_id=current_company_id())
+        query = parse_report_query(request.args, today_in(tz), settings.fiscal_year_start_month)
+        if isinstance(query, QueryErrors):
+            abort(400)
+        low, high = query.period.utc_bounds(tz)
+        sessions = [s for s in sessions if low <= s.held_at < high and s.platform in query.programmes]
+    language = current_language()
+    return render_template(
+        "reports/volunteer.html",
+        person=person,
+        sessions=sessions,
+        tz=tz,
+        programmes=PROGRAMMES,
+        query=query,
+        period_name=period_label(query.period, language) if query else "",
+        period_dates=describe_in(query.period.start, query.period.end, language) if query else "",
+        programme_name=query.programme_label_in(language) if query else "",
+    )
 
 
 @bp.get("/company")

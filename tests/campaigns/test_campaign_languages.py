@@ -153,7 +153,7 @@ def test_the_form_takes_a_norwegian_version_both_fields_or_neither(client, admin
     assert count("campaigns") == 0
 
     answer = client.post("/admin/campaigns/new", data={**fields, **NORWEGIAN})
-    assert answer.status_code == 302
+    assert answer.status_code == 303  # redirect after POST
     with db.read() as conn:
         row = conn.execute(sa.text("SELECT subject_nb, body_nb FROM campaigns")).one()
     assert tuple(row) == (NORWEGIAN["subject_nb"], NORWEGIAN["body_nb"])
@@ -162,7 +162,9 @@ def test_the_form_takes_a_norwegian_version_both_fields_or_neither(client, admin
     form = client.get(edit).get_data(as_text=True)
     assert 'value="Nytt fra TEEI"' in form and "Hei **alle sammen**." in form, "the Norwegian words to edit"
     cleared = {**form_token(edit), **{key: value for key, value in fields.items() if key != "csrf_token"}}
-    assert client.post(edit, data={**cleared, "subject_nb": "", "body_nb": "  "}).status_code == 302
+    assert (
+        client.post(edit, data={**cleared, "subject_nb": "", "body_nb": "  "}).status_code == 303
+    )  # redirect after POST
     with db.read() as conn:
         assert tuple(conn.execute(sa.text("SELECT subject_nb, body_nb FROM campaigns")).one()) == (None, None)
 
@@ -181,7 +183,7 @@ def test_a_test_of_each_version_goes_to_the_admin(client, admin, people, form_to
         (json.loads(row["template_input"])["language"], json.loads(row["template_input"])["subject"]) for row in rows
     )
     assert stored == [("en", "News from TEEI"), ("nb", "Nytt fra TEEI")]
-    assert client.post(f"{path}/test", data={**fields, "language": "sv"}).status_code == 302
+    assert client.post(f"{path}/test", data={**fields, "language": "sv"}).status_code == 303  # redirect after POST
     assert len(outbox_rows(family="campaign_test")) == 2, "no version in a language the portal does not write"
 
 

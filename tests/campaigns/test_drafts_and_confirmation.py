@@ -32,16 +32,29 @@ def test_send_asks_first_and_states_the_reach_then_sends_the_number_confirmed(
 ):
     company, _ = people(volunteers=4)
     path = f"/admin/campaigns/{draft(f'company:{company}')}"
-    asked = client.post(f"{path}/send/confirm", data=send_fields(form_token, path))
+    asked = client.get(f"{path}/send/confirm?send_at=")  # the campaign page's form: a GET, so Back never re-posts
     page = asked.get_data(as_text=True)
     assert asked.status_code == 200
     assert "Send to 5 people?" in page, "one manager and four volunteers"
     assert re.search(r'name="confirm_reach"[^>]*value="5"', page)
     assert count("campaign_recipients") == 0 and count("campaigns", "status = 'draft'") == 1, "asking sends nothing"
 
-    answer = client.post(f"{path}/send", data=send_fields(form_token, path, confirm_reach="5"), follow_redirects=True)
-    assert "Sending to 5 people" in answer.get_data(as_text=True)
+    answer = client.post(f"{path}/send", data=send_fields(form_token, path, confirm_reach="5"))
+    assert answer.status_code == 303, "redirect after POST: Back and Reload never send the form again"
+    assert answer.headers["Location"].endswith(path)
+    assert "Sending to 5 people" in client.get(path).get_data(as_text=True)
     assert count("campaign_recipients") == 5
+    again = client.get(f"{path}/send/confirm?send_at=")  # Back, to the confirmation: no longer a draft
+    assert again.status_code == 303 and again.headers["Location"].endswith(path)
+    assert count("campaign_recipients") == 5
+
+
+def test_a_posted_ask_for_the_confirmation_is_redirected_to_it(client, admin, people, form_token, draft):
+    company, _ = people(volunteers=1)
+    path = f"/admin/campaigns/{draft(f'company:{company}')}"
+    asked = client.post(f"{path}/send/confirm", data=send_fields(form_token, path, send_at="2030-12-24T00:30"))
+    assert asked.status_code == 303
+    assert asked.headers["Location"].endswith(f"{path}/send/confirm?send_at=2030-12-24T00:30")
 
 
 def test_a_send_without_a_confirmed_number_only_answers_the_confirmation_page(
@@ -65,7 +78,8 @@ def test_a_confirmation_for_another_number_sends_nothing_and_asks_again(
     path = f"/admin/campaigns/{draft(f'company:{company}')}"
     make_user("employee", company="Fjord Analytics AS")  # joins after the admin read "2 people"
     answer = client.post(f"{path}/send", data=send_fields(form_token, path, confirm_reach="2"))
-    page = answer.get_data(as_text=True)
+    assert answer.status_code == 303
+    page = client.get(answer.headers["Location"]).get_data(as_text=True)
     assert "it now reaches 3 people" in page and "Send to 3 people?" in page
     assert count("campaign_recipients") == 0 and count("campaigns", "status = 'draft'") == 1
 
@@ -77,7 +91,7 @@ def test_a_send_time_is_read_in_oslo_time_shown_with_its_zone_and_stored_as_utc(
     campaign = draft(f"company:{company}")
     path = f"/admin/campaigns/{campaign}"
     # Oslo is UTC+1 in winter: 00:30 on the 24th is 23:30 UTC on the 23rd.
-    asked = client.post(f"{path}/send/confirm", data=send_fields(form_token, path, send_at="2030-12-24T00:30"))
+    asked = client.get(f"{path}/send/confirm?send_at=2030-12-24T00:30")
     page = asked.get_data(as_text=True)
     assert "Schedule for 2 people?" in page and "24 Dec 2030, 00:30 CET" in page
     assert "23:30" not in page and "UTC" not in page
@@ -117,7 +131,7 @@ def test_a_draft_is_edited_and_a_sent_campaign_is_not(client, admin, people, for
         "audience": "all_managers",
     }
     answer = client.post(path, data=fields)
-    assert answer.status_code == 302
+    assert answer.status_code == 303  # redirect after POST
     row = campaign_row(db, campaign)
     assert (row["subject"], row["body"], row["audience"]) == ("Snow at TEEI", "Changed.", "all_managers")
 

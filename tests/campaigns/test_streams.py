@@ -256,11 +256,11 @@ def test_the_campaign_form_takes_a_topic_and_refuses_one_not_on_the_list(client,
     assert client.post("/admin/campaigns/new", data={**fields, "topic": "gossip"}).status_code == 400
     assert count("campaigns") == 0
     answer = client.post("/admin/campaigns/new", data={**fields, "topic": "events"})
-    assert answer.status_code == 302
+    assert answer.status_code == 303  # redirect after POST
     campaign = int(answer.headers["Location"].rsplit("/", 1)[1])
     assert "Events" in client.get(f"/admin/campaigns/{campaign}").get_data(as_text=True)
     without = client.post("/admin/campaigns/new", data=fields)  # CONTRACT.md's older list of fields
-    assert without.status_code == 302
+    assert without.status_code == 303  # redirect after POST
     with db.read() as conn:
         assert conn.execute(sa.text("SELECT topic FROM campaigns ORDER BY id")).scalars().all() == [
             "events",

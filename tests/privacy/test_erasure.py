@@ -5,6 +5,7 @@ record; and the company's report totals are what they were (or what the late cor
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import logging
@@ -315,6 +316,38 @@ def test_a_person_downloads_what_the_portal_holds_and_it_is_recorded(ctx, client
     everything = b"".join(archive.read(name) for name in names).decode()
     assert "password_hash" not in everything and ada["secrets"][3] not in everything  # no hash, no token
     assert count("privacy_events", "action = 'download'") == 1
+
+    # Every CSV opens in a spreadsheet with its columns named, an empty part too (she took no decisions).
+    def table(name):
+        return list(csv.reader(io.StringIO(archive.read(f"{name}.csv").decode())))
+
+    for name in (n.removesuffix(".csv") for n in names if n.endswith(".csv")):
+        rows = table(name)
+        assert rows and rows[0], f"{name}.csv has no header row"
+        assert len(rows) == 1 + len(json.loads(archive.read(f"{name}.json"))), name
+        if len(rows) > 1:  # the header names what the rows hold, the engine's parts included
+            assert rows[0] == list(json.loads(archive.read(f"{name}.json"))[0]), name
+    assert table("decisions_taken") == [["application", "decision", "note", "created_at"]]
+    # A receipt is one readable line, its kept fields in columns of their own (no JSON in a cell).
+    receipts = table("receipts")
+    assert receipts[0] == [
+        "outbox_id",
+        "type",
+        "event_created_at",
+        "received_at",
+        "outcome",
+        "to",
+        "bounce_type",
+        "bounce_subtype",
+        "provider_message_id",
+    ]
+    (bounced,) = [dict(zip(receipts[0], row, strict=True)) for row in receipts[1:]]
+    assert (bounced["type"], bounced["to"], bounced["bounce_type"]) == ("email.bounced", ADDRESS, "Permanent")
+    assert bounced["provider_message_id"] == "re_ada"
+    assert not any("{" in cell for cell in bounced.values())
+    readme = archive.read("README.txt").decode()
+    assert "Each CSV file starts with a row that names its columns" in readme
+    assert "email.bounced: your mail server refused it" in readme
 
 
 def erase(ctx, address, actor):

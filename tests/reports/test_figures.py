@@ -179,10 +179,37 @@ def test_the_page_lists_the_top_volunteers_and_all_on_request(two_companies, man
     monkeypatch.setattr(routes, "PAGE_VOLUNTEERS", 3)
     client = manager_client(manager)
     page = client.get("/reports?from=2025-01-01&to=2025-12-31").get_data(as_text=True)
-    listed = re.findall(r'href="/reports/volunteers/(\d+)"', page)
+    listed = re.findall(r'href="/reports/volunteers/(\d+)[?"]', page)
     want = expected(rows, acme, date(2025, 1, 1), date(2025, 12, 31))["by_volunteer"]
     top = sorted(want.values(), reverse=True)[:3]
     assert sorted((want[int(u)] for u in listed), reverse=True) == top
     assert "Showing the 3 volunteers with the most hours of 8." in page
     everyone = client.get("/reports?from=2025-01-01&to=2025-12-31&volunteers=all").get_data(as_text=True)
-    assert len(re.findall(r'href="/reports/volunteers/(\d+)"', everyone)) == 8
+    assert len(re.findall(r'href="/reports/volunteers/(\d+)[?"]', everyone)) == 8
+
+
+def test_a_volunteers_page_from_the_report_says_its_period_and_shows_only_its_sessions(
+    company, insert_sessions, manager_client
+):
+    acme, manager, staff = company(employees=1)
+    insert_sessions(
+        [
+            Row("language", staff[0], acme, oslo("2026-10-31T23:30"), 30),  # the last evening of October, in Oslo
+            Row("language", staff[0], acme, oslo("2026-11-02T18:00"), 60),
+            Row("mentorship", staff[0], acme, oslo("2026-11-20T18:00"), 45),
+            Row("language", staff[0], acme, oslo("2026-12-01T00:15"), 90),  # already December
+        ]
+    )
+    client = manager_client(manager)
+    report = client.get("/reports?from=2026-11-01&to=2026-11-30").get_data(as_text=True)
+    (link,) = re.findall(r'href="(/reports/volunteers/\d+\?[^"]+)"', report)
+    page = client.get(link.replace("&amp;", "&")).get_data(as_text=True)
+    said = re.sub(r"<[^>]+>", "", re.search(r'<p class="period-line" id="period">(.*?)</p>', page, re.S).group(1))
+    # Named as the report names it ("November 2026", or "Last month: …" while it is December), with its days.
+    assert said.startswith("Period: ") and "1 Nov 2026 – 30 Nov 2026" in said and "all programmes." in said
+    assert "2 attended sessions" in page and "1.75 hours" in page, "November's two sessions, 105 minutes"
+    only_language = client.get(f"/reports/volunteers/{staff[0]}?from=2026-11-01&to=2026-11-30&programme=language")
+    assert "1 attended session " in only_language.get_data(as_text=True)
+    everything = client.get(f"/reports/volunteers/{staff[0]}").get_data(as_text=True)
+    assert "Period: every session, since the first." in everything and "4 attended sessions" in everything
+    assert client.get(f"/reports/volunteers/{staff[0]}?from=2026-11-31&to=2026-11-30").status_code == 400

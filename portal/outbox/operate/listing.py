@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from portal.core.db import Database
+from portal.core.db import Database, json_array
 from portal.outbox.ground.statuses import ALL
 from portal.outbox.operate import reads
 
@@ -198,6 +198,26 @@ def frozen_email(conn: sa.Connection, outbox_id: str) -> FrozenEmail | None:
 def frozen_email_of(db: Database, outbox_id: str) -> FrozenEmail | None:
     with db.read() as conn:
         return frozen_email(conn, outbox_id)
+
+
+_SUBJECTS = sa.text(
+    """
+    SELECT o.id, f.subject, o.subject_ref FROM email_outbox o
+    LEFT JOIN email_frozen_payloads f ON f.outbox_id = o.id
+    WHERE o.id IN (SELECT value FROM json_each(:ids))
+    """
+)
+
+
+def subjects_of(db: Database, outbox_ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """For a list's page, each email's subject (while its frozen payload is kept: not before its
+    first attempt, nor once sent) and its subject reference (what the email is about): one read by
+    primary key, never the content."""
+    if not outbox_ids:
+        return {}
+    with db.read() as conn:
+        rows = conn.execute(_SUBJECTS, {"ids": json_array(outbox_ids)})
+        return {row.id: (row.subject, row.subject_ref) for row in rows}
 
 
 # --- the batch a row rode in ----------------------------------------------------------------------

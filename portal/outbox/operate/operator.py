@@ -58,6 +58,7 @@ from portal.outbox.operate.listing import (
     frozen_email_of,
     outbox_page,
     outbox_row,
+    subjects_of,
 )
 from portal.outbox.operate.pausing import PauseResult, ShownPause, pause_sending, resume_sending, shown_pauses
 from portal.outbox.operate.retention import Kept, purge, retention_glance
@@ -107,6 +108,7 @@ __all__ = [
     "events",
     "family_status_counts",
     "frozen_email_of",
+    "subjects_of",
     "is_suppressed",
     "is_unknown_outcome",
     "list_suppressions",
