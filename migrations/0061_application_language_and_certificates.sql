@@ -21,7 +21,7 @@ CREATE TABLE volunteer_certificates (
     period_end TEXT NOT NULL,
     minutes INTEGER NOT NULL CHECK (minutes > 0),
     sessions INTEGER NOT NULL CHECK (sessions > 0),
-    programmes TEXT NOT NULL, -- JSON: minutes by programme, as printed
+    programmes TEXT NOT NULL, -- JSON: each programme's minutes and sessions, as printed
     issued_on TEXT NOT NULL, -- the local day it was first issued: every copy states it
     created_at TEXT NOT NULL,
     CHECK (period_start <= period_end)

@@ -89,6 +89,8 @@ _ERASE = [
     "DELETE FROM password_resets WHERE user_id = :user_id",
     "DELETE FROM password_reset_requests WHERE address = :address",
     "DELETE FROM report_subscriptions WHERE user_id = :user_id",
+    # A certificate names the person, and its public verify page would show the name: it goes.
+    "DELETE FROM volunteer_certificates WHERE user_id = :user_id",
     "DELETE FROM login_failures WHERE address_hash = :failure_key",
 ]
 

@@ -7,10 +7,7 @@ receives it by email).
 
 from __future__ import annotations
 
-import io
 from decimal import Decimal
-
-import segno
 
 from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
 from portal.core.programmes import PROGRAMMES
@@ -21,7 +18,7 @@ from portal.reports.figures import DENOMINATOR_TEXT
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.masked import View, view_of
-from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
+from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours, qr_png
 from portal.reports.report import Report
 
 HIDDEN_NOTE = N_(
@@ -107,18 +104,10 @@ def _title(pdf: ReportPDF, report: Report, language: str) -> None:
 QR_SIZE = 24  # mm: a phone reads it from a printed page
 
 
-def _qr_png(url: str) -> io.BytesIO:
-    """The link as a QR code (segno, pure Python), a PNG with the quiet zone the standard asks for."""
-    out = io.BytesIO()
-    segno.make_qr(url, error="m").save(out, kind="png", scale=8, border=4)
-    out.seek(0)
-    return out
-
-
 def _verify(pdf: ReportPDF, report: Report, url: str, language: str) -> None:
     """The filing's ID, and where anyone can check it: the link and its QR code."""
     x, y = pdf.l_margin, pdf.get_y()
-    pdf.image(_qr_png(url), x=x, y=y, w=QR_SIZE, h=QR_SIZE, link=url)
+    pdf.image(qr_png(url), x=x, y=y, w=QR_SIZE, h=QR_SIZE, link=url)
     text_x, width = x + QR_SIZE + 4, pdf.epw - QR_SIZE - 4
     pdf.set_xy(text_x, y + 2)
     pdf.font(9.5, bold=True)
