@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
+from portal.core.i18n import ENGLISH, N_, day, number, percent, signed_number, translate
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
@@ -75,8 +75,8 @@ def _title(pdf: ReportPDF, report: Report, language: str) -> None:
                 language,
                 "%(period)s · %(start)s to %(end)s (%(zone)s) · %(programmes)s",
                 period=period_label(period, language),
-                start=period.start,
-                end=period.end,
+                start=day(period.start, language),
+                end=day(period.end, language),
                 zone=report.tz,
                 programmes=report.query.programme_label_in(language),
             )
@@ -177,8 +177,8 @@ def _nothing_to_file(pdf: ReportPDF, report: Report, language: str) -> None:
             "colleagues have attended their first programme sessions; choose a period that includes them, or "
             "invite colleagues to a programme from the portal.",
             company=report.company_name,
-            start=report.query.period.start,
-            end=report.query.period.end,
+            start=day(report.query.period.start, language),
+            end=day(report.query.period.end, language),
             zone=report.tz,
         )
     )
@@ -374,8 +374,8 @@ def _methodology(pdf: ReportPDF, view: View, language: str) -> None:
     for text in method(language):
         pdf.para(text)
     values = {
-        "start": report.query.period.start,
-        "end": report.query.period.end,
+        "start": day(report.query.period.start, language),
+        "end": day(report.query.period.end, language),
         "zone": report.tz,
         "as_of": report.as_of_in(language),
         "report_id": report.report_id,
