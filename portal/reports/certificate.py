@@ -160,6 +160,18 @@ class CertificatePDF(ReportPDF):
 
 
 def certificate_pdf(certificate: Certificate, language: str = ENGLISH, verify_url: str = "") -> bytes:
+    """One A4 page. The body (from the name to the programmes) is drawn once to measure it, then
+    again with the room left above the signature shared out between its blocks, so a certificate
+    of one programme is as full as one of two, and a long name still leaves the foot clear."""
+    room = SIGNATURE_LINE - 16 - _drawn(certificate, language, verify_url, 0).get_y()
+    if room < 0:  # a very long name or company: the programmes' goals give way, the foot stays clear
+        return bytes(_drawn(certificate, language, verify_url, 0, compact=True).output())
+    return bytes(_drawn(certificate, language, verify_url, min(room, 36)).output())
+
+
+def _drawn(
+    certificate: Certificate, language: str, verify_url: str, spread: float, compact: bool = False
+) -> CertificatePDF:
     pdf = CertificatePDF("", language)
     pdf.set_auto_page_break(False)
     pdf.set_title(translate(language, "Certificate of volunteering"))
@@ -167,11 +179,15 @@ def certificate_pdf(certificate: Certificate, language: str = ENGLISH, verify_ur
     _frame(pdf)
     _logo(pdf)
     _heading(pdf, certificate, language)
+    pdf.ln(spread * 0.3)
     _statement(pdf, certificate, language)
-    _figures(pdf, certificate, language)
+    pdf.ln(spread * 0.3)
+    _figures(pdf, certificate, language, goals=not compact)
+    end = pdf.get_y()
     _signature(pdf, certificate, language)
     _verification(pdf, certificate, language, verify_url)
-    return bytes(pdf.output())
+    pdf.set_y(end)  # where the body ends: what the measuring pass reads
+    return pdf
 
 
 def _frame(pdf: ReportPDF) -> None:
@@ -251,12 +267,15 @@ def _balanced(
     text, column = pdf.t(text), column or pdf.epw
     needed = pdf.get_string_width(text) + 2 * pdf.c_margin
     lines = ceil(needed / column)
-    width = column if lines <= 1 else min(column, needed / lines + size)
+    width = column if lines <= 1 else needed / lines
+    while width < column and len(pdf.multi_cell(width, line_height, text, dry_run=True, output="LINES")) > lines:
+        width += 3  # the narrowest column that still takes the text in that many lines
+    width = min(width, column)
     pdf.set_x((pdf.w - width) / 2)
     pdf.multi_cell(width, line_height, text, align="C", **NEXT)
 
 
-def _figures(pdf: ReportPDF, certificate: Certificate, language: str) -> None:
+def _figures(pdf: ReportPDF, certificate: Certificate, language: str, goals: bool = True) -> None:
     """The hours and sessions as two large figures, then one row a programme with its goals."""
     tile_w, tile_h, gap = 60, 24, 8
     left = (pdf.w - 2 * tile_w - gap) / 2
@@ -294,9 +313,10 @@ def _figures(pdf: ReportPDF, certificate: Certificate, language: str) -> None:
             hours=hours_text(minutes, language),
         )
         pdf.cell(width * 0.5, 6, pdf.t(said), align="R", **NEXT)
-        pdf.set_x(left)
-        pdf.font(8.5, colour=MUTED)
-        pdf.multi_cell(width, 4.2, pdf.t(sdgs(programme, language)), **NEXT)
+        if goals:
+            pdf.set_x(left)
+            pdf.font(8.5, colour=MUTED)
+            pdf.multi_cell(width, 4.2, pdf.t(sdgs(programme, language)), **NEXT)
         pdf.ln(2)
     said = translate(
         language, "Hours are measured from session attendance recorded by the programme platforms, not entered by hand."

@@ -154,3 +154,26 @@ def test_only_volunteers_get_certificates(company, manager_client):
     client = manager_client(manager)
     assert client.get("/me/hours/certificate").status_code == 403
     assert client.get(YEAR_2025).status_code == 403
+
+
+@pytest.mark.parametrize("language", ["en", "nb"])
+def test_a_long_name_and_company_still_fit_one_page_above_the_signature(language):
+    from datetime import date
+
+    from portal.reports import certificate as certificates
+
+    issued = certificates.Certificate(
+        "TEEI-C-20260101-20261006-3F7A09C2D1",
+        "Maria-Alexandra Christensen-Vasquez de la Fuente Øvergaard-Lindqvist Hansen",
+        "Fjordkraft Nordic Volunteering and Community Engagement Holding AS (Trondheim og omegn)",
+        date(2026, 1, 1),
+        date(2026, 10, 6),
+        {"language": (1247, 23), "mentorship": (1, 1)},
+        date(2026, 10, 6),
+    )
+    body = certificates.certificate_pdf(issued, language, "http://127.0.0.1:5000/verify/" + issued.certificate_id)
+    pages = PdfReader(io.BytesIO(body)).pages
+    text = " ".join(pages[0].extract_text().split())
+    assert len(pages) == 1 and "Øvergaard-Lindqvist Hansen" in text and issued.certificate_id in text
+    # Drawn compactly (the programmes' goals give way), the body ends above the signature line's date.
+    assert certificates._drawn(issued, language, "", 0, compact=True).get_y() <= certificates.SIGNATURE_LINE - 16
