@@ -185,15 +185,23 @@ def start_sqld(settings: Settings, env: dict) -> str:
     return server.http_url
 
 
+# Each demo person as the portal and the README ("First five minutes") call them: by what they do,
+# not by the stored role code (an `employee` account is a volunteer: the seed gives Olena sessions).
+ROLE_WORDS = {"admin": "TEEI admin", "manager": "Company manager", "employee": "Volunteer"}
+SEEDED_LOGIN = re.compile(r"^\s*(admin|manager|employee)\s+(\S+)\s+password: (\S+)\s*$", re.MULTILINE)
+
+
 def start_banner(settings: Settings, env: dict, seed_output: str, cluster: dict | None = None) -> str:
-    """What a person needs first: where the portal and its mail viewer are, and who to sign in as."""
+    """What a person needs first: where the portal and its mail viewer are, and who to sign in as:
+    the logins `flask demo seed` printed, and a volunteer's."""
     lines = [f"  Partner portal: {settings.public_base_url}"]
     if cluster:
         lines += [f"  {name + ':':<15} {where}" for name, where in cluster.items()]
     if env.get("RESEND_API_URL", "").startswith("http://127.0.0.1"):
         lines.append(f"  Mail viewer:    {env['RESEND_API_URL']}/  (every email lands here: invitations, reset links)")
-    lines.append("  " + seed_output.strip().replace("\n", "\n  "))
-    lines.append(f"    {'employee':8} {DEMO_EMPLOYEES[0][0]}  password: {DEMO_PASSWORD}  (a volunteer)")
+    logins = SEEDED_LOGIN.findall(seed_output) + [("employee", DEMO_EMPLOYEES[0][0], DEMO_PASSWORD)]
+    lines.append("  Demo logins:")
+    lines += [f"    {ROLE_WORDS[role] + ':':<17} {email:<27} password: {password}" for role, email, password in logins]
     lines.append('  What to click first as each person: README.md, "First five minutes".')
     return "\n".join(lines)
 

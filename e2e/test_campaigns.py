@@ -38,9 +38,9 @@ def compose(page, name, subject, body):
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Campaigns").click()
     page.get_by_role("link", name="New campaign").click()
     page.get_by_label("Name (for admins only)").fill(name)
-    page.get_by_label("Subject").fill(subject)
+    page.get_by_label("Subject", exact=True).fill(subject)
     page.get_by_label("Audience").select_option(label=f"{COMPANY}: managers and volunteers")
-    page.get_by_label("Body (Markdown)").fill(body)
+    page.get_by_label("Body (Markdown)", exact=True).fill(body)
     page.get_by_role("button", name="Save and preview").click()
 
 
@@ -124,19 +124,22 @@ def test_an_admin_edits_duplicates_and_schedules_a_draft_in_oslo_time(pages, pag
     pages.sign_in(ADMIN, DEMO_PASSWORD)
     page.goto(f"{stack.url}/admin/campaigns/new")
     page.get_by_label("Name (for admins only)").fill("Christmas news")
-    page.get_by_label("Subject").fill("Christmas at TEEI")
-    page.get_by_label("Body (Markdown)").fill("Merry *Christmas*.")
+    page.get_by_label("Subject", exact=True).fill("Christmas at TEEI")
+    page.get_by_label("Body (Markdown)", exact=True).fill("Merry *Christmas*.")
     page.get_by_role("button", name="Save and preview").click()
     expect(page.locator("#audience-error")).to_have_text("Choose an audience.")
-    expect(page.get_by_label("Body (Markdown)")).to_have_value("Merry *Christmas*."), "what was typed is kept"
+    (
+        expect(page.get_by_label("Body (Markdown)", exact=True)).to_have_value("Merry *Christmas*."),
+        "what was typed is kept",
+    )
     page.get_by_label("Audience").select_option(label=f"{COMPANY}: managers and volunteers")
     page.get_by_role("button", name="Save and preview").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Christmas news")
     shoot(page, "campaign-draft-tools")
 
     page.get_by_role("link", name="Edit draft").click()
-    expect(page.get_by_label("Subject")).to_have_value("Christmas at TEEI")
-    page.get_by_label("Subject").fill("Christmas greetings from TEEI")
+    expect(page.get_by_label("Subject", exact=True)).to_have_value("Christmas at TEEI")
+    page.get_by_label("Subject", exact=True).fill("Christmas greetings from TEEI")
     shoot(page, "campaign-edit")
     page.get_by_role("button", name="Save draft").click()
     expect(page.get_by_text("Draft saved.")).to_be_visible()

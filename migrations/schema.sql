@@ -135,6 +135,7 @@ CREATE TABLE company_applications (
     company_id INTEGER REFERENCES companies (id),
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
+    language TEXT CHECK (language IS NULL OR language IN ('en', 'nb')),
     CHECK ((state = 'approved') = (company_id IS NOT NULL))
 );
 
@@ -695,3 +696,21 @@ CREATE TABLE users (
 );
 
 CREATE INDEX users_company ON users (company_id, role);
+
+CREATE TABLE volunteer_certificates (
+    id INTEGER PRIMARY KEY,
+    certificate_id TEXT NOT NULL UNIQUE,
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    name TEXT NOT NULL,
+    company_name TEXT NOT NULL,
+    period_start TEXT NOT NULL,
+    period_end TEXT NOT NULL,
+    minutes INTEGER NOT NULL CHECK (minutes > 0),
+    sessions INTEGER NOT NULL CHECK (sessions > 0),
+    programmes TEXT NOT NULL,
+    issued_on TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    CHECK (period_start <= period_end)
+);
+
+CREATE INDEX volunteer_certificates_user ON volunteer_certificates (user_id, period_start, period_end);

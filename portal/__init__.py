@@ -37,8 +37,17 @@ ERROR_MESSAGES = {
 }
 
 
-def _demo_logins(settings: Settings) -> tuple[tuple[str, str, str], ...]:
-    """(who, email, password) of the seeded demo people, for the sign-in page.
+# Who each demo person is, as the sign-in page names them (in its reader's language).
+DEMO_WHO = {
+    "admin": N_("Admin (%(organisation)s)"),
+    "manager": N_("Manager (%(organisation)s)"),
+    "employee": N_("Volunteer (%(name)s)"),
+}
+
+
+def _demo_logins(settings: Settings) -> tuple[tuple[str, dict, str, str], ...]:
+    """(who, its values, email, password) of the seeded demo people, for the sign-in page: `who` is
+    a catalogue message the page translates with its values.
 
     Development only: elsewhere these accounts must not exist, and naming them would invite guessing.
     """
@@ -47,11 +56,11 @@ def _demo_logins(settings: Settings) -> tuple[tuple[str, str, str], ...]:
     from portal.seed import DEMO_COMPANY, DEMO_EMPLOYEES, DEMO_LOGINS, DEMO_PASSWORD
 
     people = [
-        (f"{role.capitalize()} ({'TEEI' if role == 'admin' else DEMO_COMPANY})", email)
+        (DEMO_WHO[role], {"organisation": "TEEI" if role == "admin" else DEMO_COMPANY}, email)
         for email, role, _ in DEMO_LOGINS
     ]
-    people += [(f"Volunteer ({name})", email) for email, name, *_ in DEMO_EMPLOYEES[:1]]
-    return tuple((who, email, DEMO_PASSWORD) for who, email in people)
+    people += [(DEMO_WHO["employee"], {"name": name}, email) for email, name, *_ in DEMO_EMPLOYEES[:1]]
+    return tuple((who, values, email, DEMO_PASSWORD) for who, values, email in people)
 
 
 def create_app(config: dict | None = None, settings: Settings | None = None) -> Flask:

@@ -232,3 +232,16 @@ def test_numbers_money_and_dates_are_written_as_each_language_writes_them():
     assert i18n.money(1234.5, "NOK", "nb") == f"1{nbsp}234,50{nbsp}kr"
     assert i18n.day(date(2026, 10, 3), "nb") == "3. okt. 2026" and i18n.day(date(2026, 10, 3), "en") == "3 Oct 2026"
     assert i18n.weekday_and_day(date(2026, 12, 5), "en") == "Sat 5 Dec 2026"
+
+
+def test_an_erased_persons_stand_in_name_is_shown_in_the_pages_language(app, monkeypatch):
+    """The stored "Former volunteer" goes through the catalogue where a page shows a name (issue 47,
+    item 8); a real name never does. The catalogue here is a stand-in that marks what it translated."""
+    from flask import render_template_string
+
+    import portal.web.i18n as web_i18n
+
+    monkeypatch.setattr(web_i18n, "gettext", lambda message: f"«{message}»")
+    with app.test_request_context():
+        shown = render_template_string("{{ 'Former volunteer'|person_name }} / {{ 'Ada Lovelace'|person_name }}")
+    assert shown == "«Former volunteer» / Ada Lovelace"

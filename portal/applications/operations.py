@@ -6,8 +6,9 @@ company, and each decision is numbered, so a double click finds the row it alrea
 writes nothing.
 
 Languages: the applicant's confirmation is in the language of the page they applied on (the
-route passes `language`); TEEI's notification in the inbox's reading language (English unless the
-address has an account that chose otherwise); the decision in the applicant's reading language.
+route passes `language`, stored with the application); TEEI's notification in the inbox's reading
+language (English unless the address has an account that chose otherwise); the decision in the
+applicant's reading language, or, without an account, in the language they applied in.
 A refusal's message is English, marked for the catalogue (`N_`): a page shows it in its own
 language from `ApplicationError.message` and `.values`.
 """
@@ -75,9 +76,9 @@ class Submission:
 _INSERT_APPLICATION = sa.text(
     """
     INSERT INTO company_applications (company_name, company_key, contact_name, contact_email,
-        employee_count, message, state, created_at, updated_at)
+        employee_count, message, language, state, created_at, updated_at)
     VALUES (:company_name, :company_key, :contact_name, :contact_email, :employee_count,
-        :message, 'new', :now, :now)
+        :message, :language, 'new', :now, :now)
     ON CONFLICT DO NOTHING
     RETURNING id
     """
@@ -123,22 +124,20 @@ def submit_application(
     if not isinstance(employee_count, int) or not 1 <= employee_count <= EMPLOYEES_MAX:
         raise ApplicationError(N_("The number of employees must be a whole number of at least 1."))
     fields["company_key"] = fields["company_name"].lower()
+    language = language_or_default(language)
 
     now = now or clock.utcnow()
     with write_then_publish(ctx, now=now) as work:
         since = clock.iso(now - timedelta(days=1))
         named_today = work.conn.execute(_NAMED_SINCE, {**fields, "since": since}).scalar_one()
-        application_id = work.conn.execute(_INSERT_APPLICATION, {**fields, "now": clock.iso(now)}).scalar()
+        written = {**fields, "language": language, "now": clock.iso(now)}
+        application_id = work.conn.execute(_INSERT_APPLICATION, written).scalar()
         if application_id is None:
             # This contact already has an open application for this company: a replay.
             existing = work.conn.execute(_OPEN_APPLICATION, fields).scalar_one()
             return Submission(application_id=existing, created=False, queued=True)
         if named_today < CONFIRMATIONS_PER_ADDRESS_PER_DAY:
-            work.add(
-                received_email(
-                    application_id, contact_email=fields["contact_email"], language=language_or_default(language)
-                )
-            )
+            work.add(received_email(application_id, contact_email=fields["contact_email"], language=language))
         work.add(
             notification_email(
                 application_id,
@@ -196,7 +195,7 @@ def record_decision(
                 decision=decision,
                 note=note,
                 token_nonce=token_nonce,
-                language=reading_language(work.conn, application["contact_email"]),
+                language=_applicant_language(work.conn, application),
             )
         )
         _insert_decision(
@@ -212,6 +211,12 @@ def record_decision(
         _move_application(work.conn, application, sequence, DECISIONS[decision], company_id)
     log.info("application %s: decision %s (%s) recorded", application_id, sequence, decision)
     return _outcome(application, decision, sequence, replayed=False, queued=work.queued)
+
+
+def _applicant_language(conn, application) -> str:
+    """The decision's language: an applicant with an account reads the portal in their own; one
+    without reads it in the language of the page they applied on (stored with the application)."""
+    return reading_language(conn, application["contact_email"], otherwise=language_or_default(application["language"]))
 
 
 def _checked_note(decision: str, note: str) -> str:

@@ -55,11 +55,11 @@ class ComposeForm(PortalForm):
     audience = SelectField(_l("Audience"), validate_choice=False, validators=[DataRequired(message=CHOOSE_AUDIENCE)])
     # In the page's order, so the error summary lists the fields as the page shows them.
     body = TextAreaField(_l("Body (Markdown)"), validators=[DataRequired(message=_l("Write the body of the email."))])
-    # The Norwegian version's fields are named in Norwegian, the language written in them (the same
-    # in every page language, as a product name). Not Optional(): an empty subject with a body
-    # written is the error validate_subject_nb names.
-    subject_nb = StringField("Norsk emne", filters=[strip], validators=[Length(max=MAX_SUBJECT)])
-    body_nb = TextAreaField("Norsk tekst (Markdown)")
+    # The Norwegian version's fields, named in the page's language like the others (issue 47, item 8);
+    # their inputs say `lang="nb"`, the language written in them. Not Optional(): an empty subject
+    # with a body written is the error validate_subject_nb names.
+    subject_nb = StringField(_l("Norwegian subject"), filters=[strip], validators=[Length(max=MAX_SUBJECT)])
+    body_nb = TextAreaField(_l("Norwegian body (Markdown)"))
 
     def validate_body(self, field):
         if len((field.data or "").encode("utf-8")) > MAX_BODY_BYTES:

@@ -6,7 +6,7 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import AnyOf, DataRequired, Length, Optional, ValidationError
 from wtforms.widgets import TextInput
 
-from portal.console.words import STATUS_WORDS
+from portal.console.words import STATUS_WORDS, family_word
 from portal.core.i18n import N_
 from portal.core.text import strip
 from portal.outbox.ground.statuses import ALL
@@ -47,7 +47,7 @@ def created_day(form, field) -> None:
 
 def family_choices(none_chosen: str, families) -> list[SelectChoice]:
     """An email family select's choices: `none_chosen` (the empty value) first, then each family."""
-    return [SelectChoice("", none_chosen)] + [SelectChoice(name, name.replace("_", " ")) for name in families]
+    return [SelectChoice("", none_chosen)] + [SelectChoice(name, family_word(name)) for name in families]
 
 
 def offered_family(field) -> None:

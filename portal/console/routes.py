@@ -61,6 +61,7 @@ def _console_words():
     """The engine's words (statuses, a batch request's answer), as the console's pages show them."""
     return {
         "status_word": words.status_word,
+        "family_word": words.family_word,
         "batch_answer": words.batch_answer,
         "pause_scope": words.pause_scope,
         "pause_actor": words.pause_actor,

@@ -59,6 +59,30 @@ STATUS_WORDS = {
 }
 
 
+# An email family as a person reads it (English: the family's name with spaces). Every family the
+# portal sends has words here: tests/console/test_family_words.py holds the list to portal/email_families.py.
+FAMILY_WORDS = {
+    "invitation": N_("invitation"),
+    "manager_invitation": N_("manager invitation"),
+    "application_received": N_("application received"),
+    "application_decision": N_("application decision"),
+    "application_notification": N_("application notification"),
+    "demo_confirmation": N_("demo confirmation"),
+    "demo_notification": N_("demo notification"),
+    "notice": N_("notice"),
+    "report": N_("report"),
+    "password_reset": N_("password reset"),
+    "campaign": N_("campaign"),
+    "campaign_test": N_("campaign test"),
+}
+
+
+def family_word(family: str | None) -> str:
+    if family in FAMILY_WORDS:
+        return _(FAMILY_WORDS[family])
+    return (family or "").replace("_", " ")
+
+
 def status_word(status: str | None) -> str:
     if status in STATUS_WORDS:
         return _(STATUS_WORDS[status])

@@ -21,9 +21,12 @@ import secrets
 
 import sqlalchemy as sa
 
+from portal.core.i18n import N_
 from portal.core.text import normalise_email
 
 ERASED_DOMAIN = "erased.invalid"
+# An erased person's name, as stored: pages show it in their reader's language (the `person_name` filter).
+ERASED_NAME = N_("Former volunteer")
 ERASED_PREFIX = "erased:"  # an address's keyed hash
 ERASED_SESSION_PREFIX = "erased-"  # a session ID's keyed form
 # The session ID's keyed form keeps this many hex digits (80 bits): unique within one volunteer's

@@ -31,7 +31,7 @@ from portal.auth import login_failure_key
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.i18n import N_
-from portal.core.pseudonyms import new_pseudonym, pseudonym_of, record_erasure, session_key
+from portal.core.pseudonyms import ERASED_NAME, new_pseudonym, pseudonym_of, record_erasure, session_key
 from portal.core.text import normalise_email
 from portal.demo import submission_subject
 from portal.invitations import INVITER_FIELD, invitation_subject, inviter_stand_ins
@@ -40,7 +40,6 @@ from portal.outbox.operate.reads import unsettled_ids_for_recipient
 
 log = logging.getLogger(__name__)
 
-ERASED_NAME = "Former volunteer"
 CANCEL_REASON = "recipient_erased"
 
 _RECORD = sa.text(
@@ -89,6 +88,8 @@ _ERASE = [
     "DELETE FROM password_resets WHERE user_id = :user_id",
     "DELETE FROM password_reset_requests WHERE address = :address",
     "DELETE FROM report_subscriptions WHERE user_id = :user_id",
+    # A certificate names the person, and its public verify page would show the name: it goes.
+    "DELETE FROM volunteer_certificates WHERE user_id = :user_id",
     "DELETE FROM login_failures WHERE address_hash = :failure_key",
 ]
 

@@ -16,11 +16,14 @@ from flask_babel import lazy_gettext as _l
 from wtforms import RadioField, SelectField, StringField
 from wtforms.validators import ValidationError
 
+from portal.core.i18n import day
 from portal.core.periods import Period, add_months, label_for, presets
+from portal.core.text import strip
 from portal.reports.goals import Goal
 from portal.reports.queries import ReportSettings
 from portal.reports.selection import PROGRAMME_CHOICES, Drill, ReportQuery
 from portal.web.forms import EARLIEST_DAY, LATEST_DAY, PortalForm, day_out_of_range
+from portal.web.i18n import current_language
 
 MAX_YEARS = 5
 MAX_GOAL_HOURS = Decimal(10_000_000)
@@ -224,3 +227,47 @@ class OwnTimeForm(PortalForm):
             ("no", _l("Do not count them (working-time hours always count)")),
         ],
     )
+
+
+class CertificateForm(PortalForm):
+    """The period of a volunteer's certificate: `from` and `to`, local days, inclusive. A GET form
+    (the PDF is its answer, and asking twice issues nothing new), so no CSRF token."""
+
+    class Meta:
+        csrf = False
+
+    start = StringField(_l("From"), name="from", filters=[strip])
+    end = StringField(_l("To"), name="to", filters=[strip])
+
+    def fill_this_year(self, today: date) -> None:
+        """The form as first offered: this year so far, written day first as people here write it."""
+        self.start.data = f"01.01.{today.year}"
+        self.end.data = f"{today:%d.%m.%Y}"
+
+    def period(self, today: date) -> Period | None:
+        """The chosen period, or None with each problem on its field: both dates real, the end not
+        before the start and not after today (a certificate states hours given, not hours to come)."""
+        missing = {
+            "from": _("Enter the first day of the period, like 01.01.%(year)s.", year=today.year),
+            "to": _("Enter the last day of the period, like 31.12.%(year)s.", year=today.year),
+        }
+        found = {}
+        for box in (self.start, self.end):
+            errors: list[str] = []
+            if not box.data:
+                box.errors = [missing[box.name]]
+                continue
+            found[box.name] = parse_date(box.data, box.label.text, errors)
+            box.errors = errors
+        start, end = found.get("from"), found.get("to")
+        if start is None or end is None:
+            return None
+        if end < start:
+            self.end.errors = [_("The end of the period must be on or after its start.")]
+            return None
+        if end > today:
+            self.end.errors = [
+                _("The period cannot end after today (%(today)s).", today=day(today, current_language()))
+            ]
+            return None
+        return Period(start, end, "")

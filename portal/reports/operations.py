@@ -1,4 +1,5 @@
-"""Writes for the report area: a company's report settings, and closing a year. One db.write() each."""
+"""Writes for the report area: a company's report settings, closing a year, filing a download and
+issuing a volunteer's certificate. One db.write() each."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from portal.core.clock import now_iso
 from portal.core.db import Database
 from portal.core.i18n import N_
 from portal.core.periods import Period
+from portal.reports.certificate import Certificate, issue_on
 from portal.reports.figures import Figures, read_figures
 from portal.reports.filing import Filed, file_on
 from portal.reports.goals import SAVE_GOAL, Goal
@@ -80,6 +82,17 @@ def file_download(db: Database, *, company_id: int, period: Period, figures: Fig
     """Record a filing PDF being downloaded (the first time, with its mask); returns what it shows."""
     with db.write() as conn:
         return file_on(conn, company_id=company_id, period=period, figures=figures, source="download", tz=tz, now=now)
+
+
+def issue_certificate(
+    db: Database, *, user_id: int, name: str, company_name: str, period: Period, tz: ZoneInfo, today: date, now: str
+) -> Certificate | None:
+    """A volunteer's certificate for `period`: the one already issued if it states the same, else a
+    new one (certificate.py). None: no attended session in the period, nothing issued."""
+    with db.write() as conn:
+        return issue_on(
+            conn, user_id=user_id, name=name, company_name=company_name, period=period, tz=tz, today=today, now=now
+        )
 
 
 def close_year(

@@ -7,12 +7,9 @@ receives it by email).
 
 from __future__ import annotations
 
-import io
 from decimal import Decimal
 
-import segno
-
-from portal.core.i18n import ENGLISH, N_, number, percent, signed_number, translate
+from portal.core.i18n import ENGLISH, N_, day, number, percent, signed_number, translate
 from portal.core.programmes import PROGRAMMES
 from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
@@ -22,7 +19,7 @@ from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_line
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.masked import View, view_of
-from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours
+from portal.reports.pdf_page import BRAND, HIDDEN, INK, LINE, MUTED, NEXT, ReportPDF, fmt_hours, qr_png
 from portal.reports.report import Report
 
 HIDDEN_NOTE = N_(
@@ -80,8 +77,8 @@ def _title(pdf: ReportPDF, report: Report, language: str) -> None:
                 language,
                 "%(period)s · %(start)s to %(end)s (%(zone)s) · %(programmes)s",
                 period=period_label(period, language),
-                start=period.start,
-                end=period.end,
+                start=day(period.start, language),
+                end=day(period.end, language),
                 zone=report.tz,
                 programmes=report.query.programme_label_in(language),
             )
@@ -109,18 +106,10 @@ def _title(pdf: ReportPDF, report: Report, language: str) -> None:
 QR_SIZE = 24  # mm: a phone reads it from a printed page
 
 
-def _qr_png(url: str) -> io.BytesIO:
-    """The link as a QR code (segno, pure Python), a PNG with the quiet zone the standard asks for."""
-    out = io.BytesIO()
-    segno.make_qr(url, error="m").save(out, kind="png", scale=8, border=4)
-    out.seek(0)
-    return out
-
-
 def _verify(pdf: ReportPDF, report: Report, url: str, language: str) -> None:
     """The filing's ID, and where anyone can check it: the link and its QR code."""
     x, y = pdf.l_margin, pdf.get_y()
-    pdf.image(_qr_png(url), x=x, y=y, w=QR_SIZE, h=QR_SIZE, link=url)
+    pdf.image(qr_png(url), x=x, y=y, w=QR_SIZE, h=QR_SIZE, link=url)
     text_x, width = x + QR_SIZE + 4, pdf.epw - QR_SIZE - 4
     pdf.set_xy(text_x, y + 2)
     pdf.font(9.5, bold=True)
@@ -235,8 +224,8 @@ def _nothing_to_file(pdf: ReportPDF, report: Report, language: str) -> None:
             "colleagues have attended their first programme sessions; choose a period that includes them, or "
             "invite colleagues to a programme from the portal.",
             company=report.company_name,
-            start=report.query.period.start,
-            end=report.query.period.end,
+            start=day(report.query.period.start, language),
+            end=day(report.query.period.end, language),
             zone=report.tz,
         )
     )
@@ -433,8 +422,8 @@ def _methodology(pdf: ReportPDF, view: View, language: str) -> None:
         pdf.para(text)
     pdf.para(translate(language, BENCHMARK))
     values = {
-        "start": report.query.period.start,
-        "end": report.query.period.end,
+        "start": day(report.query.period.start, language),
+        "end": day(report.query.period.end, language),
         "zone": report.tz,
         "as_of": report.as_of_in(language),
         "report_id": report.report_id,

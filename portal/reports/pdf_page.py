@@ -4,11 +4,13 @@ language: the page's own words (the footer's page number, a hidden bar) are in i
 
 from __future__ import annotations
 
+import io
 import threading
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 
+import segno
 from fpdf import FPDF
 from fpdf.enums import MethodReturnValue, XPos, YPos
 
@@ -172,6 +174,14 @@ def _measuring_page() -> ReportPDF:
     page = ReportPDF("")
     page.add_page()
     return page
+
+
+def qr_png(url: str) -> io.BytesIO:
+    """The link as a QR code (segno, pure Python), a PNG with the quiet zone the standard asks for."""
+    out = io.BytesIO()
+    segno.make_qr(url, error="m").save(out, kind="png", scale=8, border=4)
+    out.seek(0)
+    return out
 
 
 def fmt_hours(value: Decimal, language: str = ENGLISH) -> str:

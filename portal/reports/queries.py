@@ -1,5 +1,5 @@
 """Reads for the report besides its figures: the counted sessions, settings, closures, and the
-sessions one volunteer sees of their own.
+sessions one volunteer sees of their own, and a certificate by its ID.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from portal.core.db import Database, json_array
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
+from portal.reports.certificate import Certificate, find_certificate
 from portal.reports.figures import COUNTED_SCOPE, Figures
 from portal.reports.goals import read_goal
 from portal.reports.selection import Drill, ReportQuery
@@ -331,6 +332,12 @@ def own_sessions(db: Database, *, user_id: int) -> list[OwnSession]:
             {"u": user_id},
         ).all()
     return [OwnSession(*row[:4], bool(row[4])) for row in rows]
+
+
+def certificate_by_id(db: Database, *, certificate_id: str) -> Certificate | None:
+    """A certificate as it was issued (the public verify page reads it), or None."""
+    with db.read() as conn:
+        return find_certificate(conn, certificate_id)
 
 
 def programme_label(programme: str) -> str:

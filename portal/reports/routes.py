@@ -21,10 +21,12 @@ from portal.core.periods import add_months, closable_years, fiscal_year_containi
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pack, pdf, queries, xlsx
+from portal.reports.certificate import CERTIFICATE_ID_FORM
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.figures import counted_time_text
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
 from portal.reports.forms import (
+    CertificateForm,
     GoalsForm,
     OwnTimeForm,
     QueryErrors,
@@ -505,8 +507,14 @@ def close_year():
 @public
 def verify(report_id: str):
     """Anyone: confirms that a report with this ID was filed, for which company and period, with its
-    totals as filed, hidden exactly as its filing hides them. An unknown ID is a plain 404 page."""
+    totals as filed, hidden exactly as its filing hides them; or, for a certificate's ID, what that
+    certificate states (reports/certificate.py). An unknown ID is a plain 404 page."""
     wanted = report_id.strip().upper()
+    if CERTIFICATE_ID_FORM.match(wanted):
+        issued = queries.certificate_by_id(portal_context().db, certificate_id=wanted)
+        if issued is None:
+            return render_template("reports/verify_unknown.html", report_id=report_id[:80], certificate=True), 404
+        return render_template("reports/verify_certificate.html", certificate=issued, programmes=PROGRAMMES)
     tz = report_timezone(portal_context().settings)
     report = filed_report_by_id(portal_context().db, report_id=wanted, tz=tz) if REPORT_ID_FORM.match(wanted) else None
     if report is None:
@@ -598,30 +606,60 @@ def my_hours():
     )
 
 
+@bp.get("/me/hours/certificate")
+@roles_required("employee")
+def certificate_form():
+    """The certificate's period, this year so far unless the volunteer chooses another."""
+    form = CertificateForm(formdata=None)
+    form.fill_this_year(today_in(report_timezone(portal_context().settings)))
+    return render_template("reports/certificate.html", form=form)
+
+
 @bp.get("/me/hours/certificate.pdf")
 @roles_required("employee")
 def certificate():
+    """The certificate of the chosen period (`from`, `to`; none: this year so far), or the form again
+    with what is wrong. The same statement asked for again is the same certificate, with its ID."""
     tz = report_timezone(portal_context().settings)
-    counted = [s for s in queries.own_sessions(portal_context().db, user_id=current_user.id) if s.status == "attended"]
-    by_programme = {p: m for p in PROGRAMMES if (m := sum(s.minutes for s in counted if s.platform == p))}
-    local = sorted(queries.local_date(s.held_at, tz) for s in counted)
-    issued = today_in(tz).isoformat()
+    today = today_in(tz)
+    form = CertificateForm(request.args)
+    if not request.args:
+        form.fill_this_year(today)
+    period = form.period(today) if form.validate() else None
+    issued = None
+    if period is not None:
+        issued = operations.issue_certificate(
+            portal_context().db,
+            user_id=current_user.id,
+            name=current_user.name or current_user.email,
+            company_name=current_user.company_name or "",
+            period=period,
+            tz=tz,
+            today=today,
+            now=now_iso(),
+        )
+        if issued is None:
+            language = current_language()
+            form.form_errors.append(
+                _(
+                    "You attended no sessions between %(first)s and %(last)s, so there are no hours to certify. "
+                    "Choose a period that includes your sessions.",
+                    first=day(period.start, language),
+                    last=day(period.end, language),
+                )
+            )
+    if issued is None:
+        return render_template("reports/certificate.html", form=form), 400
     body = certificates.certificate_pdf(
-        name=current_user.name or current_user.email,
-        company=current_user.company_name or "",
-        minutes_by_programme=by_programme,
-        sessions=len(counted),
-        first=local[0] if local else None,
-        last=local[-1] if local else None,
-        issued=issued,
-        certificate_id=f"TEEI-C{current_user.id}-{now_iso()[:10].replace('-', '')}",
-        language=current_language(),
+        issued,
+        current_language(),
+        verify_url=verify_url(portal_context().settings.public_base_url, issued.certificate_id),
     )
     return Response(
         body,
         mimetype="application/pdf",
         headers={
-            "Content-Disposition": 'attachment; filename="teei-volunteering-certificate.pdf"',
+            "Content-Disposition": f'attachment; filename="teei-certificate-{period.start}-{period.end}.pdf"',
             "Cache-Control": "private, no-store",
         },
     )

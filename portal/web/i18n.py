@@ -10,12 +10,13 @@ the header); else, the language the switch stored in a cookie; else the browser'
 from __future__ import annotations
 
 from flask import Flask, request
-from flask_babel import Babel, get_locale
+from flask_babel import Babel, get_locale, gettext
 from flask_login import current_user
 
 from portal.core import i18n
 from portal.core.clock import parse
 from portal.core.periods import report_timezone
+from portal.core.pseudonyms import ERASED_NAME
 from portal.core.resources import TRANSLATIONS_DIR
 
 LANGUAGE_COOKIE = "language"
@@ -51,6 +52,8 @@ def init_i18n(app: Flask, settings) -> None:
     # A local day (a date, not a stored time): "Sat 5 Dec 2026".
     filters["format_day"] = lambda value: i18n.weekday_and_day(value, current_language())
     filters["day"] = lambda value: i18n.day(value, current_language())
+    # A person's name as stored; an erased person's stand-in ("Former volunteer") in the page's language.
+    filters["person_name"] = lambda name: gettext(ERASED_NAME) if name == ERASED_NAME else name
 
 
 def _stored(value: str, show) -> str:

@@ -172,3 +172,46 @@ def test_an_unconfirmed_commit_reaches_the_caller_and_is_not_replayed(submit, ct
     finally:
         deferred.dispose()
     assert count("application_decisions") == 0, "here the commit did fail; nothing was retried"
+
+
+def test_an_applicant_without_an_account_gets_the_decision_in_the_language_they_applied_in(
+    client, auth, decide, outbox_rows, settings
+):
+    """The form sent from a Norwegian browser: the application keeps that language, and the decision,
+    written days later by an English-reading admin, reaches the applicant (no account) in Norwegian."""
+    token = auth.csrf_token("/apply")
+    form = {
+        "company_name": "Fjord Analytics AS",
+        "contact_name": "Ingrid Dahl",
+        "contact_email": "ingrid@fjord.example",
+        "employee_count": "120",
+        "message": "",
+        "website": "",
+        "csrf_token": token,
+    }
+    response = client.post("/apply", data=form, headers={"Accept-Language": "nb-NO,nb;q=0.9,en;q=0.5"})
+    assert response.status_code in (200, 302)
+    (application,) = outbox_rows(family="application_received")
+    application_id = int(application["idempotency_key"].split(":")[1])
+
+    decide(application_id, "decline", note="Ikke i år.")
+
+    row, email = decision_email(outbox_rows, settings)
+    assert json.loads(row["template_input"])["language"] == "nb"
+    assert email.subject == "Om partnersøknaden din til TEEI"
+
+
+def test_an_applicant_with_an_account_gets_the_decision_in_their_own_language(
+    submit, decide, make_user, db, outbox_rows, settings
+):
+    """The account's own choice wins over the page the application was sent from."""
+    make_user("manager", company="Other AS", email="ingrid@fjord.example")
+    with db.write() as conn:
+        conn.execute(sa.text("UPDATE users SET language = 'en' WHERE email = 'ingrid@fjord.example'"))
+    application = submit(language="nb")
+
+    decide(application.application_id, "decline", note="Not this year.")
+
+    row, email = decision_email(outbox_rows, settings)
+    assert json.loads(row["template_input"])["language"] == "en"
+    assert email.subject == "About your TEEI partner application"

@@ -10,7 +10,9 @@ import io
 import json
 import logging
 import zipfile
+from datetime import date
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 import sqlalchemy as sa
@@ -25,6 +27,7 @@ from portal.campaigns import operations as campaigns
 from portal.campaigns.sending import campaign_pass
 from portal.core import clock, server_history
 from portal.core.i18n import translate
+from portal.core.periods import Period
 from portal.demo.operations import request_demo
 from portal.invitations import invite_manager
 from portal.invitations import tokens as invitation_tokens
@@ -33,6 +36,7 @@ from portal.invitations.tokens import token_hash
 from portal.outbox.hear.receipt_lookup import look_up_missing_receipts
 from portal.outbox.hear.receipts import apply_receipt_event
 from portal.privacy.operations import erase_person
+from portal.reports.operations import issue_certificate
 from portal.seed import seed_demo
 from tests.attendance.conftest import sign
 from tests.builders import event
@@ -117,6 +121,16 @@ def ada(ctx, client, make_user, user_id, count, accepted_long_ago):
     campaigns.send(ctx, campaign_id=campaign, admin_id=admin_id, send_at=None)
     campaign_pass(ctx)
     campaigns.unsubscribe(ctx.db, user_id=ada_id, campaign_id=campaign)
+    issue_certificate(
+        ctx.db,
+        user_id=ada_id,
+        name=NAME,
+        company_name="Acme Ltd",
+        period=Period(date(2026, 1, 1), date(2026, 11, 30), ""),
+        tz=ZoneInfo("Europe/Oslo"),
+        today=date(2026, 12, 1),
+        now=clock.iso(clock.utcnow()),
+    )
     ask_for_password_reset(ctx.db, email=ADDRESS, now=clock.utcnow())
     send_requested_reset_links(ctx, now=clock.utcnow())
     token_page = client.get("/login").get_data(as_text=True)
@@ -149,6 +163,7 @@ def ada(ctx, client, make_user, user_id, count, accepted_long_ago):
         ("campaign_recipients", "email = :a"),
         ("campaign_unsubscribes", "user_id = :id"),
         ("password_resets", "user_id = :id"),
+        ("volunteer_certificates", "user_id = :id"),
         ("password_reset_requests", "1 = 1"),
         ("login_failures", "1 = 1"),
         ("email_outbox", "recipient = :a"),

@@ -131,7 +131,7 @@ def test_the_email_states_the_months_figures_and_carries_its_pdf(
     assert attachment["filename"] == "teei-report-2026-03.pdf"
     pdf = base64.b64decode(attachment["content"])
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages).split())
-    assert "Acme Ltd" in text and "2026-03-01 to 2026-03-31" in text and "10.50 Verified hours" in text
+    assert "Acme Ltd" in text and "1 Mar 2026 to 31 Mar 2026" in text and "10.50 Verified hours" in text
 
 
 def test_a_new_subscriber_gets_no_history_and_saving_again_keeps_the_catch_up(ctx, db, company, subscribe, user_id):

@@ -203,7 +203,7 @@ def test_employees_see_only_their_own_hours_and_get_a_certificate(company, inser
         and 'No-show</span> <span class="visually-hidden">(not counted)' in page
     )
     assert client.get("/reports").status_code == 403
-    response = client.get("/me/hours/certificate.pdf")
+    response = client.get("/me/hours/certificate.pdf?from=01.01.2025&to=31.12.2025")
     assert response.status_code == 200 and response.mimetype == "application/pdf"
     from io import BytesIO
 

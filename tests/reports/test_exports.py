@@ -12,6 +12,8 @@ import sqlalchemy as sa
 from openpyxl import load_workbook
 from pypdf import PdfReader
 
+from tests.pages import csrf_from
+
 from .conftest import Row, oslo
 
 QUERY = "from=2025-01-01&to=2025-06-30&programme=all"
@@ -167,3 +169,59 @@ def test_the_crosswalk_hides_what_the_pdf_hides(acme, manager_client):
     assert crosswalk.count("totals are hidden") == 6  # GRI 413-1, GRI 201-1, IRIS+, B4SI, ESRS, VSME
     assert "1 colleagues" not in crosswalk and "0.75" not in crosswalk and "hours in company time" not in crosswalk
     assert "SDG 5" in crosswalk  # what names no figure stays
+
+
+def test_the_csv_keeps_one_machine_format_in_norwegian(company, insert_sessions, manager_client):
+    """Issue 47, item 8: a Norwegian reader's CSV has the same machine names and the same figures,
+    written the same way (ISO dates, dot decimals, no grouping), as an English reader's; only the
+    explanations (the header's notes, the dictionary's meanings) are Norwegian."""
+    company_id, manager, staff = company("Acme Ltd", employees=6)
+    # Odd minutes, so the totals round and the header carries the rounding note.
+    insert_sessions(
+        [
+            Row("language", person, company_id, oslo(f"2025-{month:02d}-1{n}T18:00"), 41 + 4 * n + month + (n == 0))
+            for month in (1, 3, 11)
+            for n, person in enumerate(staff)
+        ]
+    )
+    client = manager_client(manager)
+    token = csrf_from(client.get("/reports/settings").get_data(as_text=True))
+    closed = client.post("/reports/close", data={"period_start": "2025-01-01", "confirmed": "yes", "csrf_token": token})
+    assert closed.status_code == 302
+    # A correction after the close: the header states the changes since close, with their numbers.
+    insert_sessions(
+        [Row("language", staff[0], company_id, oslo("2025-06-02T18:00"), 91)], received_at="2099-01-01T00:00:00.000000Z"
+    )
+
+    year = "from=2025-01-01&to=2025-12-31&programme=all"
+    english = client.get(f"/reports/export.csv?{year}", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    norwegian = client.get(f"/reports/export.csv?{year}", headers={"Accept-Language": "nb-NO,nb;q=0.9"})
+    norwegian = norwegian.get_data(as_text=True)
+
+    en, nb = sections(english), sections(norwegian)
+    assert nb.keys() == en.keys()
+    for title in ("Summary", "By programme", "By month", "Volunteers", "Sessions"):
+        assert nb[title] == en[title], title
+    assert [row[:2] for row in nb["Column dictionary"]] == [row[:2] for row in en["Column dictionary"]]
+
+    def header(text):
+        rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+        return {row[0]: row[1] for row in rows[: rows.index([])] if len(row) > 1}
+
+    en_head, nb_head = header(english), header(norwegian)
+    assert nb_head.keys() == en_head.keys() and {"Rounding", "Changes since close"} <= nb_head.keys()
+    for key in ("Period from", "Period to", "As of", "Report ID", "Time zone", "Programme"):
+        assert nb_head[key] == en_head[key], key
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", nb_head["Period from"])
+    # The notes are sentences for a person, in their language (a number in one is written as they write it).
+    for key in ("Rounding", "Changes since close", "Participation denominator"):
+        assert nb_head[key] != en_head[key], key
+    for section in ("Summary", "By programme", "By month", "Volunteers"):
+        for row in nb[section][1:]:
+            for cell in row:
+                assert not re.fullmatch(r"[\d\s]+,\d+", cell), f"a Norwegian decimal in {section}: {cell}"
+    for row in nb["Sessions"][1:]:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", row[0]) and re.fullmatch(r"\d+", row[5]), row
+    for row in nb["By month"][1:]:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row[1]) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", row[2]), row
+        assert re.fullmatch(r"\d+(\.\d+)?", row[3]), row
