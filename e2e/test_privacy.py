@@ -56,4 +56,4 @@ def test_a_volunteer_downloads_their_data_and_can_erase_their_account(pages, pag
     page.get_by_role("button", name="Erase my account").click()
     expect(page.get_by_role("status")).to_contain_text("Your account is erased")
     pages.sign_in(OLENA, DEMO_PASSWORD)
-    expect(page.get_by_role("alert")).to_contain_text("do not match an account")
+    expect(page.get_by_role("alert")).to_contain_text("Wrong email or password")

@@ -132,6 +132,10 @@ def duplicate(campaign_id: int):
 @bp.get("/<int:campaign_id>")
 @roles_required("admin")
 def show(campaign_id: int):
+    return _show_page(campaign_id, SendForm(formdata=None))
+
+
+def _show_page(campaign_id: int, send_form: SendForm):
     page = queries.campaign_page(portal_context().db, campaign_id, current_language())
     if page is None:
         abort(404)
@@ -139,6 +143,7 @@ def show(campaign_id: int):
         "campaigns/show.html",
         page=page,
         test_form=TestSendForm(),
+        send_form=send_form,
         zone=portal_context().settings.portal_timezone,
         meanings=queries.OUTCOME_MEANING,
         outcome_labels=queries.OUTCOME_LABEL,
@@ -197,6 +202,8 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
     ctx = portal_context()
     form = SendForm()
     if not form.validate_on_submit():
+        if confirming and set(form.errors) == {"send_at"}:  # typed on the campaign's page: see below
+            return _show_page(campaign_id, form), 400
         flash(_(OUT_OF_DATE), "error")
         return redirect(url_for("campaigns.show", campaign_id=campaign_id))
     zone = _zone()
@@ -205,8 +212,12 @@ def _send_or_confirm(campaign_id: int, *, confirming: bool):
         if send_at is not None and send_at <= clock.utcnow():
             raise operations.CampaignError(operations.PAST)
     except operations.CampaignError as error:
-        flash(_said(error), "error")
-        return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        if not confirming:  # the confirmation page's hidden copy: the campaign's page says what changed
+            flash(_said(error), "error")
+            return redirect(url_for("campaigns.show", campaign_id=campaign_id))
+        # Typed on the campaign's page: the page again, the time as typed, the message next to it.
+        form.send_at.errors.append(_said(error))
+        return _show_page(campaign_id, form), 400
     changed = None
     # Without `confirm_reach` (the reach a confirmation page stated) nothing is sent: the answer is
     # that page (CONTRACT.md, README "Campaigns").

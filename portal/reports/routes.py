@@ -21,7 +21,7 @@ from portal.reports import certificate as certificates
 from portal.reports import charts, exports, operations, pdf, queries, xlsx
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.filing import NOT_FILED, REPORT_ID_FORM, filing_period, verify_url
-from portal.reports.forms import QueryErrors, parse_report_query, parse_settings_form
+from portal.reports.forms import QueryErrors, ReportSettingsForm, parse_report_query
 from portal.reports.hours import hours_text
 from portal.reports.labels import month_names, month_row_label, name_label, period_label
 from portal.reports.masked import view_of
@@ -157,6 +157,11 @@ def index():
 @bp.get("/reports/settings")
 @roles_required("manager")
 def settings_page():
+    _tz, _company_id, settings, _today = _scope()
+    return _settings_page(ReportSettingsForm.of(settings, months=month_names(current_language())))
+
+
+def _settings_page(form: ReportSettingsForm, status: int = 200):
     tz, company_id, settings, today = _scope()
     db = portal_context().db
     start = queries.company_start(db, company_id=company_id, tz=tz)
@@ -164,11 +169,10 @@ def settings_page():
     years = _since_start(closable_years(today, settings.fiscal_year_start_month), start.started_on)
     return render_template(
         "reports/settings.html",
-        settings=settings,
+        form=form,
         start=start,
-        month_names=month_names(current_language()),
         years=[(p, closed.get(p.start.isoformat())) for p in years],
-    )
+    ), status
 
 
 @bp.get("/reports/export.<any(csv, xlsx, pdf):fmt>")
@@ -224,15 +228,13 @@ def export(fmt: str):
 @bp.post("/reports/settings")
 @roles_required("manager")
 def save_settings():
-    values = parse_settings_form(request.form)
-    if isinstance(values, list):
-        for message in values:
-            flash(message, "error")
-    else:
-        operations.save_settings(
-            portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=values
-        )
-        flash(_("Report settings saved."), "success")
+    form = ReportSettingsForm(months=month_names(current_language()))
+    if not form.validate_on_submit():
+        return _settings_page(form, 400)  # what was typed stays, each message next to its field
+    operations.save_settings(
+        portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=form.settings()
+    )
+    flash(_("Report settings saved."), "success")
     return redirect(url_for("reports.settings_page") + "#settings")
 
 
