@@ -18,6 +18,7 @@ import re
 from babel.support import NullTranslations
 
 from portal import create_app
+from portal.core import i18n
 from portal.core.i18n import ENGLISH
 
 GROWTH = 0.4
@@ -57,8 +58,12 @@ class PseudoTranslations(NullTranslations):
 
 
 def create_pseudo_app(config=None):
-    """The portal, its English pages pseudo-translated: flask-babel's cache of catalogues holds
-    the pseudo-translation for English, so it never loads (or falls back to) the real one."""
+    """The portal, its English pseudo-translated: flask-babel's cache of catalogues holds the
+    pseudo-translation for English, so pages never load the real one; and the catalogue that code
+    without a request reads (portal/core/i18n.py `translations`: period names, labels, emails, PDFs)
+    answers English with it too."""
+    real = i18n.translations
+    i18n.translations = lambda language: PseudoTranslations() if language == ENGLISH else real(language)
     app = create_app(config)
     with app.app_context():  # the domain (a cached property) reads the app's Babel settings
         domain = app.extensions["babel"].instance.domain_instance
