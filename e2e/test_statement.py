@@ -14,14 +14,14 @@ def test_a_visitor_finds_the_statement_the_privacy_notice_and_the_contact_in_the
     page.goto(f"{pages.base_url}/apply")
     footer = page.get_by_role("contentinfo")
     expect(footer.get_by_role("link", name="Contact")).to_have_attribute("href", "mailto:sales@teei.example")
-    footer.get_by_role("link", name="Accessibility").click()
+    footer.get_by_role("link", name="Accessibility statement").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Accessibility statement for the TEEI Partner Portal")
     expect(page.get_by_text("partially compliant with the Web Content Accessibility Guidelines")).to_be_visible()
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("document.documentElement.scrollWidth") <= width
     shoot(page, SHOTS, "accessibility-statement")
-    page.get_by_role("contentinfo").get_by_role("link", name="Privacy").click()
+    page.get_by_role("contentinfo").get_by_role("link", name="Privacy notice").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Privacy notice")
     expect(page.get_by_text("after 365 days").first).to_be_visible()
     shoot(page, SHOTS, "privacy-notice")

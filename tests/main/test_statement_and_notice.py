@@ -23,8 +23,8 @@ def test_every_page_of_every_role_links_the_statement_the_notice_and_the_contact
     for path in ("/", "/login", "/apply", "/accessibility", "/privacy", "/no-such-page"):
         answer = client.get(path, follow_redirects=True)
         links = footer(answer.get_data(as_text=True))
-        assert 'href="/accessibility">Accessibility</a>' in links, path
-        assert 'href="/privacy">Privacy</a>' in links, path
+        assert 'href="/accessibility">Accessibility statement</a>' in links, path
+        assert 'href="/privacy">Privacy notice</a>' in links, path
         assert 'href="mailto:sales@teei.example">Contact</a>' in links, path
 
 
