@@ -127,7 +127,9 @@ def test_an_admin_edits_duplicates_and_schedules_a_draft_in_oslo_time(pages, pag
     page.get_by_label("Subject", exact=True).fill("Christmas at TEEI")
     page.get_by_label("Body (Markdown)", exact=True).fill("Merry *Christmas*.")
     page.get_by_role("button", name="Save and preview").click()
-    expect(page.locator("#audience-error")).to_have_text("Choose an audience.")
+    expect(page.locator("#audience-error")).to_have_text(
+        "Error: Choose an audience."
+    )  # "Error:" for screen readers (GOV.UK)
     (
         expect(page.get_by_label("Body (Markdown)", exact=True)).to_have_value("Merry *Christmas*."),
         "what was typed is kept",

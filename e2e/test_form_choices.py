@@ -42,6 +42,6 @@ def test_a_tampered_bulk_action_is_a_field_error_on_the_console(pages, page, sta
     chooser = page.get_by_label("Action on the emails that match")
     chooser.evaluate("select => { select.options[0].value = 'delete_everything'; select.selectedIndex = 0; }")
     page.get_by_role("button", name="Review").click()
-    expect(page.locator("#action-error")).to_have_text("Choose one of the options offered.")
+    expect(page.locator("#action-error")).to_have_text("Error: Choose one of the options offered.")
     expect(page.get_by_role("heading", level=1)).not_to_have_text("Something went wrong")
     shoot(page, "console-unknown-action")

@@ -84,18 +84,25 @@ OVERFLOW = """(tablesMayScroll) => {
 
 
 def sign_in(page, base_url, email):
+    """By the fields' ids, so it signs in whatever the page's language (the pseudo-translation too)."""
     page.goto(f"{base_url}/login")
-    page.get_by_label("Email").fill(email)
-    page.get_by_role("button", name="Continue").click()  # address first (issue 48), then the password
-    page.get_by_label("Password").fill(DEMO_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.locator("#email").fill(email)
+    page.locator("main form button[type=submit]").first.click()  # address first (issue 48), then the password
+    page.locator("#password").fill(DEMO_PASSWORD)
+    page.locator("main form button[type=submit]").first.click()
     page.wait_for_load_state()
 
 
-def walk(page, base_url, also=()) -> tuple[list[str], dict[str, list[str]]]:
+def overflow(page, path) -> list[str]:
+    """What makes the page wider than the phone: the page itself, or a table wider than its box."""
+    return page.evaluate(OVERFLOW, path.startswith(TABLES_MAY_SCROLL))
+
+
+def walk(page, base_url, also=(), check=overflow, look_at=LOOK_AT) -> tuple[list[str], dict[str, list[str]]]:
     """Every page reachable by links from the current one (and from `also`); returns (visited,
-    problems by page). Pages of one shape (/people/7/deactivate, /reports?from=…) are looked at
-    three times at most: the rest are the same page with other rows."""
+    problems by page), the problems `check(page, path)` finds on each. Pages of one shape
+    (/people/7/deactivate, /reports?from=…) are looked at three times at most: the rest are the
+    same page with other rows. The pages in `look_at` are kept as screenshots at both widths."""
     origin = urlsplit(base_url).netloc
     queue, seen, variants = [page.url, *(f"{base_url}{path}" for path in also)], set(), {}
     visited, problems = [], {}
@@ -118,8 +125,8 @@ def walk(page, base_url, also=()) -> tuple[list[str], dict[str, list[str]]]:
         if answer is None or "text/html" not in (answer.headers.get("content-type") or ""):
             continue
         visited.append(parts.path + (f"?{parts.query}" if parts.query else ""))
-        found = page.evaluate(OVERFLOW, parts.path.startswith(TABLES_MAY_SCROLL))
-        if parts.path in LOOK_AT and not parts.query:
+        found = check(page, parts.path)
+        if parts.path in look_at and not parts.query:
             shoot(page, SHOTS, "cards-" + (parts.path.strip("/").replace("/", "-") or "home"))
             page.set_viewport_size(PHONE)
         if found:
@@ -130,7 +137,9 @@ def walk(page, base_url, also=()) -> tuple[list[str], dict[str, list[str]]]:
     return visited, problems
 
 
-def test_no_page_of_any_role_scrolls_sideways_at_390_px(stack, browser, new_context):
+def fill_the_portal(stack, new_context) -> str:
+    """Something on every page: a year of sessions, a company of three, an application, a campaign,
+    an open invitation and a filed month; returns the filed month's public verify page."""
     seed_demo(stack.db, secret_key=stack.secret_key, history=True)  # a year of sessions: full tables
     add_company_of_three(stack)
     setup = new_context(viewport={"width": 1280, "height": 900}).new_page()
@@ -146,23 +155,34 @@ def test_no_page_of_any_role_scrolls_sideways_at_390_px(stack, browser, new_cont
     month = setup.request.get(f"{stack.url}/reports/export.pdf?from=2026-11-01&to=2026-11-30&programme=all")
     assert month.ok, "November filed: its report ID on the report page, and a verify page for the visitor"
     filed = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(month.body())).pages)
-    verify = f"/verify/{re.search(r'TEEI-[0-9A-F-]+', filed).group(0)}"
+    return f"/verify/{re.search(r'TEEI-[0-9A-F-]+', filed).group(0)}"
 
+
+def walk_every_role(stack, browser, verify, check=overflow, look_at=LOOK_AT, width=PHONE) -> dict[str, list[str]]:
+    """Each role walks every page it can reach from its home page; returns the problems `check`
+    finds, by role and page."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     report = []
     failures = {}
     for role, email in ROLES.items():
         # Not audited by axe here (the other browser tests audit these pages): this walks ~200 pages.
-        context = browser.new_context(viewport=PHONE)
+        context = browser.new_context(viewport=width)
+        context.set_default_timeout(90_000)  # ~200 pages on a machine others share
         page = context.new_page()
         if email:
             sign_in(page, stack.url, email)
         else:
             page.goto(stack.url)
-        visited, problems = walk(page, stack.url, also=ALSO.get(role, ()) if email else (verify,))
+        also = ALSO.get(role, ()) if email else ((verify,) if verify else ())
+        visited, problems = walk(page, stack.url, also=also, check=check, look_at=look_at)
         context.close()
         report.append(f"{role}: {len(visited)} pages ({', '.join(visited)})")
         failures.update({f"{role} {path}": found for path, found in problems.items()})
         assert len(visited) >= 3, f"{role} reached only {visited}"
-    print("visited at 390 px: " + "; ".join(report))
+    print(f"visited at {width['width']} px: " + "; ".join(report))
+    return failures
+
+
+def test_no_page_of_any_role_scrolls_sideways_at_390_px(stack, browser, new_context):
+    failures = walk_every_role(stack, browser, fill_the_portal(stack, new_context))
     assert not failures, "pages wider than a phone:\n" + "\n".join(f"{k}: {v}" for k, v in failures.items())

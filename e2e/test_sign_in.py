@@ -15,7 +15,7 @@ def test_demo_manager_signs_in_and_lands_on_the_report(pages, page):
 
 def test_wrong_password_shows_error_summary(pages, page):
     pages.sign_in("manager@northwind.example", "wrong-password")
-    expect(page.get_by_role("alert")).to_contain_text("do not match an account")
+    expect(page.get_by_role("alert")).to_contain_text("Wrong email or password")
     expect(page.get_by_label("Email")).to_have_value("manager@northwind.example")
 
 

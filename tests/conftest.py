@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 
 import pytest
@@ -11,6 +12,8 @@ from werkzeug.serving import make_server
 
 from devtools.provider_model import ProviderModel
 from portal import create_app
+from portal.account.operations import send_requested_reset_links
+from portal.account.tokens import token_for
 from portal.auth.operations import create_user
 from portal.core import clock
 from portal.email_families import FAMILIES
@@ -247,3 +250,30 @@ def provider_model():
     model = ProviderModel(port=0).start()
     yield model
     model.stop()
+
+
+@pytest.fixture
+def ask_reset(client, ctx):
+    """ask_reset(email): submit the forgot-password form as a visitor, then run the worker's pass
+    that sends the link; returns the form's response."""
+
+    def ask(email):
+        token = csrf_from(client.get("/password/forgot").get_data(as_text=True))
+        answer = client.post("/password/forgot", data={"email": email, "csrf_token": token})
+        send_requested_reset_links(ctx, now=clock.utcnow())
+        return answer
+
+    return ask
+
+
+@pytest.fixture
+def reset_links(outbox_rows, ctx):
+    """reset_links(email): the reset links emailed to that address, oldest first, as the worker renders them."""
+
+    def links(email):
+        return [
+            f"/password/reset/{token_for(ctx.settings.secret_key, json.loads(row['template_input'])['token_nonce'])}"
+            for row in outbox_rows(family="password_reset", recipient=email)
+        ]
+
+    return links

@@ -70,6 +70,8 @@ ALLOWED_PUBLIC = {
     "/unsubscribe/<token>",  # GET and the RFC 8058 one-click POST: the signed token is the authority
     "/unsubscribe/<token>/preferences",
     "/verify/<report_id>",  # a filed report's ID, company, period and masked totals: what its PDF states anyway
+    "/accessibility",  # the accessibility statement, linked from every page's footer
+    "/privacy",  # the privacy notice, linked from every page's footer
 }
 
 

@@ -23,6 +23,7 @@ from portal.demo import operations as demo_operations
 from portal.invitations import operations as invitation_operations
 from portal.invitations import tokens
 from portal.web.forms import CHOOSE_OFFERED, FILES_REFUSED, HIDDEN_CHARACTERS, PortalForm
+from tests.pages import csrf_from
 
 APPLICATION = {
     "company_name": "Fjord Analytics AS",
@@ -383,3 +384,200 @@ def test_a_choice_not_offered_is_one_clear_field_error_whatever_the_field_says(a
         form = _ChoiceForm()
         assert form.validate() is (not errors)
         assert {name: messages for name, messages in form.errors.items() if messages} == errors
+
+
+# Issue 47, item 7: every form a person types into, sent with bad input, answers as GOV.UK's design
+# system does (its "Error message", "Error summary" and "Validation" patterns): an error summary at
+# the top (role=alert, focused on load, each entry a link to its field's id), each message next to
+# its field (described by it, marked invalid), the page's title prefixed "Error: ", and what was
+# typed kept, but passwords. The forms are found as above, by walking every page of every role;
+# the two forms no GET shows (the sign-in's password step, the reset link's page) are added.
+
+BAD = "\u200b"  # a zero-width space: PortalForm refuses it in every field but a password
+TYPED = ("text", "email", "search", "tel", "url", "number", "password")
+
+
+class ErrorPage(HTMLParser):
+    """What a refused form's page shows: its title, every element's id, the error summary's links,
+    each control's value and ARIA, and which element ids are field errors."""
+
+    def __init__(self):
+        super().__init__()
+        self.title, self._in_title = "", False
+        self.ids, self.field_errors, self.controls = {}, set(), {}
+        self.summary, self.summary_links, self._summary_depth, self._depth = None, [], None, 0
+        self._textarea = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self._depth += tag not in ("input", "br", "meta", "link", "img", "hr")
+        if tag == "title":
+            self._in_title = True
+        if "id" in attrs:
+            self.ids[attrs["id"]] = tag
+        if "field-error" in (attrs.get("class") or "").split() and "id" in attrs:
+            self.field_errors.add(attrs["id"])
+        if "error-summary" in (attrs.get("class") or "").split():
+            self.summary, self._summary_depth = attrs, self._depth
+        if tag == "a" and self._summary_depth is not None:
+            self.summary_links.append(attrs.get("href", ""))
+        if tag in ("input", "textarea", "select") and "name" in attrs:
+            self.controls.setdefault(attrs["name"], {**attrs, "tag": tag, "value": attrs.get("value", "")})
+            if tag == "textarea":
+                self._textarea = attrs["name"]
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
+        if tag == "textarea":
+            self._textarea = None
+        if self._summary_depth is not None and self._depth == self._summary_depth and tag == "div":
+            self._summary_depth = None
+        self._depth -= tag not in ("input", "br", "meta", "link", "img", "hr")
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        if self._textarea:
+            control = self.controls[self._textarea]
+            # HTML drops a textarea's first line break (WTForms writes one before the text).
+            text = control.get("text", "") + data
+            control["value"] = control["text"] = text.removeprefix("\r\n").removeprefix("\n")
+
+
+class TypedForms(PageForms):
+    """PageForms, also noting which fields a person types into (and which are passwords)."""
+
+    def handle_starttag(self, tag, attrs):
+        super().handle_starttag(tag, attrs)
+        attrs = dict(attrs)
+        if tag == "form":
+            self.forms[-1]["typed"], self.forms[-1]["passwords"] = {}, set()
+            self.forms[-1]["buttons"] = []
+        if not self.forms:
+            return
+        form = self.forms[-1]
+        if tag == "button" or (tag == "input" and attrs.get("type") == "submit"):
+            if (attrs.get("type") or "submit") == "submit":
+                form["buttons"].append(attrs.get("class") or "")
+                if "name" in attrs and "clicked" not in form:  # a person clicks the first button
+                    form["clicked"] = {attrs["name"]: attrs.get("value", "")}
+        if "name" not in attrs:
+            return
+        if attrs.get("tabindex") == "-1" and tag == "input":  # a honeypot: no person fills it in
+            form["fields"][attrs["name"]] = ""
+            return
+        kind = attrs.get("type", "text") if tag == "input" else tag
+        if tag == "textarea" or (tag == "input" and kind in TYPED):
+            if kind == "password":
+                form["passwords"].add(attrs["name"])
+                form["typed"][attrs["name"]] = "x"  # too short, or not the password: refused
+            else:
+                value = form["fields"].get(attrs["name"]) or "Walk"
+                form["typed"][attrs["name"]] = value[:2] + BAD + value[2:]
+
+
+def _refused_form_problems(where: str, answer, sent: dict[str, str], passwords: set[str]) -> list[str]:
+    """What is missing from the page answering a form sent with bad input, as GOV.UK's patterns ask."""
+    if not 200 <= answer.status_code < 300 and answer.status_code not in (400, 401, 422):
+        return [f"{where}: answered {answer.status_code}, not the form again with its errors"]
+    page = ErrorPage()
+    page.feed(answer.get_data(as_text=True))
+    problems = []
+    if not page.title.strip().startswith("Error: "):
+        problems.append(f"{where}: the title {page.title.strip()!r} does not start with 'Error: '")
+    summary = page.summary or {}
+    if summary.get("role") != "alert" or "autofocus" not in summary or summary.get("tabindex") != "-1":
+        problems.append(f"{where}: no error summary (role=alert, tabindex=-1, focused on load) at the top")
+    if not page.summary_links:
+        problems.append(f"{where}: the error summary links to no field")
+    for href in page.summary_links:
+        if not href.startswith("#") or page.ids.get(href[1:]) not in ("input", "select", "textarea", "ul", "fieldset"):
+            problems.append(f"{where}: the summary links to {href!r}, which is no field on the page")
+    refused = [name for name, control in page.controls.items() if control.get("aria-invalid") == "true"]
+    for name in refused:
+        control = page.controls[name]
+        described = (control.get("aria-describedby") or "").split()
+        if not set(described) & page.field_errors:
+            problems.append(f"{where}: {name}'s error is not next to it (aria-describedby names no field error)")
+        if f"#{control.get('id')}" not in page.summary_links:
+            problems.append(f"{where}: {name}'s error is not in the summary")
+    if not refused:
+        problems.append(f"{where}: no field is marked invalid (aria-invalid)")
+    for name, value in sent.items():
+        control = page.controls.get(name)
+        if control is None:
+            problems.append(f"{where}: {name} is gone from the page")
+        elif name in passwords:
+            if control.get("value"):
+                problems.append(f"{where}: the password {name} came back filled in")
+        elif control["value"] != value:
+            problems.append(f"{where}: {name} came back as {control['value']!r}, not as typed {value!r}")
+    return problems
+
+
+def _forms_on(answer) -> list[dict]:
+    parser = TypedForms()
+    parser.feed(answer.get_data(as_text=True))
+    return [form for form in parser.forms if form["method"] == "post" and form["typed"]]
+
+
+def test_every_form_refused_shows_the_error_summary_the_errors_by_their_fields_and_what_was_typed(
+    app, client, auth, walk_world, ask_reset, reset_links
+):
+    emails, values = walk_world
+    problems, walked = [], []
+
+    def send(where, path, form):
+        """Post the form as shown, bad input in every field a person types into, and check the answer."""
+        target = urljoin(path, form["action"] or path)
+        sent = dict(form["typed"])
+        walked.append(f"{where} → {target}")
+        problems.extend(
+            _refused_form_problems(
+                walked[-1],
+                client.post(target, data={**form["fields"], **form.get("clicked", {}), **sent}),
+                sent,
+                form["passwords"],
+            )
+        )
+        if not any({"button"} <= set(classes.split()) - {"secondary"} for classes in form["buttons"]):
+            problems.append(f"{walked[-1]}: its submit button is not a primary button ({form['buttons']})")
+
+    for path, role in _walked_pages(app, values):
+        auth.logout()
+        if role:
+            auth.login(emails[role])
+        page = client.get(path)
+        if page.status_code == 200 and page.mimetype == "text/html":
+            for form in _forms_on(page):
+                send(f"{role or 'visitor'} {path}", path, form)
+                page = client.get(path)  # a fresh page (and CSRF token) for the next form
+    auth.logout()
+    # The two forms no GET shows: the sign-in's password step, after the address ...
+    token = csrf_from(client.get("/login").get_data(as_text=True))
+    for form in _forms_on(client.post("/login", data={"email": emails["manager"], "csrf_token": token})):
+        send("visitor /login (password step)", "/login", form)
+    # ... and the page a reset link opens.
+    ask_reset(emails["employee"])
+    opened = client.get(reset_links(emails["employee"])[-1])
+    for form in _forms_on(client.get(opened.location)):
+        send("visitor /password/reset", opened.location, form)
+    print("forms walked with bad input:\n" + "\n".join(walked))
+    assert problems == [], "forms that do not answer bad input as GOV.UK's patterns do:\n" + "\n".join(problems)
+    # Every form people fill in, from each area: a page the walk missed would pass unseen.
+    reached = " ".join(walked)
+    for expected in (
+        "/login",
+        "(password step)",
+        "/password/forgot",
+        "/password/reset",
+        "/apply",
+        "/demo",
+        "/account",
+        "/reports/settings",
+        "/invitations/new",
+        "/people/managers/new",
+        "/admin/suppressions/",
+    ):
+        assert f" {expected} " in f" {reached} ", f"the walk never reached {expected}"

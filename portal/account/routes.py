@@ -19,7 +19,7 @@ from portal.web.access import public, roles_required
 from portal.web.extensions import limiter, portal_context
 from portal.web.forms import error_message
 from portal.web.i18n import current_language
-from portal.web.sessions import start_session
+from portal.web.sessions import offer_sign_in_as, start_session
 
 bp = Blueprint("account", __name__)
 
@@ -65,11 +65,12 @@ def reset(token: str | None = None):
     form = ResetPasswordForm()
     if form.validate_on_submit():
         try:
-            operations.reset_password(db, token_hash=token_hash, password=form.password.data)
+            user_id = operations.reset_password(db, token_hash=token_hash, password=form.password.data)
         except (operations.PasswordResetError, AccountError) as error:
-            form.form_errors.append(error_message(error))
+            form.password.errors.append(error_message(error))
         else:
             session.pop(RESET_LINK_KEY, None)
+            offer_sign_in_as(load_user(db, user_id).email)
             flash(_("Your password is changed. Sign in with your new password."), "success")
             return redirect(url_for("auth.login"))
     return render_template("account/reset.html", form=form), 200 if request.method == "GET" else 400
@@ -96,7 +97,7 @@ def account():
             )
         except operations.WrongCurrentPassword as error:
             guess_refused(db, current_user.email, now=clock.utcnow())
-            form.form_errors.append(error_message(error))
+            form.current_password.errors.append(error_message(error))
         except AccountError as error:
             form.form_errors.append(error_message(error))
         else:

@@ -12,7 +12,7 @@ from portal.sso import password_sign_in_allowed, provider_for_address
 from portal.web.access import public, roles_required
 from portal.web.extensions import portal_context
 from portal.web.redirects import same_site_path
-from portal.web.sessions import start_session
+from portal.web.sessions import offered_sign_in_address, start_session
 
 bp = Blueprint("auth", __name__)
 
@@ -46,9 +46,16 @@ def login():
             start_session(user)
             return redirect(same_site_path(request.args.get("next")) or url_for("main.home"))
         else:
-            form.form_errors.append(_("That email and password do not match an account."))
+            # One answer whether or not the address has an account (GOV.UK's sign-in pattern): next
+            # to the password, which is what a person corrects.
+            form.password.errors.append(_("Wrong email or password."))
     if request.method == "GET":
-        return _login_page(AddressForm(), step="address"), 200
+        # After a password reset, the account's address: the password step at once, unless the
+        # address belongs to a company that signs in through its own provider.
+        address = offered_sign_in_address()
+        if address and provider_for_address(portal_context().db, address) is None:
+            return _login_page(LoginForm(formdata=None, email=address), step="password"), 200
+        return _login_page(AddressForm(formdata=None, email=address), step="address"), 200
     return _login_page(form, step="password"), 401
 
 

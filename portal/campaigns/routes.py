@@ -132,6 +132,10 @@ def duplicate(campaign_id: int):
 @bp.get("/<int:campaign_id>")
 @roles_required("admin")
 def show(campaign_id: int):
+    return _show_page(campaign_id, SendForm(formdata=None))
+
+
+def _show_page(campaign_id: int, send_form: SendForm):
     page = queries.campaign_page(portal_context().db, campaign_id, current_language())
     if page is None:
         abort(404)
@@ -139,6 +143,7 @@ def show(campaign_id: int):
         "campaigns/show.html",
         page=page,
         test_form=TestSendForm(),
+        send_form=send_form,
         zone=portal_context().settings.portal_timezone,
         meanings=queries.OUTCOME_MEANING,
         outcome_labels=queries.OUTCOME_LABEL,
@@ -186,8 +191,14 @@ def confirm_send_page(campaign_id: int):
     campaign, once it is no longer a draft), never to a form's answer that asks to be sent again."""
     form = SendForm(request.args, meta={"csrf": False})
     if not form.validate():
+        if set(form.errors) == {"send_at"}:  # typed on the campaign's page: that page, the error at it
+            return _show_page(campaign_id, form), 400
         flash(_(OUT_OF_DATE), "error")
         return _to_campaign(campaign_id)
+    send_at = _send_at(form.send_at.data)
+    if isinstance(send_at, str):  # unreadable or past: the campaign's page, the time as typed
+        form.send_at.errors = [*form.send_at.errors, send_at]
+        return _show_page(campaign_id, form), 400
     return _confirmation(campaign_id, form.send_at.data)
 
 

@@ -1,9 +1,12 @@
+from datetime import date
+
 from flask import Blueprint, current_app, flash, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.account import set_language
 from portal.core.i18n import LANGUAGES
+from portal.privacy import retention
 from portal.web.access import public
 from portal.web.extensions import portal_context
 from portal.web.i18n import LANGUAGE_COOKIE
@@ -21,6 +24,32 @@ def home():
         # A visitor learns what the portal is before being asked for a password.
         return render_template("main/home.html")
     return redirect(url_for(LANDING[current_user.role]))
+
+
+# When the accessibility statement was prepared and last reviewed (it says so): move `REVIEWED`
+# whenever the statement's list of problems changes.
+STATEMENT_PREPARED = date(2026, 12, 7)
+STATEMENT_REVIEWED = date(2026, 12, 7)
+
+
+@bp.get("/accessibility")
+@public
+def accessibility():
+    """The accessibility statement, linked from every page's footer."""
+    return render_template("main/accessibility.html", prepared=STATEMENT_PREPARED, reviewed=STATEMENT_REVIEWED)
+
+
+@bp.get("/privacy")
+@public
+def privacy_notice():
+    """What the portal stores about people and why, with the retention periods as configured."""
+    settings = portal_context().settings
+    return render_template(
+        "main/privacy_notice.html",
+        retention_rules=retention.rules(settings),
+        outbox_days=settings.outbox_retention_days,
+        receipt_days=settings.receipt_retention_days,
+    )
 
 
 @bp.get("/healthz")

@@ -7,16 +7,17 @@ Bad input never reaches a query: `parse_report_query` returns the messages to sh
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from wtforms import RadioField, SelectField, StringField
-from wtforms.validators import ValidationError
+from wtforms import RadioField, SelectField, StringField, ValidationError
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import InputRequired, Length, Regexp
 
-from portal.core.i18n import day
+from portal.core.i18n import N_, day
 from portal.core.periods import Period, add_months, label_for, presets
 from portal.core.text import strip
 from portal.reports.goals import Goal
@@ -127,46 +128,77 @@ def parse_drill(args, today: date, fiscal_start_month: int = 1) -> Drill | Query
     return Drill(query, volunteer, department)
 
 
-def _whole_number(form, name: str, low: int, high: int, default: int, message: str, errors: list[str]) -> int:
-    """The field as a whole number from low to high; otherwise the message joins errors and the default stands in."""
-    try:
-        value = int(form.get(name, str(default)))
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        errors.append(message)
-        return default
-    return value
+SHARE_MESSAGE = N_("Share of hours in company time: a whole number from 0 to 100.")
 
 
-def parse_settings_form(form) -> ReportSettings | list[str]:
-    errors = []
-    month = _whole_number(form, "fiscal_year_start_month", 1, 12, 1, _("Fiscal year start: choose a month."), errors)
-    raw_cost = (form.get("hourly_cost") or "").strip().replace(" ", "").replace(",", ".")
-    cost = None
-    if raw_cost:
+class ReportSettingsForm(PortalForm):
+    """How the report counts money and years. Refused, it comes back with what was typed, each
+    message next to its field (issue 47, item 7): a person corrects one answer, not all four."""
+
+    fiscal_year_start_month = SelectField(
+        _l("Fiscal year starts in"),
+        coerce=int,
+        validators=[InputRequired(message=_l("Fiscal year start: choose a month."))],
+    )
+    hourly_cost = StringField(
+        _l("Hourly cost of employee time (B4SI)"),
+        description=_l("Salary, overheads and pension for one hour, on average."),
+        validators=[Length(max=40)],
+    )
+    currency = StringField(
+        _l("Currency"),
+        validators=[
+            InputRequired(message=_l("Currency: a three-letter code, like NOK or EUR.")),
+            Regexp(r"^\s*[A-Za-z]{3}\s*$", message=_l("Currency: a three-letter code, like NOK or EUR.")),
+        ],
+    )
+    # Text with a numeric keyboard, not type=number (GOV.UK's advice): what was typed comes back as typed.
+    company_time_percent = StringField(
+        _l("Share of hours given in company time (%)"),
+        validators=[InputRequired(message=_l(SHARE_MESSAGE))],
+    )
+
+    def __init__(self, *args, months: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fiscal_year_start_month.choices = [SelectChoice(n, name) for n, name in enumerate(months, start=1)]
+        self.cost: Decimal | None = None
+        self.share = 100
+
+    @classmethod
+    def of(cls, settings: ReportSettings, *, months: list[str]) -> ReportSettingsForm:
+        """The form showing the saved settings."""
+        return cls(
+            formdata=None,
+            data={**asdict(settings), "company_time_percent": str(settings.company_time_percent)},
+            months=months,
+        )
+
+    def validate_hourly_cost(self, field) -> None:
+        raw = (field.data or "").strip().replace(" ", "").replace(",", ".")
+        if not raw:
+            return
         try:
-            cost = Decimal(raw_cost)
+            cost = Decimal(raw)
             if not cost.is_finite() or cost < 0 or cost > 100000:
                 raise InvalidOperation
-            cost = cost.quantize(Decimal("0.01"))
         except InvalidOperation:
-            errors.append(_("Hourly cost: a positive amount, like 650 or 650.50."))
-    currency = (form.get("currency") or "NOK").strip().upper()
-    if not re.fullmatch(r"[A-Z]{3}", currency):
-        errors.append(_("Currency: a three-letter code, like NOK or EUR."))
-    share = _whole_number(
-        form,
-        "company_time_percent",
-        0,
-        100,
-        100,
-        _("Share of hours in company time: a whole number from 0 to 100."),
-        errors,
-    )
-    if errors:
-        return errors
-    return ReportSettings(month, None if cost is None else str(cost), currency, share)
+            raise ValidationError(_("Hourly cost: a positive amount, like 650 or 650.50.")) from None
+        self.cost = cost.quantize(Decimal("0.01"))
+
+    def validate_company_time_percent(self, field) -> None:
+        raw = (field.data or "").strip()
+        if not raw.isascii() or not raw.isdigit() or not 0 <= int(raw) <= 100:
+            raise ValidationError(_(SHARE_MESSAGE))
+        self.share = int(raw)
+
+    def settings(self) -> ReportSettings:
+        """The validated answers, as the settings to save."""
+        return ReportSettings(
+            self.fiscal_year_start_month.data,
+            None if self.cost is None else str(self.cost),
+            self.currency.data.strip().upper(),
+            self.share,
+        )
 
 
 def _decimal_or_none(raw: str | None, high: Decimal) -> Decimal | None:

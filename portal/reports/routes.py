@@ -30,9 +30,9 @@ from portal.reports.forms import (
     GoalsForm,
     OwnTimeForm,
     QueryErrors,
+    ReportSettingsForm,
     parse_drill,
     parse_report_query,
-    parse_settings_form,
 )
 from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_text
@@ -319,12 +319,20 @@ def sessions_csv():
 
 @bp.get("/reports/settings")
 @roles_required("manager")
-def settings_page(goals_form: GoalsForm | None = None):
+def settings_page():
+    return _settings_page()
+
+
+def _settings_page(form: ReportSettingsForm | None = None, goals_form: GoalsForm | None = None):
+    """The settings page; a refused form (either of its two) comes back with what was typed, each
+    message next to its field, and a 400."""
     tz, company_id, settings, today = _scope()
     db = portal_context().db
     start = queries.company_start(db, company_id=company_id, tz=tz)
     closed = {c.period_start: c for c in queries.closures(db, company_id=company_id)}
     years = _since_start(closable_years(today, settings.fiscal_year_start_month), start.started_on)
+    if form is None:
+        form = ReportSettingsForm.of(settings, months=month_names(current_language()))
     goal_years = _goal_years(today, settings.fiscal_year_start_month)
     goals = queries.goals_of(db, company_id=company_id, years=goal_years)
     if goals_form is None:
@@ -336,13 +344,12 @@ def settings_page(goals_form: GoalsForm | None = None):
     goals_form.year_start.choices = [(y.start.isoformat(), period_label(y, current_language())) for y in goal_years]
     return render_template(
         "reports/settings.html",
-        settings=settings,
+        form=form,
         start=start,
-        month_names=month_names(current_language()),
         years=[(p, closed.get(p.start.isoformat())) for p in years],
         goals_form=goals_form,
         goals=list(zip(goal_years, goals, strict=True)),
-    ), (400 if goals_form.errors else 200)
+    ), (400 if form.errors or goals_form.errors else 200)
 
 
 @bp.post("/reports/goals")
@@ -354,7 +361,7 @@ def save_goals():
     form = GoalsForm()
     form.year_start.choices = [(y.start.isoformat(), y.label) for y in goal_years]
     if not form.validate_on_submit():
-        return settings_page(goals_form=form)
+        return _settings_page(goals_form=form)
     operations.save_goal(portal_context().db, company_id=company_id, actor_id=current_user.id, goal=form.goal())
     year = next(y for y in goal_years if y.start.isoformat() == form.year_start.data)
     flash(_("Goals for %(year)s saved.", year=period_label(year, current_language())), "success")
@@ -446,15 +453,13 @@ def filing_pack(fmt: str):
 @bp.post("/reports/settings")
 @roles_required("manager")
 def save_settings():
-    values = parse_settings_form(request.form)
-    if isinstance(values, list):
-        for message in values:
-            flash(message, "error")
-    else:
-        operations.save_settings(
-            portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=values
-        )
-        flash(_("Report settings saved."), "success")
+    form = ReportSettingsForm(months=month_names(current_language()))
+    if not form.validate_on_submit():
+        return _settings_page(form)  # 400: what was typed stays, each message next to its field
+    operations.save_settings(
+        portal_context().db, company_id=current_company_id(), actor_id=current_user.id, values=form.settings()
+    )
+    flash(_("Report settings saved."), "success")
     return redirect(url_for("reports.settings_page") + "#settings")
 
 

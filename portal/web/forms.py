@@ -27,6 +27,7 @@ from flask_babel import LazyString
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
+from jinja2 import pass_context
 from markupsafe import escape
 from werkzeug.exceptions import BadRequest
 from wtforms import EmailField, HiddenField, PasswordField, SelectField, StringField, TextAreaField
@@ -70,6 +71,23 @@ def too_long_text(message: str, limit: int) -> LazyText:
     from portal.web.i18n import current_language
 
     return LazyText(lambda: _(message, max=number(limit, current_language())))
+
+
+def form_has_errors(form: FlaskForm) -> bool:
+    """Whether the form, as validated, refused something: a field's error or the whole form's."""
+    return bool(form.form_errors) or any(field.errors for field in form)
+
+
+@pass_context
+def page_has_errors(context) -> bool:
+    """For base.html's title ("Error: …", as GOV.UK's design system prefixes a page whose form was
+    refused): a form among the page's values has errors, or the page lists its own `errors` (the
+    report's query)."""
+    values = context.get_all().values()
+    if any(isinstance(value, FlaskForm) and form_has_errors(value) for value in values):
+        return True
+    errors = context.get("errors")
+    return isinstance(errors, list | tuple) and bool(errors)
 
 
 def error_message(error: Exception) -> str:

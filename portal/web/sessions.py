@@ -1,4 +1,5 @@
-"""Starting a signed-in session: the one way every view signs someone in."""
+"""Starting a signed-in session: the one way every view signs someone in; and the address the
+sign-in page starts with after a password reset."""
 
 from __future__ import annotations
 
@@ -24,3 +25,17 @@ def start_session(user: SignedInUser) -> None:
     session.clear()  # nothing from before sign-in (e.g. an anonymous visitor's state) carries over
     session.permanent = True
     login_user(user)
+
+
+# The address the sign-in page starts with, once: a password reset sets it, so the person who has
+# just chosen a password types only that. In the session, not the URL: addresses stay out of logs.
+_SIGN_IN_ADDRESS = "sign_in_address"
+
+
+def offer_sign_in_as(email: str) -> None:
+    session[_SIGN_IN_ADDRESS] = email
+
+
+def offered_sign_in_address() -> str | None:
+    """The address offered by offer_sign_in_as, once."""
+    return session.pop(_SIGN_IN_ADDRESS, None)

@@ -1,4 +1,5 @@
 import json
+import re
 
 import sqlalchemy as sa
 
@@ -144,3 +145,19 @@ def test_the_form_does_the_same_work_for_a_known_and_an_unknown_address(app, cli
     # The pass answered both requests and kept neither address: only the account's email remains.
     assert count("password_reset_requests") == 0
     assert count("email_outbox", "family = 'password_reset'") == 1
+
+
+def test_after_a_reset_the_sign_in_page_starts_with_the_address_once(
+    client, ask_reset, reset_links, set_password, make_user
+):
+    """Issue 47, item 7: the person who has just chosen a password types only that."""
+    email = make_user("employee")
+    ask_reset(email)
+    (link,) = reset_links(email)
+    done = set_password(link, NEW_PASSWORD)
+    assert done.status_code == 302 and done.location.endswith("/login")
+    page = client.get("/login").get_data(as_text=True)
+    assert re.search(rf'<input[^>]*id="email"[^>]*value="{re.escape(email)}"', page)
+    assert 'id="password"' in page and 'type="password"' in page  # the password step, at once
+    assert email not in done.location  # in the session, never in a URL (or the access log)
+    assert email not in client.get("/login").get_data(as_text=True)  # once: the next visit starts empty

@@ -27,7 +27,7 @@ def test_wrong_password_and_unknown_email_answered_alike(client, auth, make_user
         return re.search(r'<div class="error-summary".*?</div>', response.get_data(as_text=True), re.S).group(0)
 
     assert message(wrong) == message(unknown)
-    assert "do not match an account" in message(wrong)
+    assert "Wrong email or password." in message(wrong)
     with client.session_transaction() as s:
         assert "_user_id" not in s
 

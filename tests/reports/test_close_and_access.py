@@ -140,12 +140,17 @@ def test_fiscal_year_setting_offers_a_fiscal_preset_and_close(company, insert_se
     assert re.search(r"FY 20\d\d/\d\d", client.get("/reports").get_data(as_text=True))
     page = client.get("/reports/settings").get_data(as_text=True)  # the settings live on their own page
     assert 'value="650.50"' in page and 'value="NOK"' in page and re.search(r"Close FY 20\d\d/\d\d", page)
-    bad = client.post(
+    refused = client.post(
         "/reports/settings",
-        data={"fiscal_year_start_month": "13", "hourly_cost": "-3", "csrf_token": token},
-        follow_redirects=True,
-    ).get_data(as_text=True)
-    assert "Fiscal year start: choose a month." in bad and "Hourly cost" in bad
+        data={"fiscal_year_start_month": "13", "hourly_cost": "-3", "currency": "kr", "csrf_token": token},
+    )
+    bad = refused.get_data(as_text=True)
+    assert refused.status_code == 400 and "<title>Error: Report settings" in bad
+    assert "Choose one of the options offered." in bad and "Hourly cost: a positive amount" in bad
+    assert "Currency: a three-letter code" in bad and "Share of hours in company time" in bad
+    # What was typed stays to be corrected, and nothing was saved.
+    assert re.search(r'<input[^>]*id="hourly_cost"[^>]*value="-3"', bad) and 'value="kr"' in bad
+    assert 'value="650.50"' in client.get("/reports/settings").get_data(as_text=True)
 
 
 def test_b4si_time_uses_the_hourly_cost_and_company_time_share(db, company, insert_sessions, manager_client):

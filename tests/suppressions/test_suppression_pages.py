@@ -92,7 +92,7 @@ def test_bad_input_is_refused_with_a_clear_error_and_nothing_written(client, aut
     response = add(client, auth, **form)
     assert response.status_code == 400
     page = response.get_data(as_text=True)
-    assert "Please fix the following" in page and message in page
+    assert "There is a problem" in page and message in page
     assert suppressed(db) == {} and audit(db) == []
 
 
