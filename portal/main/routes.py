@@ -6,7 +6,7 @@ from flask_login import current_user
 
 from portal.account import set_language
 from portal.core.i18n import LANGUAGES
-from portal.privacy import retention
+from portal.privacy import retention_rules
 from portal.web.access import public
 from portal.web.extensions import portal_context
 from portal.web.i18n import LANGUAGE_COOKIE
@@ -46,7 +46,7 @@ def privacy_notice():
     settings = portal_context().settings
     return render_template(
         "main/privacy_notice.html",
-        retention_rules=retention.rules(settings),
+        retention_rules=retention_rules(settings),
         outbox_days=settings.outbox_retention_days,
         receipt_days=settings.receipt_retention_days,
     )

@@ -218,7 +218,7 @@ def test_goals_are_set_on_the_settings_page_and_bad_input_changes_nothing(db, co
         )
         assert response.status_code == 400
         body = response.get_data(as_text=True)
-        error = re.search(rf'<p class="field-error" id="{field}-error">([^<]*)</p>', body)
+        error = re.search(rf'<p class="field-error" id="{field}-error">(.*?)</p>', body, re.S)
         assert error and message in error.group(1), (hours, share)
         assert 'aria-invalid="true"' in body[body.index(f'id="{field}-error"') :][:600]
         assert stored() == []
