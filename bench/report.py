@@ -96,15 +96,26 @@ def build(db: Database, rows: int, employees: int) -> int:
                     held,
                     held,
                     "api",
+                    int(rng.random() < 0.1),  # one session in ten in the volunteer's own time
                 )
             )
         with db.write() as conn:
             conn.exec_driver_sql(
                 "INSERT INTO attendance_sessions (platform, session_id, volunteer_email, user_id, company_id, held_at, "
-                "minutes, status, updated_at, received_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "minutes, status, updated_at, received_at, source, own_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
     with db.write() as conn:
+        # A third of the colleagues chose to count their own time; one in ten of those changed their mind
+        # later (their latest choice counts), so the own-time rule reads real choices.
+        choices = [(user_id, 1, "2024-03-01T00:00:00.000000Z") for user_id, _e, _p in people[::3]]
+        choices += [(user_id, 0, "2025-03-01T00:00:00.000000Z") for user_id, _e, _p in people[::30]]
+        conn.exec_driver_sql("INSERT INTO own_time_choices (user_id, counted, chosen_at) VALUES (?, ?, ?)", choices)
+        conn.exec_driver_sql(
+            "INSERT INTO company_goals (company_id, year_start, hours, participation, updated_by, updated_at) "
+            "SELECT ?, '2025-01-01', '600000', '40', id, '2025-01-02T00:00:00.000000Z' FROM users WHERE email = ?",
+            (company_id, MANAGER),
+        )
         conn.exec_driver_sql("ANALYZE")
     return company_id
 
@@ -117,36 +128,41 @@ def signed_in_client(app):
     return client
 
 
-def time_bare(db: Database, company_id: int, runs: int) -> list[float]:
-    """The same statements the page runs, straight to the driver: no Python assembly, no template."""
-    from datetime import date
+def figure_statements(company_id: int, period) -> list:
+    """The statements that read one period's figures (figures.read_figures), with their values."""
     from zoneinfo import ZoneInfo
 
     from portal.core.driver import Statement
-    from portal.core.periods import Period
-    from portal.reports.figures import EMPLOYEES_IN_PERIOD, MONTH_SUMS, per_volunteer_sql
+    from portal.reports.figures import EMPLOYEES_IN_PERIOD, MONTH_SUMS, OWN_TIME_VOLUNTEERS, per_volunteer_sql
 
     tz = ZoneInfo("Europe/Oslo")
-    months = [m.utc_bounds(tz) for m in Period(date(2025, 1, 1), date(2025, 12, 31), "").months()]
+    months = [m.utc_bounds(tz) for m in period.months()]
     start, end = months[0][0], months[-1][1]
     params = {
         "company_id": company_id,
         "start": start,
         "end": end,
         "programmes": '["language", "mentorship"]',
-        **{f"b{i}": months[i][0] for i in range(1, 12)},
+        **{f"b{i}": months[i][0] for i in range(1, len(months))},
     }
-    per_volunteer = Statement(per_volunteer_sql(12, members_only=True).text)
+    per_volunteer = Statement(per_volunteer_sql(len(months), members_only=True).text)
     month_sums, employees = Statement(MONTH_SUMS.text), Statement(EMPLOYEES_IN_PERIOD.text)
-    statements = [
+    return [
         (per_volunteer, params),
         (month_sums, {"company_id": company_id, "months": json.dumps(months)}),
         (employees, params),
+        (Statement(OWN_TIME_VOLUNTEERS.text), params),
     ]
-    # Hook for issue 50's goals and last year (branch i50a): the statements the page adds for them
-    # (the goals row, the same figures for last year's period) join `statements` here, so the bare
-    # baseline runs exactly what the page runs.
-    statements += extra_bare_statements(company_id, params)
+
+
+def time_bare(db: Database, company_id: int, runs: int) -> list[float]:
+    """The same statements the page runs, straight to the driver: no Python assembly, no template."""
+    from datetime import date
+
+    from portal.core.periods import Period
+
+    statements = figure_statements(company_id, Period(date(2025, 1, 1), date(2025, 12, 31), ""))
+    statements += extra_bare_statements(company_id)
     timings = []
     for _ in range(runs):
         started = time.perf_counter()
@@ -157,9 +173,17 @@ def time_bare(db: Database, company_id: int, runs: int) -> list[float]:
     return timings
 
 
-def extra_bare_statements(company_id: int, params: dict) -> list:
-    """The page's statements besides the year's figures (i50a: goals, last year). None yet."""
-    return []
+def extra_bare_statements(company_id: int) -> list:
+    """The page's statements besides the year's figures (issue 50, item 1): the year's goal, and the
+    same figures for the same period last year."""
+    from datetime import date
+
+    from portal.core.driver import Statement
+    from portal.core.periods import Period
+    from portal.reports.goals import GOAL_OF
+
+    goal = (Statement(GOAL_OF.text), {"company_id": company_id, "year": "2025-01-01"})
+    return [goal, *figure_statements(company_id, Period(date(2024, 1, 1), date(2024, 12, 31), ""))]
 
 
 def time_drill(client, db: Database, company_id: int, runs: int) -> tuple[list[float], list[float], str]:
