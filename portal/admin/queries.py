@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from portal.core import clock
 from portal.core.db import Database
 from portal.core.periods import Period
+from portal.reports import OWN_TIME_COUNTED
 from portal.web.paging import like_pattern
 
 
@@ -113,8 +114,9 @@ def same_day_last_year(day: date) -> date:
 
 
 # Every company, with its attended minutes in two windows, the volunteers active since a moment, and
-# its latest attended session until now. One pass over attendance_sessions_report's index.
-_PARTNERS = sa.text("""
+# its latest attended session until now, counting sessions as the company's report does (own time only
+# where the volunteer chose). One pass over attendance_sessions_report's index.
+_PARTNERS = sa.text(f"""
     SELECT c.id AS company_id, c.name,
            COALESCE(SUM(CASE WHEN a.held_at >= :this_from AND a.held_at < :this_to THEN a.minutes END), 0)
                AS minutes_this_year,
@@ -124,7 +126,7 @@ _PARTNERS = sa.text("""
                AS active_volunteers,
            MAX(CASE WHEN a.held_at <= :now THEN a.held_at END) AS last_session_at
     FROM companies c
-    LEFT JOIN attendance_sessions a ON a.company_id = c.id AND a.status = 'attended'
+    LEFT JOIN attendance_sessions a ON a.company_id = c.id AND a.status = 'attended' AND {OWN_TIME_COUNTED}
     GROUP BY c.id
     ORDER BY c.name_key, c.id
 """)

@@ -4,7 +4,7 @@ Other areas use this one only through the names below (its face; tests/test_floo
 emails build a report from its figures and attach its filing PDF.
 """
 
-from portal.reports.figures import Cell, Figures, counted_time_text, read_figures
+from portal.reports.figures import OWN_TIME_COUNTED, Cell, Figures, counted_time_text, read_figures
 from portal.reports.filing import Filed, FiledCorrections, FilingMask, choose_mask, file_on, verify_url
 from portal.reports.goals import Comparison, before_lines, before_note, goal_lines
 from portal.reports.hours import hours_change, hours_text
@@ -24,6 +24,7 @@ def filing_pdf(report: Report, language: str = "en", verify_url: str | None = No
 
 
 __all__ = [
+    "OWN_TIME_COUNTED",
     "Cell",
     "Changes",
     "Closure",

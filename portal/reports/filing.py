@@ -37,7 +37,7 @@ from portal.reports.disclosure import (
     choose_hidden,
     released_by,
 )
-from portal.reports.figures import Cell, Figures, MonthRow, read_figures
+from portal.reports.figures import Cell, Figures, MonthRow, counted_scope, read_figures
 from portal.reports.goals import Comparison, YearBefore, goal_year, read_goal, year_before
 from portal.reports.queries import read_report_settings
 from portal.reports.selection import ReportQuery
@@ -479,10 +479,8 @@ def _filed(row) -> Filed:
     )
 
 
-_ANY_COUNTED = sa.text("""
-    SELECT EXISTS (SELECT 1 FROM attendance_sessions a
-                   WHERE a.company_id = :company_id AND a.held_at >= :start AND a.held_at < :end
-                     AND a.status = 'attended')
+_ANY_COUNTED = sa.text(f"""
+    SELECT EXISTS (SELECT 1 FROM attendance_sessions a WHERE {counted_scope(programmes=False)})
 """)
 
 

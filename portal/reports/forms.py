@@ -118,8 +118,8 @@ def parse_drill(args, today: date, fiscal_start_month: int = 1) -> Drill | Query
             volunteer = int(raw_volunteer)
         else:
             errors.append(_("“volunteer” must be a colleague's number (got “%(got)s”).", got=raw_volunteer[:20]))
-    if department is not None:
-        department = department.strip()[:200]
+    if department is not None and len(department) > 500:
+        errors.append(_("“department” is too long (at most %(max)d characters).", max=500))
     if volunteer is not None and department is not None:
         errors.append(_("A list is of one colleague or of one department, not both."))
     if errors:

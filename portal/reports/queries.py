@@ -16,7 +16,7 @@ from portal.core.db import Database, json_array
 from portal.core.periods import Period
 from portal.core.programmes import PROGRAMMES
 from portal.reports.certificate import Certificate, find_certificate
-from portal.reports.figures import COUNTED_SCOPE, Figures
+from portal.reports.figures import COUNTED_SCOPE, OWN_TIME_COUNTED, Figures
 from portal.reports.goals import read_goal
 from portal.reports.selection import Drill, ReportQuery
 from portal.web.paging import Page, limits
@@ -353,7 +353,9 @@ class Person:
 
 
 def volunteer_sessions(db: Database, *, company_id: int, user_id: int) -> tuple[Person, list[OwnSession]] | None:
-    """A colleague's sessions counted for this company, or None when they were never in it."""
+    """A colleague's sessions counted for this company, or None when they were never in it. Own-time
+    sessions only if the colleague chose to count them (figures.OWN_TIME_COUNTED): their manager sees
+    what the report counts, and the page's total is the report's."""
     with db.read() as conn:
         person = conn.execute(
             sa.text("""
@@ -368,8 +370,8 @@ def volunteer_sessions(db: Database, *, company_id: int, user_id: int) -> tuple[
             return None
         rows = conn.execute(
             sa.text(
-                "SELECT held_at, platform, minutes, status, own_time FROM attendance_sessions "
-                "WHERE user_id = :u AND company_id = :c ORDER BY held_at DESC"
+                "SELECT a.held_at, a.platform, a.minutes, a.status, a.own_time FROM attendance_sessions a "
+                f"WHERE a.user_id = :u AND a.company_id = :c AND {OWN_TIME_COUNTED} ORDER BY a.held_at DESC"
             ),
             {"u": user_id, "c": company_id},
         ).all()

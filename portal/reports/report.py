@@ -249,6 +249,9 @@ def read_report_page(
             )
             report.figures, report.mask, report.corrections = filed.figures, filed.mask, filed.corrections
             report.comparison = filed.comparison
+            if filed.report_id:  # filed: the ID and the moment every copy of the filing states
+                report.report_id = filed.report_id
+                report.as_of = report.as_of if report.closure else filed.filed_at
         start = read_company_start(conn, company_id=company_id, tz=tz)
     return ReportPage(settings, query, report, start)
 

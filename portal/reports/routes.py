@@ -16,7 +16,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from portal.core.clock import now_iso, parse
-from portal.core.i18n import day
+from portal.core.i18n import N_, day
 from portal.core.periods import add_months, closable_years, fiscal_year_containing, presets, report_timezone, today_in
 from portal.core.programmes import BOOKING_URLS, PROGRAMMES
 from portal.reports import certificate as certificates
@@ -47,6 +47,10 @@ from portal.web.i18n import current_language
 from portal.web.paging import page_number
 
 bp = Blueprint("reports", __name__)
+
+READ_ONLY_PERIODS = N_(
+    "TEEI sees a company's report as its filing states it: choose a whole month, quarter or year that has ended."
+)
 
 VERIFY_LIMIT = "60 per hour"  # per client network: an auditor checks a few IDs, a guesser many
 PAGE_VOLUNTEERS = 200  # the page lists the top volunteers by hours; `volunteers=all` lists everyone
@@ -150,7 +154,11 @@ def _error_page(errors: QueryErrors, today: date, settings, start: queries.Compa
         values=errors.values,
         report=None,
         start=start,
-        presets=_since_start(presets(today, settings.fiscal_year_start_month), start.started_on),
+        presets=[
+            p
+            for p in _since_start(presets(today, settings.fiscal_year_start_month), start.started_on)
+            if not page["read_only"] or filing_period(p, today, settings.fiscal_year_start_month)
+        ],
         programmes=PROGRAMMES,
         settings=settings,
         **page,
@@ -178,14 +186,28 @@ def company_report(company_id: int):
 def _report_page(company_id: int, company_name: str, *, read_only: bool = False):
     tz = report_timezone(portal_context().settings)
     today = today_in(tz)
-    # A filing is of all programmes: the read-only view shows what the company's filing states.
-    args = {**request.args, "programme": "all"} if read_only else request.args
+
+    def choose_query(settings) -> ReportQuery | QueryErrors:
+        fiscal = settings.fiscal_year_start_month
+        if not read_only:
+            return parse_report_query(request.args, today, fiscal)
+        # TEEI's view is a filing's: all programmes, over a whole month, quarter or year that has ended
+        # (two views of other periods would differ by what no filing states); the latest one at first.
+        args = {**request.args, "programme": "all"}
+        if not args.get("from") and not args.get("to"):
+            latest = next((p for p in presets(today, fiscal) if filing_period(p, today, fiscal)), None)
+            args.update(latest.query if latest else {})
+        query = parse_report_query(args, today, fiscal)
+        if isinstance(query, ReportQuery) and not filing_period(query.period, today, fiscal):
+            return QueryErrors([_(READ_ONLY_PERIODS)], query.args)
+        return query
+
     settings, query, report, start = read_report_page(
         portal_context().db,
         company_id=company_id,
         company_name=company_name,
         tz=tz,
-        choose_query=lambda settings: parse_report_query(args, today, settings.fiscal_year_start_month),
+        choose_query=choose_query,
         as_filed=read_only,
     )
     scope = {"company_id": company_id} if read_only else {}
@@ -224,7 +246,8 @@ def _report_page(company_id: int, company_name: str, *, read_only: bool = False)
         else charts.svg(charts.programme_chart(report.figures, language=language)),
         method=method(language),
         benchmark=_(BENCHMARK),
-        counted_time=counted_time_text(report.figures, language),
+        # TEEI's view words it as the filing does: the number of own-time volunteers is a group too.
+        counted_time=counted_time_text(report.figures, language, masked=read_only, count_hidden=view.count_hidden()),
         # The company's managers see the working copy, nothing hidden; TEEI's read-only view hides what
         # the company's filing hides (its comparison too: the filing's own, or none before it is filed).
         goal_lines=goal_lines(

@@ -149,3 +149,20 @@ def test_a_filing_numbers_the_own_time_volunteers_only_when_neither_side_is_a_sm
     assert "of the 5 volunteers" not in april_text and "(their number is not shown" in april_text
     may_text = pdf_text(client.get(f"/reports/export.pdf?{may}"))
     assert numbered in may_text
+
+
+def test_a_managers_page_of_a_volunteer_shows_own_time_only_when_they_chose_to_count_it(
+    db, company, insert_sessions, manager_client, client, auth
+):
+    company_id, manager, people = company("Acme Ltd", employees=1)
+    working = Row("language", people[0], company_id, oslo("2025-03-04T18:00"), 60)
+    own = Row("language", people[0], company_id, oslo("2025-03-09T11:00"), 45, own_time=True)
+    insert_sessions([working, own])
+    page = manager_client(manager).get(f"/reports/volunteers/{people[0]}?{MARCH}").get_data(as_text=True)
+    assert "Own time" not in page and shown_hours(60) in page, "not chosen: the manager sees what the report counts"
+    auth.logout()
+    auth.login(emails_of(db, people[:1])[0])
+    choose(client, True)
+    auth.logout()
+    page = manager_client(manager).get(f"/reports/volunteers/{people[0]}?{MARCH}").get_data(as_text=True)
+    assert "Own time" in page and shown_hours(60 + 45) in page

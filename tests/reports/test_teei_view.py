@@ -182,3 +182,58 @@ def test_a_small_companys_totals_stay_hidden_in_every_part_of_teeis_view(
     for told in (shown_hours(2 * 97), shown_hours(97)):
         assert told not in page, told
     assert "<svg" not in page
+
+
+def test_teeis_view_shows_only_filing_periods_and_words_own_time_as_the_filing_does(
+    db, company, insert_sessions, make_user, auth, client
+):
+    acme, _, staff = company("Acme Ltd", employees=8)
+    # April 2025: 7 volunteers, 5 of them counting their own time: the other 2 would be a group of 2.
+    rows = [Row("language", uid, acme, oslo("2025-04-04T18:00"), 60) for uid in staff[:7]]
+    rows += [Row("language", uid, acme, oslo("2025-04-09T11:00"), 30, own_time=True) for uid in staff[:5]]
+    insert_sessions(rows)
+    with db.write() as conn:
+        for uid in staff[:5]:
+            conn.execute(
+                sa.text("INSERT INTO own_time_choices (user_id, counted, chosen_at) VALUES (:u, 1, :t)"),
+                {"u": uid, "t": "2025-01-01T00:00:00.000000Z"},
+            )
+    auth.login(make_user("admin"))
+    april = client.get(f"/admin/companies/{acme}/report?from=2025-04-01&to=2025-04-30").get_data(as_text=True)
+    counted = re.search(r'id="counted-time">([^<]*)<', april).group(1)
+    assert "the 5 volunteers" not in april and "their number is not shown" in counted
+
+    # Two views of periods no filing covers would differ by one colleague's day: TEEI gets neither.
+    part = client.get(f"/admin/companies/{acme}/report?from=2025-04-01&to=2025-04-08")
+    assert part.status_code == 400
+    assert "choose a whole month, quarter or year that has ended" in part.get_data(as_text=True)
+    assert shown_hours(7 * 60) not in part.get_data(as_text=True)
+    # With no period chosen, the view opens the latest one a filing covers (last month), not this year to date.
+    today = clock.utcnow().astimezone(OSLO).date()
+    last_month_end = today.replace(day=1) - timedelta(days=1)
+    opened = client.get(f"/admin/companies/{acme}/report")
+    assert opened.status_code == 200
+    assert f'value="{last_month_end.replace(day=1).isoformat()}"' in opened.get_data(as_text=True)
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM filing_releases")).scalar_one() == 0
+
+
+def test_the_overview_counts_own_time_only_where_the_volunteer_chose_so(db, company, insert_sessions):
+    from portal.admin.queries import partner_overview
+
+    acme, _, staff = company("Acme Ltd", employees=2)
+    now = oslo("2026-03-20T12:00")
+    insert_sessions(
+        [
+            Row("language", staff[0], acme, oslo("2026-03-02T09:00"), 60),
+            Row("language", staff[0], acme, oslo("2026-03-03T09:00"), 40, own_time=True),  # chose: counts
+            Row("language", staff[1], acme, oslo("2026-03-04T09:00"), 25, own_time=True),  # did not choose
+        ]
+    )
+    with db.write() as conn:
+        conn.execute(
+            sa.text("INSERT INTO own_time_choices (user_id, counted, chosen_at) VALUES (:u, 1, :t)"),
+            {"u": staff[0], "t": "2026-01-01T00:00:00.000000Z"},
+        )
+    (row,) = partner_overview(db, now=now, tz=OSLO).rows
+    assert row.minutes_this_year == 100 and row.active_volunteers == 1
