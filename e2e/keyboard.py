@@ -63,10 +63,11 @@ class KeyboardUser:
             assert focused["onScreen"], f"the focus is off screen: {focused}"
         return focused
 
-    def tab_to(self, name: str | re.Pattern) -> dict:
-        """Press Tab until the focused control's name is `name` (or matches the pattern)."""
+    def tab_to(self, name: str | re.Pattern, most: int = MAX_TABS) -> dict:
+        """Press Tab until the focused control's name is `name` (or matches the pattern), at most
+        `most` times."""
         seen = []
-        for _ in range(MAX_TABS):
+        for _ in range(most):
             focused = self.tab()
             if focused is None:
                 continue

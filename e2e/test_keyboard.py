@@ -42,7 +42,9 @@ def test_sign_in_and_the_report_by_keyboard(page, stack):
     keys.tab_to("PDF for filing")  # reached, focus drawn (checked at every stop)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "keyboard-focus-report.png"))
-    keys.tab_to("From")
+    # Every figure of the report is a link to its session records (issue 50): the period's dates come
+    # after a quarter's months, programmes and volunteers, each figure one stop with its focus drawn.
+    keys.tab_to("From", most=400)
     page.screenshot(path=str(ARTIFACTS / "keyboard-focus-date.png"))
     keys.assert_no_trap()
 
