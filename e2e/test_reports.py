@@ -140,8 +140,9 @@ def test_the_demo_year_reads_as_a_report_at_1280_and_on_a_phone(pages, page, sta
     print(f"report height at 390 px, a year of the demo: {height} px")
     # Issue 47: the programme and volunteer tables are cards on a phone (no sideways scrolling), which
     # costs height: 4,838 px measured for the demo year (3,568 px when the tables scrolled sideways).
-    # Issue 50 adds the year before (a four-column table that fits a phone): 5,312 px measured.
-    assert height < 5600
+    # Issue 50 adds the year before (a four-column table that fits a phone): 5,312 px measured; with
+    # the drill-down's hint and the line on which hours count, 5,697 px.
+    assert height < 6000
     page.screenshot(path=str(ARTIFACTS / "reports-year-390.png"), full_page=True)
 
     page.get_by_role("link", name="Settings and year close").click()
