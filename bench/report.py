@@ -235,81 +235,44 @@ def status_kib(field: str) -> int:
         return next(int(line.split()[1]) for line in handle if line.startswith(field + ":"))
 
 
-def xlsx_child(database_url: str, redis_url: str, instance: str, which: str) -> None:
-    """Runs in its own process: RSS before and at the peak of one streamed 100,000-row XLSX."""
+# What a child process downloads, by kind: the route, the small and large query, and which of the
+# period's attendance rows it counts (the XLSX lists attended sessions; the pack reads every row).
+DOWNLOADS = {
+    "xlsx": ("/reports/export.xlsx", XLSX_SMALL, XLSX_RANGE, " AND status = 'attended'"),
+    "pack": ("/reports/filing.json", PACK_SMALL, PACK_LARGE, ""),
+}
+
+
+def download_child(kind: str, database_url: str, redis_url: str, instance: str, which: str) -> None:
+    """Runs in its own process: RSS before and at the peak of one streamed download (DOWNLOADS)."""
+    from datetime import date
+    from zoneinfo import ZoneInfo
+
     from portal import create_app
+    from portal.core.periods import Period
     from portal.core.settings import Settings
 
+    path, small, large, counted = DOWNLOADS[kind]
     settings = Settings.from_env(
         {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "SECRET_KEY": "bench"}, instance_path=Path(instance)
     )
     app = create_app({"TESTING": True}, settings=settings)
     client = signed_in_client(app)
-    wanted = XLSX_RANGE if which == "large" else XLSX_SMALL
-    # Signing in hashes with argon2 (64 MiB): reset the high-water mark so the peak is the export's.
+    wanted = large if which == "large" else small
+    # Signing in hashes with argon2 (64 MiB): reset the high-water mark so the peak is the download's.
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")
     before = status_kib("VmRSS")
     started = time.perf_counter()
-    response = client.get("/reports/export.xlsx", query_string=wanted, buffered=False)
+    response = client.get(path, query_string=wanted, buffered=False)
     size = sum(len(chunk) for chunk in response.response)
     seconds = time.perf_counter() - started
-    from datetime import date
-    from zoneinfo import ZoneInfo
-
-    from portal.core.periods import Period
-
     bounds = Period(date.fromisoformat(wanted["from"]), date.fromisoformat(wanted["to"]), "").utc_bounds(
         ZoneInfo("Europe/Oslo")
     )
     with app.extensions["portal"].db.read() as conn:
         count = conn.exec_driver_sql(
-            "SELECT COUNT(*) FROM attendance_sessions WHERE held_at >= ? AND held_at < ? AND status = 'attended'",
-            bounds,
-        ).scalar()
-    print(
-        json.dumps(
-            {
-                "before_kib": before,
-                "peak_kib": status_kib("VmHWM"),
-                "bytes": size,
-                "seconds": seconds,
-                "rows": count,
-                "status": response.status_code,
-            }
-        )
-    )
-
-
-def pack_child(database_url: str, redis_url: str, instance: str, which: str) -> None:
-    """Runs in its own process: RSS before and at the peak of one streamed JSON filing pack."""
-    from portal import create_app
-    from portal.core.settings import Settings
-
-    settings = Settings.from_env(
-        {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "SECRET_KEY": "bench"}, instance_path=Path(instance)
-    )
-    app = create_app({"TESTING": True}, settings=settings)
-    client = signed_in_client(app)
-    wanted = PACK_LARGE if which == "large" else PACK_SMALL
-    with open("/proc/self/clear_refs", "w") as handle:
-        handle.write("5")
-    before = status_kib("VmRSS")
-    started = time.perf_counter()
-    response = client.get("/reports/filing.json", query_string=wanted, buffered=False)
-    size = sum(len(chunk) for chunk in response.response)
-    seconds = time.perf_counter() - started
-    from datetime import date
-    from zoneinfo import ZoneInfo
-
-    from portal.core.periods import Period
-
-    bounds = Period(date.fromisoformat(wanted["from"]), date.fromisoformat(wanted["to"]), "").utc_bounds(
-        ZoneInfo("Europe/Oslo")
-    )
-    with app.extensions["portal"].db.read() as conn:
-        count = conn.exec_driver_sql(
-            "SELECT COUNT(*) FROM attendance_sessions WHERE held_at >= ? AND held_at < ?", bounds
+            f"SELECT COUNT(*) FROM attendance_sessions WHERE held_at >= ? AND held_at < ?{counted}", bounds
         ).scalar()
     print(
         json.dumps(
@@ -327,7 +290,7 @@ def pack_child(database_url: str, redis_url: str, instance: str, which: str) -> 
 
 def child(kind: str, database_url: str, redis_url: str, instance: str, which: str) -> dict:
     found = subprocess.run(
-        [sys.executable, __file__, f"--{kind}-child", database_url, redis_url, instance, which],
+        [sys.executable, __file__, "--child", kind, database_url, redis_url, instance, which],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -342,14 +305,10 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--colleagues", "--employees", dest="employees", type=int, default=5_000)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--xlsx-child", nargs=4, help=argparse.SUPPRESS)
-    parser.add_argument("--pack-child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.xlsx_child:
-        xlsx_child(*args.xlsx_child)
-        return 0
-    if args.pack_child:
-        pack_child(*args.pack_child)
+    if args.child:
+        download_child(*args.child)
         return 0
 
     from portal import create_app

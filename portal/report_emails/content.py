@@ -216,7 +216,7 @@ def headline(data: dict) -> dict:
     rate = figures.participation if exact else None
     total_hidden = mask.hides(first, last)
     count_hidden = mask.hides_count(first, last)
-    participation_hidden = count_hidden or mask.hides_employees(first, last)
+    participation_hidden = mask.hides_participation(first, last)
     comparison = Comparison.from_dict(data.get("comparison"))
     return {
         # Which hours count (working time, and own time of volunteers who chose so), as the PDF says it.
@@ -245,9 +245,7 @@ def headline(data: dict) -> dict:
         "volunteers": hidden
         if count_hidden
         else (volunteers if exact else translate(language, "at least %(count)s", count=volunteers)),
-        "participation": hidden
-        if count_hidden or mask.hides_employees(first, last)
-        else ("–" if rate is None else percent(rate, language, 1)),
+        "participation": hidden if participation_hidden else ("–" if rate is None else percent(rate, language, 1)),
         "programmes": [
             (PROGRAMMES[p], hidden, hidden, True)
             if mask.hides(first, last, p)

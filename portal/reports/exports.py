@@ -279,14 +279,10 @@ def session_row(line: SessionLine, tz) -> list:
     ]
 
 
-def csv_lines(report: Report, sessions: Iterable[SessionLine], language: str = ENGLISH) -> Iterator[str]:
-    """The CSV, a line at a time: header block, dictionary, then one titled section per table.
-
-    Machine-readable in every language: its first row, its section titles ("## Summary"), its column
-    headers and its keys stay the stable English names programs rely on, and its figures stay plain
-    numbers (29.25); only the notes and the dictionary's meanings are in `language`."""
+def streamed_writer():
+    """A CSV writer for a streamed response, and the function that takes what it has written so far
+    as text (emptying it): the caller yields that text every so many rows."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
 
     def flush() -> str:
         text = buffer.getvalue()
@@ -294,6 +290,16 @@ def csv_lines(report: Report, sessions: Iterable[SessionLine], language: str = E
         buffer.truncate()
         return text
 
+    return csv.writer(buffer, lineterminator="\r\n"), flush
+
+
+def csv_lines(report: Report, sessions: Iterable[SessionLine], language: str = ENGLISH) -> Iterator[str]:
+    """The CSV, a line at a time: header block, dictionary, then one titled section per table.
+
+    Machine-readable in every language: its first row, its section titles ("## Summary"), its column
+    headers and its keys stay the stable English names programs rely on, and its figures stay plain
+    numbers (29.25); only the notes and the dictionary's meanings are in `language`."""
+    writer, flush = streamed_writer()
     for row in header_rows(report, language):
         writer.writerow(csv_safe(row))
     writer.writerow([])
@@ -340,15 +346,7 @@ DRILL_COLUMNS = [
 def drill_csv_lines(sessions: Iterable[SessionLine], tz) -> Iterator[str]:
     """The records a line at a time (a figure's list can hold millions): `hours` is the record's
     minutes / 60 to 0.01, half up; the figure on the page is its list's minutes summed, then rounded."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
+    writer, flush = streamed_writer()
     writer.writerow(DRILL_COLUMNS)
     yield "\ufeff" + flush()  # BOM: spreadsheet programs then read the names as UTF-8
     for count, line in enumerate(sessions, 1):

@@ -91,6 +91,10 @@ class FilingMask:
     def hides_employees(self, first: str, last: str) -> bool:
         return f"{EMPLOYEES}:{first}..{last}" in self.counts_hidden
 
+    def hides_participation(self, first: str, last: str) -> bool:
+        """Participation is volunteers over colleagues: hidden when either of them is."""
+        return self.hides_count(first, last) or self.hides_employees(first, last)
+
     def to_dict(self) -> dict:
         return {"hidden": sorted(self.hidden), "counts_hidden": sorted(self.counts_hidden)}
 
@@ -495,26 +499,21 @@ def _file_year_before(
     if filed is None:
         start, end = earlier.utc_bounds(tz)
         if not conn.execute(_ANY_COUNTED, {"company_id": company_id, "start": start, "end": end}).scalar():
-            return YearBefore(earlier.start.isoformat(), earlier.end.isoformat(), 0, 0, 0, 0)
+            return YearBefore.zero(earlier)
         live = read_figures(
             conn, company_id=company_id, query=ReportQuery(earlier, "all"), tz=tz, names=False, facts=True
         )
         filed = file_on(
             conn, company_id=company_id, period=earlier, figures=live, source=source, tz=tz, now=now, compare=False
         )
-    f, mask = filed.figures, filed.mask
-    first, last = f.months[0].start[:7], f.months[-1].start[:7]
-    count_hidden = mask.hides_count(first, last)
-    return YearBefore(
-        earlier.start.isoformat(),
-        earlier.end.isoformat(),
-        f.total.minutes,
-        f.total.sessions,
-        f.total.volunteers,
-        f.employees,
+    mask = filed.mask
+    first, last = filed.figures.months[0].start[:7], filed.figures.months[-1].start[:7]
+    return YearBefore.of(
+        earlier,
+        filed.figures,
         total_hidden=mask.hides(first, last),
-        count_hidden=count_hidden,
-        participation_hidden=count_hidden or mask.hides_employees(first, last),
+        count_hidden=mask.hides_count(first, last),
+        participation_hidden=mask.hides_participation(first, last),
         report_id=filed.report_id,
     )
 

@@ -104,6 +104,25 @@ class YearBefore:
     def participation(self) -> float | None:
         return round(100 * self.volunteers / self.employees, 1) if self.employees else None
 
+    @classmethod
+    def of(cls, period: Period, figures, **hidden) -> YearBefore:
+        """Last year's period with its figures (reports.figures.Figures), and what of them is hidden."""
+        total = figures.total
+        return cls(
+            period.start.isoformat(),
+            period.end.isoformat(),
+            total.minutes,
+            total.sessions,
+            total.volunteers,
+            figures.employees,
+            **hidden,
+        )
+
+    @classmethod
+    def zero(cls, period: Period) -> YearBefore:
+        """A year before without any session: nothing to file, and a zero describes nobody."""
+        return cls(period.start.isoformat(), period.end.isoformat(), 0, 0, 0, 0)
+
 
 @dataclass(frozen=True)
 class Comparison:

@@ -7,7 +7,16 @@ from typing import NamedTuple
 
 from portal.reports.disclosure import ALL
 from portal.reports.filing import FilingMask
+from portal.reports.goals import Line, before_lines, before_note, goal_lines
 from portal.reports.report import Report
+
+
+class ComparisonText(NamedTuple):
+    """The goal's progress, this period against last year, and a note on last year, as shown."""
+
+    goals: list[str]
+    before: list[Line]
+    note: str | None
 
 
 class View(NamedTuple):
@@ -35,13 +44,34 @@ class View(NamedTuple):
         return self.mask.hides(self.first, self.last, programme)
 
     def participation_hidden(self) -> bool:
-        return self.count_hidden() or self.mask.hides_employees(self.first, self.last)
+        return self.mask.hides_participation(self.first, self.last)
 
     def month_key(self, month) -> str:
         return month.start[:7]
 
     def any_hidden(self) -> bool:
         return bool(self.mask.hidden or self.mask.counts_hidden)
+
+    def comparison(self, language: str) -> ComparisonText:
+        """The report's goal and year before (goals.py), hidden as the figures they come from."""
+        report = self.report
+        return ComparisonText(
+            goal_lines(
+                report.comparison,
+                participation=report.figures.participation,
+                participation_hidden=self.participation_hidden(),
+                language=language,
+            ),
+            before_lines(
+                report.comparison,
+                figures=report.figures,
+                total_hidden=self.total_hidden(),
+                count_hidden=self.count_hidden(),
+                participation_hidden=self.participation_hidden(),
+                language=language,
+            ),
+            before_note(report.comparison, language),
+        )
 
 
 def view_of(report: Report) -> View:

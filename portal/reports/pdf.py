@@ -15,7 +15,7 @@ from portal.reports.charts import month_chart, programme_chart
 from portal.reports.crosswalk import crosswalk, method
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
 from portal.reports.figures import DENOMINATOR_TEXT, counted_time_text
-from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
+from portal.reports.goals import BENCHMARK
 from portal.reports.hours import ROUNDING_NOTE, hours_of, rounding_gap, signed_hours_text
 from portal.reports.labels import month_row_label, period_label
 from portal.reports.masked import View, view_of
@@ -174,21 +174,7 @@ def _comparison(pdf: ReportPDF, view: View, language: str) -> None:
     """The year's goal and the same period last year, as the filing stored them (goals.py), hidden as
     the figures they come from: a change only where both of its figures are shown."""
     report = view.report
-    goals = goal_lines(
-        report.comparison,
-        participation=report.figures.participation,
-        participation_hidden=view.participation_hidden(),
-        language=language,
-    )
-    lines = before_lines(
-        report.comparison,
-        figures=report.figures,
-        total_hidden=view.total_hidden(),
-        count_hidden=view.count_hidden(),
-        participation_hidden=view.participation_hidden(),
-        language=language,
-    )
-    note = before_note(report.comparison, language)
+    goals, lines, note = view.comparison(language)
     if not goals and not lines and not note:
         return
     pdf.heading(translate(language, "Goals and the year before"))

@@ -36,13 +36,17 @@ class SessionLine:
     user_id: int | None = None
 
 
+# A session record as a list shows it (SessionLine), with its colleague's name where they have one.
+_RECORDS = """SELECT a.id, a.held_at, a.platform, COALESCE(NULLIF(u.name, ''), a.volunteer_email) AS name,
+           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at,
+           a.updated_at, a.user_id
+    FROM attendance_sessions a LEFT JOIN users u ON u.id = a.user_id"""
+
+
 def _sessions_sql(where: str) -> sa.TextClause:
     """Counted session records, oldest first, a page at a time from a (held_at, id) key."""
     return sa.text(f"""
-    SELECT a.id, a.held_at, a.platform, COALESCE(NULLIF(u.name, ''), a.volunteer_email) AS name,
-           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at,
-           a.updated_at, a.user_id
-    FROM attendance_sessions a LEFT JOIN users u ON u.id = a.user_id
+    {_RECORDS}
     WHERE {where} AND (a.held_at > :after_held OR (a.held_at = :after_held AND a.id > :after_id))
     ORDER BY a.held_at, a.id
     LIMIT :limit
@@ -121,10 +125,7 @@ def drill_totals_sql(where: str) -> sa.TextClause:
 
 def drill_page_sql(where: str) -> sa.TextClause:
     return sa.text(f"""
-    SELECT a.id, a.held_at, a.platform, COALESCE(NULLIF(u.name, ''), a.volunteer_email) AS name,
-           a.volunteer_email AS email, a.minutes, a.session_id, COALESCE(a.source, '') AS source, a.received_at,
-           a.updated_at, a.user_id
-    FROM attendance_sessions a LEFT JOIN users u ON u.id = a.user_id
+    {_RECORDS}
     WHERE {where}
     ORDER BY a.held_at, a.id
     LIMIT :limit OFFSET :offset

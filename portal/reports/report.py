@@ -167,14 +167,7 @@ def live_comparison(
     period begins (all programmes only: a goal is the company's), and the same period last year, live."""
     earlier = year_before(query.period)
     live = read_figures(conn, company_id=company_id, query=ReportQuery(earlier, query.programme), tz=tz, names=False)
-    before = YearBefore(
-        earlier.start.isoformat(),
-        earlier.end.isoformat(),
-        live.total.minutes,
-        live.total.sessions,
-        live.total.volunteers,
-        live.employees,
-    )
+    before = YearBefore.of(earlier, live)
     year = goal_year(query.period, settings.fiscal_year_start_month)
     if year is None or query.programme != "all":
         return Comparison(before=before)

@@ -34,7 +34,7 @@ from portal.reports.forms import (
     parse_drill,
     parse_report_query,
 )
-from portal.reports.goals import BENCHMARK, before_lines, before_note, goal_lines
+from portal.reports.goals import BENCHMARK
 from portal.reports.hours import hours_text
 from portal.reports.labels import describe_in, month_names, month_row_label, name_label, period_label
 from portal.reports.masked import masked_view, view_of
@@ -250,21 +250,7 @@ def _report_page(company_id: int, company_name: str, *, read_only: bool = False)
         counted_time=counted_time_text(report.figures, language, masked=read_only, count_hidden=view.count_hidden()),
         # The company's managers see the working copy, nothing hidden; TEEI's read-only view hides what
         # the company's filing hides (its comparison too: the filing's own, or none before it is filed).
-        goal_lines=goal_lines(
-            report.comparison,
-            participation=report.figures.participation,
-            participation_hidden=view.participation_hidden(),
-            language=language,
-        ),
-        before_note=before_note(report.comparison, language),
-        before_lines=before_lines(
-            report.comparison,
-            figures=report.figures,
-            total_hidden=view.total_hidden(),
-            count_hidden=view.count_hidden(),
-            participation_hidden=view.participation_hidden(),
-            language=language,
-        ),
+        comparison=view.comparison(language),
         crosswalk=crosswalk(
             report, language=language, hide_total=view.total_hidden(), hide_volunteers=view.count_hidden()
         ),
