@@ -21,9 +21,14 @@ _settings = Settings.from_env()
 
 wsgi_app = "portal:create_app()"
 bind = "127.0.0.1:5000"
-# Sync workers: the portal's requests are short and hold a database connection each.
+# Threaded workers. A sync worker serves one connection at a time and waits on it until it sends a
+# request: a browser's speculative connection (Chromium opens one before the user clicks) held a
+# sync worker for its whole 30 s timeout, and with two of them the portal stopped answering. A
+# gthread worker waits for a request's first bytes off its thread pool. The portal's database
+# helper and its Redis pool are shared by threads (the tests' server is threaded too).
 workers = int(os.environ.get("WEB_CONCURRENCY") or 2)
-worker_class = "sync"
+worker_class = "gthread"
+threads = 4
 timeout = 30
 graceful_timeout = 20
 # Behind a proxy the connection to us is kept open by the proxy, not the browser.

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/webhook_ingest.py [--receipts 2000] [--clients 4] [--workers 2] [--rounds 3] [--strict]
 
-Both runs use gunicorn with 2 sync workers on a free loopback port, and the same pre-signed
+Both runs use gunicorn with 2 workers (gunicorn.conf.py: threaded) on a free loopback port, and the same pre-signed
 requests (signed just before the runs: well inside the five minutes a signature is good for)
 sent from a few client threads. The portal runs against a fresh database migrated from
 migrations/, with one `sent` outbox row per receipt, so every receipt is verified, stored and
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
 def print_round(number: int, portal: dict, bare: dict, count: int, clients: int, workers: int) -> None:
     print(
         f"round {number}: portal {portal['rate']:7.1f} receipts/s ({count} in {portal['seconds']:.2f}s, "
-        f"{clients} clients, gunicorn {workers} sync workers); bare {bare['rate']:7.1f} requests/s; "
+        f"{clients} clients, gunicorn {workers} threaded workers); bare {bare['rate']:7.1f} requests/s; "
         f"ratio {portal['rate'] / bare['rate']:.2f}; server CPU per request: portal {portal['cpu_us']:.0f} µs, "
         f"bare {bare['cpu_us']:.0f} µs",
         flush=True,
@@ -284,7 +284,7 @@ def raw_request(body: bytes, headers: dict) -> bytes:
 
 
 def post_raw(port: int, request: bytes) -> bool:
-    """One request on a new connection (gunicorn's sync workers close each one anyway)."""
+    """One request on a new connection (the baseline and the portal alike)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
             sock.sendall(request)

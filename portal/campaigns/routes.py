@@ -291,7 +291,7 @@ def _confirmation(campaign_id: int, typed: str | None):
     if not page.can_send:
         flash(_(_NOT_A_DRAFT[page.campaign["status"]]), "error")
         return _to_campaign(campaign_id)
-    return render_template(
+    html = render_template(
         "campaigns/confirm_send.html",
         page=page,
         form=SendForm(formdata=None, data={"send_at": typed, "confirm_reach": page.reach.recipients}),
@@ -299,6 +299,9 @@ def _confirmation(campaign_id: int, typed: str | None):
         count=page.reach.recipients,
         version_names=versions.NAMES,
     )
+    # Never kept by the browser: Back after "Yes, send" asks the portal again, which answers with
+    # the campaign (no longer a draft), never a stored page still offering to send.
+    return html, {"Cache-Control": "no-store"}
 
 
 @bp.route("/<int:campaign_id>/cancel", methods=["GET", "POST"])

@@ -37,6 +37,7 @@ def test_send_asks_first_and_states_the_reach_then_sends_the_number_confirmed(
     assert asked.status_code == 200
     assert "Send to 5 people?" in page, "one manager and four volunteers"
     assert re.search(r'name="confirm_reach"[^>]*value="5"', page)
+    assert asked.headers["Cache-Control"] == "no-store", "Back asks again, never shows a kept offer to send"
     assert count("campaign_recipients") == 0 and count("campaigns", "status = 'draft'") == 1, "asking sends nothing"
 
     answer = client.post(f"{path}/send", data=send_fields(form_token, path, confirm_reach="5"))
