@@ -104,7 +104,7 @@ def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: 
     closure = covering_closure(read_closures(conn, company_id=company_id), period)
     if closure is not None:
         figures, exact = snapshot_figures(closure, period)
-        live = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False)
+        live = read_figures(conn, company_id=company_id, query=query, tz=tz, listed=False)
         late = read_corrections_since(conn, company_id=company_id, period=period, tz=tz, closed_at=closure.closed_at)
         changes = Changes(
             late.records,
@@ -114,8 +114,8 @@ def period_figures(conn: sa.Connection, *, company_id: int, period: Period, tz: 
             late.people,
         )
         return PeriodFigures(figures, SNAPSHOT, closure.closed_at, closure.report_id, closure, changes, exact)
-    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, names=False, facts=True)
-    figures.volunteers = []  # the PDF lists nobody: the outbox row keeps no per-person rows
+    # The PDF lists nobody: the outbox row keeps no per-person rows.
+    figures = read_figures(conn, company_id=company_id, query=query, tz=tz, listed=False, facts=True)
     as_of = now_iso()
     return PeriodFigures(figures, LIVE, as_of, live_report_id(company_id, query, as_of))
 

@@ -187,13 +187,14 @@ OWN_TIME_VOLUNTEERS = sa.text(f"""
 
 
 def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -> sa.TextClause:
-    """One row per volunteer and programme, with `months`: a bitmask of the months they were active.
+    """One row per volunteer and programme, with `months`: a bitmask of the months they were active;
+    a volunteer's rows together (read a volunteer at a time: figures._Tally).
 
     Bit i is set when the volunteer attended in month i (the month's index is a sum of comparisons
     with the months' UTC starts :b1..:bN). Reading the volunteers of the company's memberships
-    lets SQLite seek each volunteer's range in attendance_sessions_people and group without
-    sorting; `members_only=False` is the plain form, used if a session's volunteer has no
-    membership row (which attribution never produces).
+    lets SQLite seek each volunteer's range (attendance_sessions_user), so the rows a group sorts
+    are one volunteer's; `members_only=False` is the plain form, used if a session's volunteer has
+    no membership row (which attribution never produces).
     """
     month = " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
     members = (
@@ -201,16 +202,21 @@ def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -
         if members_only
         else ""
     )
-    grouped = f"""
+    # The names are read per volunteer as the groups come out, so the sort behind the grouping
+    # (which may spill to a temporary file: Database, temp_store) never holds a name or an address.
+    person = (
+        ", (SELECT u.name FROM users u WHERE u.id = a.user_id) AS name,"
+        " (SELECT u.email FROM users u WHERE u.id = a.user_id) AS email"
+        if names
+        else ""
+    )
+    return sa.text(f"""
         SELECT a.user_id, a.platform, SUM(a.minutes) AS minutes, COUNT(*) AS sessions,
-               SUM(DISTINCT 1 << ({month})) AS months
+               SUM(DISTINCT 1 << ({month})) AS months {person}
         FROM attendance_sessions a WHERE {COUNTED_SCOPE} {members}
         GROUP BY a.user_id, a.platform
-    """
-    if not names:
-        return sa.text(grouped)
-    # The names joined after the grouping: the same statement, not a second one (a request on a server).
-    return sa.text(f"SELECT v.*, u.name, u.email FROM ({grouped}) v LEFT JOIN users u ON u.id = v.user_id")
+        ORDER BY a.user_id, a.platform
+    """)
 
 
 def per_month_sql(months: int) -> sa.TextClause:
@@ -306,13 +312,20 @@ EMPLOYEES_IN_PERIOD = sa.text("""
 
 
 def read_figures(
-    conn: sa.Connection, *, company_id: int, query: ReportQuery, tz: ZoneInfo, names: bool = True, facts: bool = False
+    conn: sa.Connection,
+    *,
+    company_id: int,
+    query: ReportQuery,
+    tz: ZoneInfo,
+    listed: bool = True,
+    facts: bool = False,
 ) -> Figures:
     """The figures, read on the caller's transaction (a year close reads inside its write).
 
-    names=False leaves the volunteers' names and addresses unread (a report email stores no names).
-    facts=True reads what a filing's mask needs besides (`largest`, `alone`: one more statement); the
-    page and the working copies need none.
+    listed=False reads nobody's row: no names, no addresses, no per-volunteer list (a filing, a
+    report email and last year's totals list nobody), so memory does not grow with the company's
+    colleagues. facts=True reads what a filing's mask needs besides (`largest`, `alone`: one more
+    statement); the page and the working copies need none.
     """
     start, end = query.period.utc_bounds(tz)
     months = query.period.months()
@@ -325,89 +338,133 @@ def read_figures(
         **{f"b{i}": bounds[i][0] for i in range(1, len(months))},
     }
     rows = _month_rows(conn, company_id, months, bounds, query.programmes)
-    per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=True, names=names), params).all()
-    if sum(r.sessions for r in per_volunteer) != sum(m.total.sessions for m in rows):
-        per_volunteer = conn.execute(per_volunteer_sql(len(months), members_only=False, names=names), params).all()
     # A session held before a volunteer's first membership counts for that company, so the
     # denominator includes every active volunteer: the rate never exceeds 100%.
-    employees = len(set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars()) | {r.user_id for r in per_volunteer})
-    people = {row.user_id: row for row in per_volunteer} if names else {}
-
-    programmes = {p: Cell() for p in query.programmes}
-    volunteers: dict[int, VolunteerRow] = {}
-    active_months: dict[int, int] = {}
-    masks: dict[str, list[int]] = {p: [] for p in query.programmes}
-    attended: dict[int, list[tuple[str, int]]] = {}
-    for row in per_volunteer:  # one row per volunteer and programme: thousands, not millions
-        attended.setdefault(row.user_id, []).append((row.platform, row.months))
-        cell = programmes[row.platform]
-        cell.minutes += row.minutes
-        cell.sessions += row.sessions
-        cell.volunteers += 1
-        active_months[row.user_id] = active_months.get(row.user_id, 0) | row.months
-        masks[row.platform].append(row.months)
-        person = people.get(row.user_id)
-        email = (person.email or "") if person else ""
-        found = volunteers.setdefault(
-            row.user_id, VolunteerRow(row.user_id, (person.name or email) if person else "", email, 0, 0, [])
-        )
-        found.minutes += row.minutes
-        found.sessions += row.sessions
-        found.programmes.append(row.platform)
-
-    # A volunteer in both programmes counts once in the month's total.
-    _count_active(rows, active_months.values(), lambda month: month.total)
-    for p, found in masks.items():
-        _count_active(rows, found, lambda month, p=p: month.programmes[p])
-    total = Cell(
-        sum(c.minutes for c in programmes.values()), sum(c.sessions for c in programmes.values()), len(volunteers)
-    )
-    listed = sorted(volunteers.values(), key=lambda v: (-v.minutes, v.name.lower()))
-    for person in listed:
-        person.programmes.sort()
-    period_groups = _groups(attended.values(), lambda month_mask: True)
-    for index, month in enumerate(rows):
-        month.groups = _groups(attended.values(), lambda month_mask, index=index: month_mask >> index & 1)
-    spans = _quarters(rows, attended.values())
+    members = set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars())
+    spans = _quarter_masks(rows)
+    tally = _Tally(rows, query.programmes, spans, members, listed)
+    tally.read(conn.execute(per_volunteer_sql(len(months), members_only=True, names=listed), params))
+    if tally.sessions != sum(m.total.sessions for m in rows):
+        tally = _Tally(rows, query.programmes, spans, members, listed)
+        tally.read(conn.execute(per_volunteer_sql(len(months), members_only=False, names=listed), params))
+    tally.count_months(rows)
     largest: dict[str, int] = {}
     alone: dict[str, str] = {}
     if facts:
         per_month = conn.execute(per_month_sql(len(months)), params)  # read as it arrives
-        largest, alone = area_facts(company_id, rows, query.programmes, per_month, spans)
+        largest, alone = area_facts(company_id, rows, query.programmes, per_month, tally.spans)
     own_time = conn.execute(OWN_TIME_VOLUNTEERS, params).scalar()
-    return Figures(total, employees, programmes, rows, listed, period_groups, spans, largest, alone, own_time)
+    return Figures(
+        tally.total(),
+        len(members) + tally.not_members,
+        tally.programmes,
+        rows,
+        tally.listed(),
+        dict(tally.groups),
+        tally.spans,
+        largest,
+        alone,
+        own_time,
+    )
 
 
-def _quarters(rows: list[MonthRow], attended) -> dict[str, dict[str, int]]:
-    """Volunteers by programme and in all, for each whole calendar quarter inside a longer period."""
+class _Tally:
+    """The per-volunteer statement's rows folded a volunteer at a time (they arrive together, in
+    per_volunteer_sql's order): counters whose size depends on the programmes and months, not on the
+    number of colleagues; the per-volunteer list only when `listed`."""
+
+    def __init__(self, rows: list[MonthRow], programmes, spans: dict[str, int], members: set[int], listed: bool):
+        self.programmes = {p: Cell() for p in programmes}
+        self.months = len(rows)
+        self.span_masks = spans
+        self.spans = {key: {} for key in spans}
+        self.members = members
+        self.not_members = 0  # volunteers without a membership in the period: counted as employees too
+        self.sessions = 0
+        self.volunteers = 0
+        self.active: Counter = Counter()  # a volunteer's months (bitmask) -> volunteers with that pattern
+        self.active_in: dict[str, Counter] = {p: Counter() for p in programmes}
+        self.groups: Counter = Counter()  # the period's, as MonthRow.groups
+        self.month_groups: list[Counter] = [Counter() for _ in rows]
+        self.people: list[VolunteerRow] | None = [] if listed else None
+
+    def read(self, found) -> None:
+        current, platforms = None, []
+        for row in found:
+            if row.user_id != current:
+                if current is not None:
+                    self._settle(current, platforms)
+                current, platforms = row.user_id, []
+            platforms.append(row)
+        if current is not None:
+            self._settle(current, platforms)
+
+    def _settle(self, user_id: int, platforms: list) -> None:
+        """One volunteer's rows (one a programme) into every counter."""
+        active = 0
+        for row in platforms:
+            cell = self.programmes[row.platform]
+            cell.minutes += row.minutes
+            cell.sessions += row.sessions
+            cell.volunteers += 1
+            self.sessions += row.sessions
+            self.active_in[row.platform][row.months] += 1
+            active |= row.months
+        self.volunteers += 1
+        self.active[active] += 1
+        self.not_members += user_id not in self.members
+        chosen = sorted(platforms, key=lambda row: row.platform)
+        self.groups["+".join(row.platform for row in chosen)] += 1
+        for index in range(self.months):
+            if active >> index & 1:
+                self.month_groups[index]["+".join(row.platform for row in chosen if row.months >> index & 1)] += 1
+        for key, quarter in self.span_masks.items():
+            counts = self.spans[key]
+            inside = [row.platform for row in platforms if row.months & quarter]
+            for platform in inside:
+                counts[platform] = counts.get(platform, 0) + 1
+            counts["all"] = counts.get("all", 0) + bool(inside)
+        if self.people is not None:
+            first = platforms[0]
+            email = first.email or ""
+            self.people.append(
+                VolunteerRow(
+                    user_id,
+                    first.name or email,
+                    email,
+                    sum(row.minutes for row in platforms),
+                    sum(row.sessions for row in platforms),
+                    [row.platform for row in chosen],
+                )
+            )
+
+    def count_months(self, rows: list[MonthRow]) -> None:
+        """Volunteers a month, from the bitmasks: a volunteer in both programmes counts once in the total."""
+        _count_active(rows, self.active, lambda month: month.total)
+        for p, found in self.active_in.items():
+            _count_active(rows, found, lambda month, p=p: month.programmes[p])
+        for month, groups in zip(rows, self.month_groups, strict=True):
+            month.groups = dict(groups)
+
+    def total(self) -> Cell:
+        cells = self.programmes.values()
+        return Cell(sum(c.minutes for c in cells), sum(c.sessions for c in cells), self.volunteers)
+
+    def listed(self) -> list[VolunteerRow]:
+        return sorted(self.people or [], key=lambda v: (-v.minutes, v.name.lower()))
+
+
+def _quarter_masks(rows: list[MonthRow]) -> dict[str, int]:
+    """Each whole calendar quarter inside a period longer than one ("2025-01..2025-03"), as the
+    bitmask of its months: a quarter's own filing prints its groups, which the longer one must not
+    give away."""
     found = {}
     if len(rows) <= 3:
         return found
     for index, month in enumerate(rows[:-2]):
-        if (
-            int(month.start[5:7]) % 3 != 1
-            or month.start[8:] != "01"
-            or not rows[index + 2].end.endswith(("-31", "-30"))
-        ):
-            continue
-        quarter = 0b111 << index
-        counts: Counter = Counter()
-        for platforms in attended:
-            active = [p for p, month_mask in platforms if month_mask & quarter]
-            counts.update(active)
-            counts["all"] += bool(active)
-        found[f"{month.start[:7]}..{rows[index + 2].start[:7]}"] = dict(counts)
+        if int(month.start[5:7]) % 3 == 1 and month.start[8:] == "01" and rows[index + 2].end.endswith(("-31", "-30")):
+            found[f"{month.start[:7]}..{rows[index + 2].start[:7]}"] = 0b111 << index
     return found
-
-
-def _groups(attended, active) -> dict[str, int]:
-    """People by the set of programmes they attended where `active(month bitmask)` holds."""
-    found: Counter = Counter()
-    for platforms in attended:
-        chosen = sorted(p for p, month_mask in platforms if active(month_mask))
-        if chosen:
-            found["+".join(chosen)] += 1
-    return dict(found)
 
 
 def _month_rows(conn: sa.Connection, company_id: int, months, bounds, programmes) -> list[MonthRow]:
@@ -427,10 +484,10 @@ def _month_rows(conn: sa.Connection, company_id: int, months, bounds, programmes
     return rows
 
 
-def _count_active(rows: list[MonthRow], month_masks, cell_of) -> None:
-    """Volunteers a month from each volunteer's bitmask of active months; many volunteers share a
-    pattern, so each pattern is counted once."""
-    for mask, count in Counter(month_masks).items():
+def _count_active(rows: list[MonthRow], patterns: Counter, cell_of) -> None:
+    """Volunteers a month from the counted bitmasks of active months (many volunteers share a
+    pattern, so each pattern is counted once)."""
+    for mask, count in patterns.items():
         for index, month in enumerate(rows):
             if mask >> index & 1:
                 cell_of(month).volunteers += count

@@ -501,7 +501,7 @@ def _file_year_before(
         if not conn.execute(_ANY_COUNTED, {"company_id": company_id, "start": start, "end": end}).scalar():
             return YearBefore.zero(earlier)
         live = read_figures(
-            conn, company_id=company_id, query=ReportQuery(earlier, "all"), tz=tz, names=False, facts=True
+            conn, company_id=company_id, query=ReportQuery(earlier, "all"), tz=tz, listed=False, facts=True
         )
         filed = file_on(
             conn, company_id=company_id, period=earlier, figures=live, source=source, tz=tz, now=now, compare=False

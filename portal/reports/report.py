@@ -166,7 +166,7 @@ def live_comparison(
     """The page's comparison (the company's working copy, nothing hidden): the goal of the year the
     period begins (all programmes only: a goal is the company's), and the same period last year, live."""
     earlier = year_before(query.period)
-    live = read_figures(conn, company_id=company_id, query=ReportQuery(earlier, query.programme), tz=tz, names=False)
+    live = read_figures(conn, company_id=company_id, query=ReportQuery(earlier, query.programme), tz=tz, listed=False)
     before = YearBefore.of(earlier, live)
     year = goal_year(query.period, settings.fiscal_year_start_month)
     if year is None or query.programme != "all":
@@ -261,9 +261,9 @@ def read_report(
     compare: bool = False,
 ) -> Report:
     """`compare`: read the goal and the year before too (the page; a filing output states those its
-    filing stored)."""
+    filing stored). `facts`: for a filing, which lists nobody: what its mask needs, and no one's row."""
     settings = settings or read_report_settings(conn, company_id=company_id)
-    live = read_figures(conn, company_id=company_id, query=query, tz=tz, facts=facts)
+    live = read_figures(conn, company_id=company_id, query=query, tz=tz, facts=facts, listed=not facts)
     closure = read_closure_for(conn, company_id=company_id, period=query.period)
     if closure is None:
         as_of = now_iso()

@@ -172,6 +172,67 @@ def test_participation_counts_only_colleagues_of_the_period(db, company, insert_
     assert (figures.total.volunteers, figures.employees, figures.participation) == (1, 3, 33.3)
 
 
+def test_a_volunteer_whose_membership_began_later_counts_among_the_colleagues(db, company, insert_sessions):
+    """A session held before a volunteer's first membership counts for the company, so the volunteer
+    counts in the denominator too: participation never passes 100%."""
+    import sqlalchemy as sa
+
+    acme, _, staff = company("Acme Ltd", employees=4)
+    with db.write() as conn:  # joined in 2026, yet a 2025 session is the company's
+        conn.execute(
+            sa.text("UPDATE company_memberships SET started_at = '2026-02-01T00:00:00.000000Z' WHERE user_id = :u"),
+            {"u": staff[3]},
+        )
+    insert_sessions(
+        [Row("language", staff[0], acme, oslo("2025-05-05T18:00"), 60)]
+        + [Row("mentorship", staff[3], acme, oslo("2025-06-05T18:00"), 45)]
+    )
+    figures = figures_of(
+        db, company_id=acme, query=ReportQuery(Period(date(2025, 1, 1), date(2025, 12, 31), "y")), tz=OSLO
+    )
+    assert (figures.total.volunteers, figures.employees, figures.participation) == (2, 4, 50.0)
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_groups_and_quarters_match_an_independent_computation(db, two_companies, listed):
+    """What a filing's mask protects: the volunteers of each month and of the year by the set of
+    programmes they attended, and each whole quarter's volunteers by programme and in all; the same
+    whether or not the per-volunteer list is read (a filing reads none)."""
+    acme, _, _, rows = two_companies
+    period = Period(date(2025, 1, 1), date(2025, 12, 31), "2025")
+    figures = figures_of(db, company_id=acme, query=ReportQuery(period, "all"), tz=OSLO, listed=listed)
+    kept = [r for r in rows if r.company_id == acme and r.status == "attended"]
+
+    def local_month(r):
+        return r.held_at.astimezone(OSLO).strftime("%Y-%m")
+
+    def groups(chosen) -> dict[str, int]:
+        attended = defaultdict(set)
+        for r in chosen:
+            attended[r.user_id].add(r.platform)
+        found = defaultdict(int)
+        for platforms in attended.values():
+            found["+".join(sorted(platforms))] += 1
+        return dict(found)
+
+    in_year = [r for r in kept if local_month(r).startswith("2025")]
+    assert figures.groups == groups(in_year)
+    for month in figures.months:
+        assert month.groups == groups([r for r in in_year if local_month(r) == month.start[:7]]), month.start
+    quarters = {}
+    for first in (1, 4, 7, 10):
+        months = {f"2025-{m:02d}" for m in range(first, first + 3)}
+        inside = [r for r in in_year if local_month(r) in months]
+        counts = {p: len({r.user_id for r in inside if r.platform == p}) for p in ("language", "mentorship")}
+        quarters[f"2025-{first:02d}..2025-{first + 2:02d}"] = {
+            **{p: n for p, n in counts.items() if n},
+            "all": len({r.user_id for r in inside}),
+        }
+    assert figures.spans == quarters
+    assert all(q["all"] for q in quarters.values()), "the rows fill every quarter"
+    assert len(figures.volunteers) == (len({r.user_id for r in in_year}) if listed else 0)
+
+
 def test_the_page_lists_the_top_volunteers_and_all_on_request(two_companies, manager_client, monkeypatch):
     from portal.reports import routes
 
