@@ -144,7 +144,8 @@ def new():
         )
         _flash_invite_result(result)
         return redirect(url_for("invitations.index"))
-    return render_template("invitations/new.html", form=form, max_addresses=MAX_ADDRESSES)
+    status = 400 if form.is_submitted() else 200  # refused: what was typed stays, each error at its field
+    return render_template("invitations/new.html", form=form, max_addresses=MAX_ADDRESSES), status
 
 
 def _flash_invite_result(result: operations.InviteResult) -> None:
@@ -268,7 +269,8 @@ def accept(token: str | None = None):
                 "success",
             )
             return redirect(url_for("main.home"))
-    return render_template("invitations/accept.html", form=form, invitation=invitation)
+    status = 400 if form.is_submitted() else 200  # refused: nothing created, the errors at their fields
+    return render_template("invitations/accept.html", form=form, invitation=invitation), status
 
 
 def _unavailable(problem: str):

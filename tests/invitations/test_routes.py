@@ -18,7 +18,7 @@ def test_one_invalid_address_writes_nothing_and_is_named(client, auth, manager, 
     auth.login(manager.email)
     response = post_invite(client, auth, "ada@example.org, bob@, carol@example.org")
     page = response.get_data(as_text=True)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "“bob@” is not a valid email address." in page and "Nothing was sent" in page
     assert count("invitations") == 0 and count("email_outbox") == 0
 
@@ -39,6 +39,7 @@ def test_valid_addresses_are_invited_and_listed(client, auth, manager, count):
 def test_more_than_500_addresses_are_refused(client, auth, manager, count):
     auth.login(manager.email)
     response = post_invite(client, auth, ",".join(f"p{n}@example.org" for n in range(501)))
+    assert response.status_code == 400
     assert "at most 500" in response.get_data(as_text=True) and count("invitations") == 0
 
 
@@ -66,6 +67,11 @@ def test_accept_page_creates_the_account_and_signs_in(client, auth, manager, db,
     # Nor is it in the session cookie, which is signed but readable by whoever holds it.
     assert token not in decoded_session(client.get_cookie("session").value)
     csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    refused = client.post("/invitations/accept", data={"name": "Ada Lovelace", "password": "short", "csrf_token": csrf})
+    assert refused.status_code == 400, "a refused form answers 400, with what was typed"
+    assert 'value="Ada Lovelace"' in refused.get_data(as_text=True)
+    with db.read() as conn:
+        assert conn.execute(sa.text("SELECT COUNT(*) FROM users WHERE name = 'Ada Lovelace'")).scalar() == 0
     response = client.post(
         "/invitations/accept", data={"name": "Ada Lovelace", "password": "a-long-password", "csrf_token": csrf}
     )
@@ -178,7 +184,7 @@ def test_a_pasted_name_that_hides_or_reorders_text_is_refused_and_greets_nobody(
     auth.login(manager.email)
     for pasted in ("Ada\u200b Lovelace <ada@example.org>", "\u202eecalevoL adA <ada@example.org>"):
         response = post_invite(client, auth, pasted)
-        assert response.status_code == 200 and "Remove the invisible characters" in response.get_data(as_text=True)
+        assert response.status_code == 400 and "Remove the invisible characters" in response.get_data(as_text=True)
     assert count("invitations") == 0 and _greetings(db, ctx) == {}
 
 
