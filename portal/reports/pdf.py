@@ -132,7 +132,11 @@ def _headline(pdf: ReportPDF, view: View, language: str) -> None:
     hidden = translate(language, HIDDEN)
     rate = "–" if f.participation is None else percent(f.participation, language, 1)
     hide_total = view.total_hidden()
-    employees = hidden if view.participation_hidden() else number(f.employees, language)
+    participation = (  # "of hidden" says nothing: a hidden denominator is not named
+        translate(language, "Participation")
+        if view.participation_hidden()
+        else translate(language, "Participation, of %(employees)s", employees=number(f.employees, language))
+    )
     stats = [
         (translate(language, "Verified hours"), hidden if hide_total else fmt_hours(f.total.hours, language)),
         (translate(language, "Sessions"), hidden if hide_total else number(f.total.sessions, language)),
@@ -140,10 +144,7 @@ def _headline(pdf: ReportPDF, view: View, language: str) -> None:
             translate(language, "Active volunteers"),
             hidden if view.count_hidden() else number(f.total.volunteers, language),
         ),
-        (
-            translate(language, "Participation, of %(employees)s", employees=employees),
-            hidden if view.participation_hidden() else rate,
-        ),
+        (participation, hidden if view.participation_hidden() else rate),
     ]
     box = (pdf.w - pdf.l_margin - pdf.r_margin - 9) / 4
     y = pdf.get_y()

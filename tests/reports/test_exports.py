@@ -111,6 +111,7 @@ def test_pdf_carries_the_figures_and_hides_small_groups(acme, manager_client):
     assert page["hours"] == "29.25" and "29.25" not in flat
     # 9 colleagues, 8 of them volunteered: "of 9" would say that exactly one did not.
     assert "Participation, of 9" not in flat
+    assert "of hidden" not in flat and "Participation" in flat, "a hidden denominator is not named"
     assert "Acme Volunteer" not in flat  # the filing PDF names nobody
     # Mentorship has 2 volunteers: hidden.
     by_programme = flat[flat.index("By programme") : flat.index("Methodology")]
