@@ -34,6 +34,10 @@ SECTIONS = {
     "demo_requests": N_("Demo requests you sent."),
     "report_subscriptions": N_("Report emails you subscribed to as a manager."),
     "own_time_choices": N_("Your choices whether your own-time hours count in your employer's report, and when."),
+    "certificates": N_(
+        "The certificates of your volunteering you made: each one's ID, period and figures as printed "
+        "(anyone with the ID can check it)."
+    ),
     "password_resets": N_("Password reset links made for your account (never the link itself)."),
     "decisions_taken": N_("Decisions on partner applications you took as an admin."),
     "outbox_actions_taken": N_("Actions you took on emails in the operator's console, as an admin."),
@@ -50,6 +54,9 @@ _BY_USER = {
     "report_subscriptions": """SELECT c.name AS company, s.frequency, s.since, s.updated_at FROM report_subscriptions s
                                JOIN companies c ON c.id = s.company_id WHERE s.user_id = :user_id""",
     "own_time_choices": """SELECT counted, chosen_at FROM own_time_choices WHERE user_id = :user_id ORDER BY id""",
+    "certificates": """SELECT certificate_id, name, company_name, period_start, period_end, minutes, sessions,
+                              programmes, issued_on, created_at
+                       FROM volunteer_certificates WHERE user_id = :user_id ORDER BY id""",
     "password_resets": """SELECT created_at, expires_at, used_at FROM password_resets
                           WHERE user_id = :user_id ORDER BY id""",
     "decisions_taken": """SELECT a.company_name AS application, d.decision, d.note, d.created_at

@@ -328,6 +328,9 @@ def test_a_person_downloads_what_the_portal_holds_and_it_is_recorded(ctx, client
     assert sorted(session["minutes"] for session in attendance) == [45, 45]
     assert json.loads(archive.read("account.json"))[0]["name"] == NAME
     assert {email["family"] for email in json.loads(archive.read("emails.json"))} >= {"invitation", "password_reset"}
+    (certificate,) = json.loads(archive.read("certificates.json"))  # the one she made, as it verifies
+    assert certificate["certificate_id"].startswith("TEEI-C-") and certificate["minutes"] == 90
+    assert (certificate["period_start"], certificate["period_end"]) == ("2026-01-01", "2026-11-30")
     everything = b"".join(archive.read(name) for name in names).decode()
     assert "password_hash" not in everything and ada["secrets"][3] not in everything  # no hash, no token
     assert count("privacy_events", "action = 'download'") == 1
