@@ -25,6 +25,7 @@ from decimal import Decimal
 from portal.core.i18n import ENGLISH, translate
 from portal.reports.crosswalk import DATA_POINTS
 from portal.reports.disclosure import ALL, DOMINANCE, THRESHOLD
+from portal.reports.hours import hours_of
 from portal.reports.masked import View, view_of
 from portal.reports.pdf import HIDDEN_NOTE
 from portal.reports.report import Report
@@ -32,22 +33,15 @@ from portal.reports.report import Report
 SCHEMA_ID = "https://teei.example/schemas/filing-pack/1.json"
 VERSION = 1
 TABLE = "TEEI filing table"  # the filing's own figures by programme and month, as its PDF prints them
+# Session records that arrived after an earlier filing, for months it printed (which this filing
+# prints as first filed): its PDF's "Corrections", a group like any other (filing.FiledCorrections).
+CORRECTIONS = "TEEI corrections"
 
 # Masking codes: a code for programs, the words for people (the PDF's, in English).
 SHOWN, HIDDEN, NOT_SET = "shown", "hidden", "not_set"
 NOT_SET_TEXT = (
     "not set: the filing has no value for it (time is valued only with an hourly cost in the report settings)"
 )
-
-UNITS = {
-    "volunteer_hours": "h",
-    "company_time_hours": "h",
-    "own_time_hours": "h",
-    "sessions": "sessions",
-    "volunteers": "persons",
-    "employees": "persons",
-    "participation_rate": "%",
-}
 
 
 @dataclass(frozen=True)
@@ -146,6 +140,15 @@ def data_points(report: Report) -> Iterator[DataPoint]:
         yield point(TABLE, "sessions", ALL, month.start, month.end, month.total.sessions, "sessions", hidden)
         count_hidden = view.mask.hides_count(key, key)
         yield point(TABLE, "volunteers", ALL, month.start, month.end, month.total.volunteers, "persons", count_hidden)
+    # Late records the figures above do not hold: add them to the filed figures (signed: a record may
+    # have been cancelled). Sized only for 5 colleagues or more, as the PDF states them.
+    late = report.corrections
+    if late is not None:
+        hidden = not late.shown
+        yield point(CORRECTIONS, "session_records", ALL, start, end, late.records, "records", hidden)
+        yield point(CORRECTIONS, "volunteers", ALL, start, end, late.people, "persons", hidden)
+        yield point(CORRECTIONS, "volunteer_hours", ALL, start, end, hours_of(late.minutes), "h", hidden)
+        yield point(CORRECTIONS, "sessions", ALL, start, end, late.sessions, "sessions", hidden)
 
 
 def header(report: Report, verify_url: str) -> dict:

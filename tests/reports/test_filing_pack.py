@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from .conftest import DOCS, VALIDATOR, Row, oslo, pack_hours, pack_of, shown_hours
-from .test_filing_disclosure import pdf_text, printed_hours
+from .test_filing_disclosure import pdf_text, printed_hours, staff_rows
 
 QUARTER = "from=2025-01-01&to=2025-03-31&programme=all"
 
@@ -164,3 +164,51 @@ def test_only_a_filing_period_has_a_pack(acme, manager_client):
             assert "A filing PDF covers a whole month, quarter or year that has ended" in response.get_data(
                 as_text=True
             )
+
+
+def corrections_of(pack: dict) -> dict[str, dict]:
+    return {p["measure"]: p for p in pack["data_points"] if p["disclosure"] == "TEEI corrections"}
+
+
+def test_late_records_are_the_packs_corrections_as_the_pdf_states_them(company, insert_sessions, manager_client):
+    """January is filed; six colleagues' January sessions arrive late; the quarter prints January as
+    filed, and its pack states the late records as its PDF does: added to the filed figures, every
+    verified hour is accounted for."""
+    acme, manager, staff = company("Acme Ltd", employees=12)
+    first = insert_sessions(staff_rows(staff, acme, "language", "2025-01-14", staff[:6], 45))
+    client = manager_client(manager)
+    assert corrections_of(pack_of(client, "from=2025-01-01&to=2025-01-31&programme=all")) == {}, "nothing late yet"
+    late = insert_sessions(
+        staff_rows(staff, acme, "mentorship", "2025-01-21", staff[6:12], 75), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    pack = pack_of(client, QUARTER)
+    stated = corrections_of(pack)
+    assert {m: (p["value"], p["unit"], p["masking"]["code"]) for m, p in stated.items()} == {
+        "session_records": (6, "records", "shown"),
+        "volunteers": (6, "persons", "shown"),
+        "volunteer_hours": (float(shown_hours(sum(r.minutes for r in late))), "h", "shown"),
+        "sessions": (6, "sessions", "shown"),
+    }
+    whole = {"start": pack["period"]["start"], "end": pack["period"]["end"]}
+    assert all(p["period"] == whole and p["programme"] == "all" for p in stated.values())
+    filed = point(pack, "TEEI filing table", "volunteer_hours")["value"]
+    assert filed == float(shown_hours(sum(r.minutes for r in first)))
+    every = sum(r.minutes for r in first + late)
+    assert Decimal(str(filed)) + Decimal(str(stated["volunteer_hours"]["value"])) == Decimal(shown_hours(every))
+    text = pdf_text(client.get(f"/reports/export.pdf?{QUARTER}"))
+    assert f"for 6 colleagues: +{shown_hours(sum(r.minutes for r in late))} hours" in text, "the PDF says the same"
+
+
+def test_one_colleagues_late_records_are_hidden_in_the_pack(company, insert_sessions, manager_client):
+    acme, manager, staff = company("Acme Ltd", employees=8)
+    insert_sessions(staff_rows(staff, acme, "language", "2025-01-14", staff[:6]))
+    client = manager_client(manager)
+    pack_of(client, "from=2025-01-01&to=2025-01-31&programme=all")
+    insert_sessions(
+        staff_rows(staff, acme, "language", "2025-01-28", staff[:1], 360), received_at="2099-01-01T00:00:00.000000Z"
+    )
+    stated = corrections_of(pack_of(client, QUARTER))
+    assert set(stated) == {"session_records", "volunteers", "volunteer_hours", "sessions"}
+    assert all(p["value"] is None and p["masking"]["code"] == "hidden" for p in stated.values())
+    lines = list(csv.DictReader(io.StringIO(client.get(f"/reports/filing.csv?{QUARTER}").get_data(as_text=True))))
+    assert [r["value"] for r in lines if r["disclosure"] == "TEEI corrections"] == ["", "", "", ""]
