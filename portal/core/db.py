@@ -132,11 +132,6 @@ class Database:
             # Deleted and overwritten content is zeroed, not left in free pages: an erased person's
             # address must not stay readable in the file (portal/privacy/operations.py).
             cursor.execute("PRAGMA secure_delete=ON")
-            # A large sort (a year's report groups every attendance row of the year) keeps about 2 MB
-            # in memory and spills the rest to an unnamed temporary file: libSQL's build keeps
-            # temporary data in memory by default, so a report's memory grew with its rows. (An
-            # embedded replica refuses the pragma; its sorts stay in memory.)
-            cursor.execute("PRAGMA temp_store=FILE")
         cursor.execute("PRAGMA foreign_keys=ON")
 
     @staticmethod

@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
@@ -186,49 +187,74 @@ OWN_TIME_VOLUNTEERS = sa.text(f"""
 """)
 
 
-def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -> sa.TextClause:
-    """One row per volunteer and programme, with `months`: a bitmask of the months they were active;
-    a volunteer's rows together (read a volunteer at a time: figures._Tally).
+def _month_index(months: int) -> str:
+    """A session's month in the period (0, 1, ...): a sum of comparisons with the months' UTC starts
+    :b1..:bN, handed over by read_figures."""
+    return " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
 
-    Bit i is set when the volunteer attended in month i (the month's index is a sum of comparisons
-    with the months' UTC starts :b1..:bN). Reading the volunteers of the company's memberships
-    lets SQLite seek each volunteer's range (attendance_sessions_user), so the rows a group sorts
-    are one volunteer's; `members_only=False` is the plain form, used if a session's volunteer has
-    no membership row (which attribution never produces).
-    """
-    month = " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
-    members = (
-        "AND a.user_id IN (SELECT m.user_id FROM company_memberships m WHERE m.company_id = :company_id)"
-        if members_only
-        else ""
+
+def _in_month(index: int, months: int) -> str:
+    """Whether a session (inside the period) was held in month `index` of it."""
+    after = f"a.held_at >= :b{index}" if index else "1"
+    before = f"a.held_at < :b{index + 1}" if index + 1 < months else "1"
+    return f"{after} AND {before}"
+
+
+def _volunteers_of(members_only: bool) -> tuple[str, str]:
+    """The FROM and the extra WHERE of a statement that reads a volunteer at a time, in user_id order.
+
+    Reading the volunteers of the company's memberships through attendance_sessions_user seeks each
+    volunteer's range of the period in turn, so the rows come grouped and the grouping sorts nothing:
+    a sort of a year's rows would hold them all in memory (libSQL keeps temporary data there). The
+    plain form (`members_only=False`), used only if a session's volunteer has no membership row
+    (which attribution never produces), lets SQLite sort."""
+    if not members_only:
+        return "attendance_sessions a", ""
+    return (
+        "attendance_sessions a INDEXED BY attendance_sessions_user",
+        "AND a.user_id IN (SELECT m.user_id FROM company_memberships m WHERE m.company_id = :company_id)",
     )
-    # The names are read per volunteer as the groups come out, so the sort behind the grouping
-    # (which may spill to a temporary file: Database, temp_store) never holds a name or an address.
+
+
+def per_volunteer_sql(months: int, *, members_only: bool, names: bool = False) -> sa.TextClause:
+    """One row per volunteer, in user_id order, with for each programme (`language_minutes`,
+    `language_sessions`, `language_months`, ...) the minutes, the sessions and a bitmask of the
+    months they were active in it (bit i: month i of the period; NULL without a session in it)."""
+    sums = ",\n".join(
+        f"SUM(CASE WHEN a.platform = '{p}' THEN a.minutes ELSE 0 END) AS {p}_minutes, "
+        f"SUM(a.platform = '{p}') AS {p}_sessions, "
+        f"SUM(DISTINCT CASE WHEN a.platform = '{p}' THEN 1 << ({_month_index(months)}) END) AS {p}_months"
+        for p in PROGRAMMES
+    )
+    # The names read per volunteer as the groups come out.
     person = (
         ", (SELECT u.name FROM users u WHERE u.id = a.user_id) AS name,"
         " (SELECT u.email FROM users u WHERE u.id = a.user_id) AS email"
         if names
         else ""
     )
+    source, members = _volunteers_of(members_only)
     return sa.text(f"""
-        SELECT a.user_id, a.platform, SUM(a.minutes) AS minutes, COUNT(*) AS sessions,
-               SUM(DISTINCT 1 << ({month})) AS months {person}
-        FROM attendance_sessions a WHERE {COUNTED_SCOPE} {members}
-        GROUP BY a.user_id, a.platform
-        ORDER BY a.user_id, a.platform
+        SELECT a.user_id, {sums} {person}
+        FROM {source} WHERE {COUNTED_SCOPE} {members}
+        GROUP BY a.user_id ORDER BY a.user_id
     """)
 
 
-def per_month_sql(months: int) -> sa.TextClause:
-    """One row per volunteer, programme and month of the period (the month's index, as in
-    `per_volunteer_sql`), a volunteer's rows together: what the filing mask needs to see who is alone
-    in a group and who gives most of its hours, read one volunteer at a time (`area_facts`)."""
-    month = " + ".join(f"(a.held_at >= :b{i})" for i in range(1, months)) or "0"
+def per_month_sql(months: int, *, members_only: bool = True) -> sa.TextClause:
+    """One row per volunteer, in user_id order, with their minutes in each programme and month of
+    the period (`language_0`, `language_1`, ...): what the filing mask needs to see who is alone in
+    a group and who gives most of its hours, read one volunteer at a time (`area_facts`)."""
+    sums = ",\n".join(
+        f"SUM(CASE WHEN a.platform = '{p}' AND {_in_month(i, months)} THEN a.minutes ELSE 0 END) AS {p}_{i}"
+        for p in PROGRAMMES
+        for i in range(months)
+    )
+    source, members = _volunteers_of(members_only)
     return sa.text(f"""
-        SELECT a.user_id, a.platform, {month} AS month, SUM(a.minutes) AS minutes
-        FROM attendance_sessions a WHERE {COUNTED_SCOPE}
-        GROUP BY a.user_id, a.platform, month
-        ORDER BY a.user_id
+        SELECT a.user_id, {sums}
+        FROM {source} WHERE {COUNTED_SCOPE} {members}
+        GROUP BY a.user_id ORDER BY a.user_id
     """)
 
 
@@ -244,8 +270,8 @@ def area_facts(
     """For every area a filing prints or protects (each month, the period, each quarter inside it;
     each programme and all): the largest one colleague's minutes, and who is alone in it.
 
-    `per_month` arrives a volunteer at a time (per_month_sql's order) and is read once, keeping one
-    volunteer's months, so memory does not grow with the company's colleagues (issue 50's pack)."""
+    `per_month` (per_month_sql) has a row per volunteer and is read once, keeping one volunteer's
+    months, so memory does not grow with the company's colleagues or rows (issue 50's pack)."""
     keys = [m.start[:7] for m in rows]
     ranges = [(i, i) for i in range(len(keys))] + [(0, len(keys) - 1)]
     ranges += [(keys.index(span[:7]), keys.index(span[-7:])) for span in spans if span[:7] in keys]
@@ -274,15 +300,10 @@ def area_facts(
                 people[key] += 1
                 last_seen[key] = user_id
 
-    current, months = None, {}
     for row in per_month:
-        if row.user_id != current:
-            if current is not None:
-                settle(current, months)
-            current, months = row.user_id, {}
-        months.setdefault(row.platform, [0] * len(keys))[row.month] += row.minutes
-    if current is not None:
-        settle(current, months)
+        found = row._mapping
+        months = {p: [found[f"{p}_{i}"] for i in range(len(keys))] for p in programmes}
+        settle(row.user_id, {p: minutes for p, minutes in months.items() if any(minutes)})
     alone = {key: contributor_key(company_id, last_seen[key]) for key, count in people.items() if count == 1}
     return largest, alone
 
@@ -342,16 +363,18 @@ def read_figures(
     # denominator includes every active volunteer: the rate never exceeds 100%.
     members = set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars())
     spans = _quarter_masks(rows)
+    members_only = True
     tally = _Tally(rows, query.programmes, spans, members, listed)
     tally.read(conn.execute(per_volunteer_sql(len(months), members_only=True, names=listed), params))
     if tally.sessions != sum(m.total.sessions for m in rows):
+        members_only = False
         tally = _Tally(rows, query.programmes, spans, members, listed)
         tally.read(conn.execute(per_volunteer_sql(len(months), members_only=False, names=listed), params))
     tally.count_months(rows)
     largest: dict[str, int] = {}
     alone: dict[str, str] = {}
     if facts:
-        per_month = conn.execute(per_month_sql(len(months)), params)  # read as it arrives
+        per_month = conn.execute(per_month_sql(len(months), members_only=members_only), params)
         largest, alone = area_facts(company_id, rows, query.programmes, per_month, tally.spans)
     own_time = conn.execute(OWN_TIME_VOLUNTEERS, params).scalar()
     return Figures(
@@ -368,10 +391,19 @@ def read_figures(
     )
 
 
+class Attended(NamedTuple):
+    """One volunteer's sessions in one programme over the period (`months`: bit i, month i)."""
+
+    platform: str
+    minutes: int
+    sessions: int
+    months: int
+
+
 class _Tally:
-    """The per-volunteer statement's rows folded a volunteer at a time (they arrive together, in
-    per_volunteer_sql's order): counters whose size depends on the programmes and months, not on the
-    number of colleagues; the per-volunteer list only when `listed`."""
+    """The per-volunteer statement's rows (one a volunteer) folded into counters whose size depends
+    on the programmes and months, not on the number of colleagues; the per-volunteer list only when
+    `listed`."""
 
     def __init__(self, rows: list[MonthRow], programmes, spans: dict[str, int], members: set[int], listed: bool):
         self.programmes = {p: Cell() for p in programmes}
@@ -389,17 +421,18 @@ class _Tally:
         self.people: list[VolunteerRow] | None = [] if listed else None
 
     def read(self, found) -> None:
-        current, platforms = None, []
+        """per_volunteer_sql's rows, a volunteer each: (programme, minutes, sessions, months) for
+        each programme they attended."""
         for row in found:
-            if row.user_id != current:
-                if current is not None:
-                    self._settle(current, platforms)
-                current, platforms = row.user_id, []
-            platforms.append(row)
-        if current is not None:
-            self._settle(current, platforms)
+            values = row._mapping
+            platforms = [
+                Attended(p, values[f"{p}_minutes"], values[f"{p}_sessions"], values[f"{p}_months"])
+                for p in self.programmes
+                if values[f"{p}_sessions"]
+            ]
+            self._settle(row.user_id, platforms, values.get("name"), values.get("email"))
 
-    def _settle(self, user_id: int, platforms: list) -> None:
+    def _settle(self, user_id: int, platforms: list[Attended], name: str | None, email: str | None) -> None:
         """One volunteer's rows (one a programme) into every counter."""
         active = 0
         for row in platforms:
@@ -425,12 +458,11 @@ class _Tally:
                 counts[platform] = counts.get(platform, 0) + 1
             counts["all"] = counts.get("all", 0) + bool(inside)
         if self.people is not None:
-            first = platforms[0]
-            email = first.email or ""
+            email = email or ""
             self.people.append(
                 VolunteerRow(
                     user_id,
-                    first.name or email,
+                    name or email,
                     email,
                     sum(row.minutes for row in platforms),
                     sum(row.sessions for row in platforms),

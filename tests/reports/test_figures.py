@@ -274,3 +274,20 @@ def test_a_volunteers_page_from_the_report_says_its_period_and_shows_only_its_se
     everything = client.get(f"/reports/volunteers/{staff[0]}").get_data(as_text=True)
     assert "Period: every session, since the first." in everything and "4 attended sessions" in everything
     assert client.get(f"/reports/volunteers/{staff[0]}?from=2026-11-31&to=2026-11-30").status_code == 400
+
+
+def test_the_per_volunteer_statements_sort_nothing(db):
+    """A volunteer at a time, in user_id order, from the index: a sort of a year's rows would hold
+    them all in memory (libSQL keeps temporary data there), so a filing's memory would grow with its
+    rows (bench/report.py measures it; this holds the plan that keeps it flat)."""
+    import sqlalchemy as sa
+
+    from portal.reports.figures import per_month_sql, per_volunteer_sql
+
+    params = {"company_id": 1, "start": "2025-01-01", "end": "2026-01-01", "programmes": '["language"]'}
+    params |= {f"b{i}": f"2025-{i + 1:02d}-01" for i in range(1, 12)}
+    for statement in (per_volunteer_sql(12, members_only=True, names=True), per_month_sql(12)):
+        with db.read() as conn:
+            plan = [row[3] for row in conn.execute(sa.text(f"EXPLAIN QUERY PLAN {statement.text}"), params)]
+        assert any("attendance_sessions_user" in step for step in plan), plan
+        assert not [step for step in plan if "GROUP BY" in step or "ORDER BY" in step], plan
