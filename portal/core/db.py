@@ -57,6 +57,8 @@ BUSY_TIMEOUT_MS = 5000
 # of log, so the log stays near SQLite's own threshold (1,000 pages) with a few writers.
 CHECKPOINT_EVERY_WRITES = 16
 LOCK_RETRIES = 4
+# Tries to empty the write-ahead log after an erasure while reads are open (about 20 s in all).
+FLUSH_TRIES = 25
 
 
 class AmbiguousCommitError(RuntimeError):
@@ -147,8 +149,21 @@ class Database:
             return
         connection = self.engine.raw_connection()  # outside any transaction, or it cannot checkpoint
         try:
-            connection.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            cursor = connection.cursor()
+            # SQLite's own wait for readers keeps Python's lock (the libSQL driver holds it through
+            # a statement), so a read in another thread of this process could never end meanwhile:
+            # ask without waiting, and wait here, between tries, where other threads run.
+            cursor.execute("PRAGMA busy_timeout=0")
+            for attempt in range(FLUSH_TRIES):
+                busy = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
+                if not busy:
+                    return
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+            log.error("the write-ahead log still holds erased pages: readers stayed for %d tries", FLUSH_TRIES)
         finally:
+            connection.cursor().execute(
+                f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}"
+            )  # back to the pool as it was
             connection.close()
 
     @contextmanager

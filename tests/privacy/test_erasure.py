@@ -267,6 +267,31 @@ def test_an_erased_person_is_nowhere_and_the_report_keeps_its_hours(
     assert [row.action for row in audit] == ["erase"] and audit[0].pseudonym.endswith("@erased.invalid")
 
 
+def test_a_read_open_in_another_thread_does_not_keep_her_in_the_write_ahead_log(ctx, ada, make_user, user_id, settings):
+    """The web server runs threads: an erasure while another request of the same process reads
+    still empties the log once that read ends (SQLite's own wait for readers would keep the
+    driver's hold on Python, so the read could not end, and the log kept her pages)."""
+    import threading
+    import time
+
+    admin = user_id(make_user("admin"))
+    reading = threading.Event()
+
+    def slow_read():
+        with ctx.db.read() as conn:
+            conn.execute(sa.text("SELECT COUNT(*) FROM users")).scalar()
+            reading.set()
+            time.sleep(0.5)  # a request still reading while the erasure commits
+
+    reader = threading.Thread(target=slow_read)
+    reader.start()
+    assert reading.wait(10)
+    erase(ctx, ADDRESS, admin)
+    reader.join()
+    log = Path(settings.database_url.split(":///", 1)[1] + "-wal")
+    assert log.stat().st_size == 0, "the write-ahead log was emptied after the read ended"
+
+
 class TestOnALibsqlServer:
     """The same on a libSQL server of the portal's own (sqld): once its history is purged
     (docs/deploy.md) no file of its data directory holds her: not the database, its write-ahead
