@@ -363,13 +363,11 @@ def read_figures(
     # denominator includes every active volunteer: the rate never exceeds 100%.
     members = set(conn.execute(EMPLOYEES_IN_PERIOD, params).scalars())
     spans = _quarter_masks(rows)
-    members_only = True
-    tally = _Tally(rows, query.programmes, spans, members, listed)
-    tally.read(conn.execute(per_volunteer_sql(len(months), members_only=True, names=listed), params))
-    if tally.sessions != sum(m.total.sessions for m in rows):
-        members_only = False
+    for members_only in (True, False):  # the plain form only if a session's volunteer is no member
         tally = _Tally(rows, query.programmes, spans, members, listed)
-        tally.read(conn.execute(per_volunteer_sql(len(months), members_only=False, names=listed), params))
+        tally.read(conn.execute(per_volunteer_sql(len(months), members_only=members_only, names=listed), params))
+        if tally.total().sessions == sum(m.total.sessions for m in rows):
+            break
     tally.count_months(rows)
     largest: dict[str, int] = {}
     alone: dict[str, str] = {}
@@ -412,7 +410,6 @@ class _Tally:
         self.spans = {key: {} for key in spans}
         self.members = members
         self.not_members = 0  # volunteers without a membership in the period: counted as employees too
-        self.sessions = 0
         self.volunteers = 0
         self.active: Counter = Counter()  # a volunteer's months (bitmask) -> volunteers with that pattern
         self.active_in: dict[str, Counter] = {p: Counter() for p in programmes}
@@ -440,7 +437,6 @@ class _Tally:
             cell.minutes += row.minutes
             cell.sessions += row.sessions
             cell.volunteers += 1
-            self.sessions += row.sessions
             self.active_in[row.platform][row.months] += 1
             active |= row.months
         self.volunteers += 1
